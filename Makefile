@@ -1,0 +1,38 @@
+# The two commands the README opens with. Both bootstrap their own virtualenv.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO_HOME ?= .demo
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	@rm -rf $(DEMO_HOME)
+	PROCTOR_HOME=$(DEMO_HOME) $(BIN)/proctor demo
+
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/ingest.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_HOME)

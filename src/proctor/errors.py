@@ -1,0 +1,62 @@
+"""Proctor's exception hierarchy.
+
+Every error a user can meet is a ``ProctorError`` whose message says what happened and
+what to do. The CLI prints these without a traceback; anything else is a bug.
+
+    ProctorError
+    ├── ConfigError            a setting, option or policy file is wrong
+    ├── SourceError            an input file or record cannot be read (file, line, reason)
+    │   └── UnknownFormatError no adapter recognises the input
+    ├── StoreError             the database cannot be opened, migrated or written
+    │   └── MigrationError     a schema migration failed; the database is unchanged
+    ├── NotFoundError          an id given by the user does not exist
+    └── BusyError              another run holds the one execution slot
+
+Per-record problems inside an import are not raised: they become ``SourceIssue`` data
+and the import goes on. Only infrastructure failures stop a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ProctorError(Exception):
+    """Base class of every error Proctor reports to a user."""
+
+
+class ConfigError(ProctorError):
+    """A setting, command-line option or policy file is invalid."""
+
+
+class SourceError(ProctorError):
+    """An input file (or one record in it) cannot be read."""
+
+    def __init__(self, path: Path | str | None, reason: str, *, line: int | None = None) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.reason = reason
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
+class UnknownFormatError(SourceError):
+    """No adapter recognises the input's content."""
+
+
+class StoreError(ProctorError):
+    """The database cannot be opened, migrated or written."""
+
+
+class MigrationError(StoreError):
+    """A schema migration failed; the database was left at its previous version."""
+
+
+class NotFoundError(ProctorError):
+    """A conversation, project or other id given by the user does not exist."""
+
+
+class BusyError(ProctorError):
+    """The one execution slot is taken; try again when the running job ends."""

@@ -1,0 +1,124 @@
+"""Find input files, recognise their format by content, and group them into read units."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.errors import ConfigError, SourceError
+from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.transcript import SourceIssue
+
+_SKIP_DIRS = {
+    ".git",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "file-history",
+    "todos",
+    "shell-snapshots",
+}
+
+
+@dataclass(slots=True)
+class Plan:
+    """What an import will read: units per adapter, plus files that were refused."""
+
+    units: list[tuple[SourceAdapter, ReadUnit]] = field(default_factory=list)
+    issues: list[SourceIssue] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    """Files met while walking a folder that are not transcripts (left alone quietly)."""
+
+
+def walk(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
+    """Yield ``(file, explicit)``: files named directly, then files found under folders."""
+    for path in paths:
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                for name in sorted(files):
+                    if not name.startswith("."):
+                        yield Path(root) / name, False
+        else:
+            yield path, True
+
+
+def detect(sample: Sample, adapters: Sequence[SourceAdapter]) -> SourceAdapter | None:
+    """The first adapter that recognises the sample's content."""
+    for adapter in adapters:
+        if adapter.sniff(sample):
+            return adapter
+    return None
+
+
+def plan_import(
+    paths: Sequence[Path], adapters: Sequence[SourceAdapter], *, format_name: str | None = None
+) -> Plan:
+    """Recognise every file under ``paths`` and group them into read units."""
+    forced: SourceAdapter | None = None
+    if format_name is not None:
+        forced = next((a for a in adapters if a.name == format_name), None)
+        if forced is None:
+            names = ", ".join(a.name for a in adapters)
+            raise ConfigError(f"unknown format {format_name!r}; choose one of: {names}")
+    plan = Plan()
+    by_adapter: dict[str, list[tuple[Path, Sample]]] = {}
+    seen: set[Path] = set()
+    for path, explicit in walk(paths):
+        resolved = path.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        if not path.exists():
+            plan.issues.append(SourceIssue(str(path), "no such file or folder"))
+            continue
+        try:
+            if path.stat().st_size == 0:
+                if explicit:
+                    plan.issues.append(SourceIssue(str(path), "empty file; nothing to import"))
+                continue
+            sample = Sample(path)
+        except OSError as exc:
+            plan.issues.append(SourceIssue(str(path), f"cannot read: {exc.strerror or exc}"))
+            continue
+        if sample.is_binary:
+            if explicit:
+                plan.issues.append(
+                    SourceIssue(
+                        str(path), "binary file, not a transcript; give a JSON or JSONL file"
+                    )
+                )
+            else:
+                plan.skipped.append(path)
+            continue
+        adapter = forced if forced is not None else detect(sample, adapters)
+        if adapter is None:
+            if explicit:
+                plan.issues.append(
+                    SourceIssue(
+                        str(path),
+                        "format not recognised; pass --format to choose one "
+                        "(see `proctor ingest --help` for the list)",
+                    )
+                )
+            else:
+                plan.skipped.append(path)
+            continue
+        by_adapter.setdefault(adapter.name, []).append((path, sample))
+    for adapter in adapters:
+        files = by_adapter.get(adapter.name)
+        if files:
+            plan.units.extend((adapter, unit) for unit in adapter.plan(files))
+    return plan
+
+
+def read_unit(adapter: SourceAdapter, unit: ReadUnit) -> Iterator[ReadItem]:
+    """Read one unit, turning an unexpected adapter failure into an issue for that unit."""
+    try:
+        yield from adapter.read(unit)
+    except SourceError as exc:
+        yield SourceIssue(exc.path or str(unit.path), exc.reason, exc.line)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        yield SourceIssue(str(unit.path), f"could not be read by the {adapter.name} adapter: {exc}")

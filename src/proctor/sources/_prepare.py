@@ -1,0 +1,252 @@
+"""Make an adapter's bundle safe and bounded, then fingerprint it.
+
+This is the one place every imported string passes through before storage, so the
+guarantees hold for every format alike:
+
+- inline reasoning blocks (``<thinking>…</thinking>``, ``<think>…</think>``) in agent
+  text are removed (SPEC ING-3; structured reasoning blocks are dropped by adapters);
+- secrets are redacted with a per-source count (ING-4);
+- inline base64 payloads become placeholders, and tool outputs and huge messages are
+  stored truncated with their original size (ING-5);
+- every source gets a version fingerprint and a content hash (ING-2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.sources._redaction import Redactor
+from proctor.transcript import (
+    ConversationBundle,
+    Message,
+    PreparedBundle,
+    PreparedSource,
+    TaskEvent,
+    ToolCall,
+    canonical_time,
+    content_hash,
+    message_fingerprint,
+    normalise_text,
+    task_event_fingerprint,
+    tool_call_fingerprint,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Storage bounds (SPEC ING-5)."""
+
+    max_tool_output_chars: int = 65_536
+    max_message_chars: int = 262_144
+    max_argument_chars: int = 65_536
+    max_attribute_chars: int = 4_096
+
+
+_REASONING_TAGS = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
+_DATA_URI = re.compile(r"data:([\w.+\-]+/[\w.+\-]+)?(?:;[\w=\-]+)*;base64,([A-Za-z0-9+/=\s]{64,})")
+_RAW_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{2048,}={0,2}(?![A-Za-z0-9+/=])")
+
+
+def _placeholder_for_data_uri(match: re.Match[str]) -> str:
+    media_type = match.group(1) or "application/octet-stream"
+    size = len(re.sub(r"\s", "", match.group(2))) * 3 // 4
+    return f"[{media_type} data, {size} bytes]"
+
+
+def bound_text(text: str, limit: int) -> tuple[str, int | None]:
+    """Keep the head and the tail of an oversized text; return it and the original length."""
+    if len(text) <= limit:
+        return text, None
+    tail = limit // 8
+    head = limit - tail
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n…[{omitted} characters omitted]…\n{text[-tail:]}", len(text)
+
+
+class _Sanitizer:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.redactor = Redactor()
+        self.truncated = 0
+        self.reasoning_removed = 0
+
+    def text(self, text: str, limit: int) -> tuple[str, int | None]:
+        if "base64," in text:
+            text = _DATA_URI.sub(_placeholder_for_data_uri, text)
+        if len(text) >= 2048 and _RAW_BASE64.search(text):
+            text = _RAW_BASE64.sub(
+                lambda m: f"[base64 data, {len(m.group(0)) * 3 // 4} bytes]", text
+            )
+        text = self.redactor.redact(text)
+        bounded, original = bound_text(text, limit)
+        if original is not None:
+            self.truncated += 1
+        return normalise_text(bounded), original
+
+    def agent_text(self, text: str) -> str:
+        if "<" in text:
+            stripped, removed = _REASONING_TAGS.subn("", text)
+            if removed:
+                self.reasoning_removed += removed
+                text = stripped
+        return text
+
+    def value(self, value: Any, limit: int) -> Any:
+        if isinstance(value, str):
+            return self.text(value, limit)[0]
+        if isinstance(value, Mapping):
+            return {str(k): self.value(v, limit) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v, limit) for v in value]
+        return value
+
+    def attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        if not attributes:
+            return {}
+        cleaned: dict[str, Any] = self.value(attributes, self.limits.max_attribute_chars)
+        return cleaned
+
+
+def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> PreparedBundle:
+    """Redact, bound and fingerprint every source of ``bundle``."""
+    limits = limits or Limits()
+    clean = _Sanitizer(limits)
+    conversation_id = bundle.conversation_id
+    sources: list[PreparedSource] = []
+
+    def counted(before: int) -> int:
+        return clean.redactor.total - before
+
+    messages: list[Message] = []
+    for message in bundle.messages:
+        before = clean.redactor.total
+        text = clean.agent_text(message.text) if message.role == "assistant" else message.text
+        text, original = clean.text(text, limits.max_message_chars)
+        attributes = clean.attributes(message.attributes)
+        if original is not None:
+            attributes["original_chars"] = original
+        message = dataclasses.replace(
+            message,
+            text=text,
+            author=None if message.author is None else clean.redactor.redact(message.author),
+            attributes=attributes,
+        )
+        messages.append(message)
+        fingerprint = message_fingerprint(message, conversation_id)
+        sources.append(
+            PreparedSource(
+                "message",
+                message.source_id,
+                fingerprint,
+                content_hash(
+                    fingerprint,
+                    message.parent_source_id,
+                    message.on_active_branch,
+                    message.derived,
+                    message.model,
+                    None if message.usage is None else dataclasses.astuple(message.usage),
+                    attributes=attributes,
+                ),
+                counted(before),
+            )
+        )
+
+    tool_calls: list[ToolCall] = []
+    for call in bundle.tool_calls:
+        before = clean.redactor.total
+        arguments = clean.value(call.arguments, limits.max_argument_chars)
+        result_text, original = (None, None)
+        if call.result_text is not None:
+            result_text, original = clean.text(call.result_text, limits.max_tool_output_chars)
+        call = dataclasses.replace(
+            call,
+            arguments=arguments,
+            result_text=result_text,
+            result_size=original if original is not None else call.result_size,
+            attributes=clean.attributes(call.attributes),
+        )
+        tool_calls.append(call)
+        fingerprint = tool_call_fingerprint(call, conversation_id)
+        sources.append(
+            PreparedSource(
+                "tool_call",
+                call.source_id,
+                fingerprint,
+                content_hash(
+                    fingerprint,
+                    call.call_id,
+                    call.message_source_id,
+                    call.on_active_branch,
+                    canonical_time(call.completed_at),
+                    attributes=call.attributes,
+                ),
+                counted(before),
+            )
+        )
+
+    task_events: list[TaskEvent] = []
+    for event in bundle.task_events:
+        before = clean.redactor.total
+        text, _ = clean.text(event.text, limits.max_message_chars)
+        event = dataclasses.replace(event, text=text, attributes=clean.attributes(event.attributes))
+        task_events.append(event)
+        fingerprint = task_event_fingerprint(event, conversation_id)
+        sources.append(
+            PreparedSource(
+                "task_event",
+                event.source_id,
+                fingerprint,
+                content_hash(fingerprint, attributes=event.attributes),
+                counted(before),
+            )
+        )
+
+    tasks = tuple(
+        dataclasses.replace(
+            task,
+            title=clean.text(task.title, limits.max_attribute_chars)[0],
+            goal=None if task.goal is None else clean.text(task.goal, limits.max_message_chars)[0],
+            attributes=clean.attributes(task.attributes),
+        )
+        for task in bundle.tasks
+    )
+    conversation = bundle.conversation
+    conversation = dataclasses.replace(
+        conversation,
+        title=None
+        if conversation.title is None
+        else clean.text(conversation.title, limits.max_attribute_chars)[0],
+        cwd=None if conversation.cwd is None else clean.redactor.redact(conversation.cwd),
+        attributes=clean.attributes(conversation.attributes),
+    )
+    run = bundle.subagent_run
+    if run is not None:
+        run = dataclasses.replace(
+            run,
+            description=None if run.description is None else clean.text(run.description, 4096)[0],
+            summary=None
+            if run.summary is None
+            else clean.text(run.summary, limits.max_message_chars)[0],
+        )
+    prepared = dataclasses.replace(
+        bundle,
+        conversation=conversation,
+        messages=tuple(messages),
+        tool_calls=tuple(tool_calls),
+        tasks=tasks,
+        task_events=tuple(task_events),
+        subagent_run=run,
+    )
+    return PreparedBundle(
+        bundle=prepared,
+        sources=tuple(sources),
+        redactions=clean.redactor.total,
+        redactions_by_kind=dict(Counter(clean.redactor.counts)),
+        truncated=clean.truncated,
+        reasoning_removed=clean.reasoning_removed,
+    )

@@ -1,0 +1,154 @@
+"""Secret redaction (SPEC ING-4).
+
+Every string that reaches the store passes through :class:`Redactor` first. A detected
+secret is replaced by ``[REDACTED:<kind>]`` and counted. Patterns cover the keys of the
+major model providers, cloud and forge tokens, chat-platform tokens, JWTs, private key
+blocks, ``Authorization`` / ``Cookie`` headers, passwords inside URLs and secret-named
+environment assignments.
+
+Prefix-only patterns (``sk-…``) also require the token to look random, so URL slugs such
+as ``sk-building-a-company`` are left alone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+_RANDOM_TAIL = r"[A-Za-z0-9_\-]"
+
+# (kind, pattern, group holding the secret or 0 for the whole match, needs-randomness)
+_PATTERNS: list[tuple[str, str, int, bool]] = [
+    (
+        "private_key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]{0,8192})",
+        0,
+        False,
+    ),
+    (
+        "anthropic_key",
+        r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d{2}-" + _RANDOM_TAIL + r"{20,}",
+        0,
+        False,
+    ),
+    (
+        "openai_key",
+        r"(?<![A-Za-z0-9_\-])sk-(?:proj-|svcacct-|admin-|None-)?" + _RANDOM_TAIL + r"{20,}",
+        0,
+        True,
+    ),
+    ("google_api_key", r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}", 0, False),
+    ("aws_access_key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Z0-9])", 0, False),
+    (
+        "aws_secret_key",
+        r"(?i:aws_?secret_?access_?key|secretaccesskey)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
+        1,
+        False,
+    ),
+    (
+        "github_token",
+        r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})",
+        0,
+        False,
+    ),
+    ("gitlab_token", r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\-]{20,}", 0, False),
+    ("slack_token", r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9\-]{10,}", 0, False),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", 0, False),
+    ("stripe_key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}", 0, False),
+    ("huggingface_token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}", 0, False),
+    ("npm_token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}", 0, False),
+    ("groq_key", r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{40,}", 0, False),
+    ("xai_key", r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{40,}", 0, False),
+    (
+        "jwt",
+        r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        0,
+        False,
+    ),
+    (
+        "authorization_header",
+        r"(?i:\b(?:proxy-)?authorization)[\"']?\s*[:=]\s*[\"']?"
+        r"((?:(?i:bearer|basic|token|digest|apikey)\s+)?[^\s\"',;]{8,})",
+        1,
+        False,
+    ),
+    ("cookie_header", r"(?i:\b(?:set-)?cookie)[\"']?\s*:\s*[\"']?([^\r\n\"']{8,})", 1, False),
+    ("bearer_token", r"(?i:\bbearer)\s+([A-Za-z0-9_\-\.=:/+]{16,})", 1, False),
+    (
+        "url_password",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]+:([^\s/@\"'<>]{3,})@[^\s\"'<>]",
+        1,
+        False,
+    ),
+    (
+        "secret_assignment",
+        r"\b[A-Z][A-Z0-9_]*(?:API_KEY|APIKEY|SECRET|SECRET_KEY|TOKEN|PASSWORD|PASSWD|PRIVATE_KEY|ACCESS_KEY)"
+        r"[A-Z0-9_]*[\"']?\s*[=:]\s*[\"']?([^\s\"']{8,})",
+        1,
+        False,
+    ),
+]
+
+_COMBINED = re.compile(
+    "|".join(f"(?P<p{i}>{pattern})" for i, (_, pattern, _, _) in enumerate(_PATTERNS))
+)
+_SUB_PATTERNS = [re.compile(pattern) for _, pattern, _, _ in _PATTERNS]
+# Cheap substrings: a text with none of them cannot contain a secret.
+_PREFILTER = re.compile(
+    r"PRIVATE KEY|sk-|AIza|AKIA|ASIA|ABIA|ACCA|(?i:secret)|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|"
+    r"_live_|_test_|hf_|npm_|gsk_|xai-|eyJ|(?i:authorization|cookie|bearer)|://|(?i:token|passw|api_?key|access_key)"
+)
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
+def _looks_random(token: str) -> bool:
+    """True when a token has the character mix of a generated key, not of prose or a slug."""
+    body = token.split("-", 1)[1] if token.startswith("sk-") else token
+    if sum(ch.isdigit() for ch in body) < 2 or not any(ch.isalpha() for ch in body):
+        return False
+    words = [w for w in re.split(r"[-_]", body) if w]
+    if len(words) >= 3 and all(w.isalpha() and w.islower() for w in words[:-1]):
+        return False  # slug-like: lower-case words joined by hyphens
+    counts = Counter(body)
+    entropy = -sum(n / len(body) * math.log2(n / len(body)) for n in counts.values())
+    return entropy >= 3.5
+
+
+@dataclass(slots=True)
+class Redactor:
+    """Replaces secrets in strings and counts them by kind."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        """Secrets replaced so far."""
+        return sum(self.counts.values())
+
+    def redact(self, text: str) -> str:
+        """Return ``text`` with every detected secret replaced by ``[REDACTED:<kind>]``."""
+        if len(text) < 8 or not _PREFILTER.search(text):
+            return text
+        return _COMBINED.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        index = int(match.lastgroup[1:]) if match.lastgroup else 0
+        kind, _, group, needs_random = _PATTERNS[index]
+        whole = match.group(0)
+        if needs_random and not _looks_random(whole):
+            return whole
+        if group == 0:
+            self.counts[kind] += 1
+            return f"[REDACTED:{kind}]"
+        inner = _SUB_PATTERNS[index].fullmatch(whole)
+        if inner is None or inner.group(group) is None:
+            return whole
+        secret = inner.group(group)
+        if _PLACEHOLDER.fullmatch(secret) or secret.startswith("[REDACTED:"):
+            return whole
+        start, end = inner.span(group)
+        self.counts[kind] += 1
+        return f"{whole[:start]}[REDACTED:{kind}]{whole[end:]}"

@@ -1,0 +1,129 @@
+"""The adapter protocol: how a transcript format is recognised and read.
+
+An adapter is recognised by *content*, never by file name alone: ``sniff`` looks at a
+``Sample`` (the first bytes, the first JSON Lines records, or the parsed document) and
+says whether the file is in its format. ``plan`` groups recognised files into
+``ReadUnit``s (a Claude Code session plus its sub-agent files is one unit), and ``read``
+turns a unit into conversation bundles, yielding ``SourceIssue``s for bad records
+instead of raising.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from proctor.sources._files import load_json_document, looks_binary, read_head
+from proctor.transcript import ConversationBundle, SourceIssue
+
+SAMPLE_BYTES = 256 * 1024
+SAMPLE_RECORDS = 40
+MAX_SNIFF_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+class Sample:
+    """What adapters look at to recognise a file. Parsing is lazy and cached."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.head = read_head(path, SAMPLE_BYTES)
+
+    @cached_property
+    def is_binary(self) -> bool:
+        """True when the content is not text."""
+        return looks_binary(self.head)
+
+    @cached_property
+    def text_start(self) -> str:
+        """The first non-blank character of the content, or '' for an empty file."""
+        stripped = self.head.lstrip()
+        return stripped[:1].decode("ascii", errors="replace")
+
+    @cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """The first JSON Lines object records that parse (empty when not JSON Lines)."""
+        found: list[dict[str, Any]] = []
+        lines = self.head.split(b"\n")
+        if len(self.head) == SAMPLE_BYTES:
+            lines = lines[:-1]  # the last line may be cut by the sample size
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+            if len(found) >= SAMPLE_RECORDS:
+                break
+        return found
+
+    @cached_property
+    def is_jsonl(self) -> bool:
+        """True when the file holds several lines of JSON objects (or one object per line)."""
+        if self.text_start != "{":
+            return False
+        return len(self.records) >= 2 or (
+            len(self.records) == 1 and self.head.strip().count(b"\n") >= 1
+        )
+
+    @cached_property
+    def document(self) -> Any:
+        """The whole file parsed as one JSON document, or None when it is not one."""
+        if self.text_start not in ("{", "["):
+            return None
+        if self.path.stat().st_size > MAX_SNIFF_DOCUMENT_BYTES:
+            return None
+        try:
+            return load_json_document(self.path)
+        except Exception:
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadUnit:
+    """Files an adapter reads together (a session and its sub-agent files)."""
+
+    path: Path
+    related: tuple[Path, ...] = ()
+    sample: Sample | None = field(default=None, compare=False)
+    """The sample taken during detection, reused to avoid parsing twice."""
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """Every file of the unit, primary first."""
+        return (self.path, *self.related)
+
+
+ReadItem = ConversationBundle | SourceIssue
+
+
+class SourceAdapter(ABC):
+    """One transcript format. Subclasses are small: detection, planning, reading."""
+
+    name: ClassVar[str]
+    """Stable format name used in ``--format`` and stored on conversations."""
+    version: ClassVar[int] = 1
+    """Bumped when the adapter's output changes, so files are re-read."""
+    description: ClassVar[str]
+    """One line for ``proctor ingest --help`` and the docs."""
+
+    @abstractmethod
+    def sniff(self, sample: Sample) -> bool:
+        """True when the sampled content is in this format."""
+
+    def plan(self, files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
+        """Group recognised files into read units. Default: one unit per file."""
+        return [ReadUnit(path, sample=sample) for path, sample in files]
+
+    @abstractmethod
+    def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
+        """Yield the conversations in ``unit``, and issues for records that cannot be read."""

@@ -1,0 +1,101 @@
+"""Version fingerprints (SPEC ING-2).
+
+A fingerprint hashes the *semantic* fields of a source: what was said or done, by whom,
+when, and where. Tool-execution metadata (durations, structured patches, progress) is
+left out, so a re-import that only changes such metadata keeps the fingerprint. A second
+hash, the *content hash*, covers everything stored, so metadata changes can still be
+written without counting as a new revision.
+
+Canonical form: JSON with sorted keys, text NFC-normalised with trailing whitespace
+trimmed, times as UTC ISO-8601 with milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from proctor.transcript._types import Message, TaskEvent, ToolCall
+
+
+def normalise_text(text: str) -> str:
+    """NFC-normalise and trim trailing whitespace, the canonical form of stored text."""
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text.rstrip()
+
+
+def canonical_time(value: datetime | None) -> str | None:
+    """UTC ISO-8601 with milliseconds; naive times are taken as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _digest(payload: Any) -> str:
+    data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """JSON text with sorted keys: the stored form of tool arguments and attributes."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def message_fingerprint(message: Message, conversation_id: str) -> str:
+    """Hash of role, kind, text, time, author and scope."""
+    return _digest(
+        (
+            "message",
+            conversation_id,
+            message.role,
+            message.kind,
+            message.author,
+            normalise_text(message.text),
+            canonical_time(message.created_at),
+        )
+    )
+
+
+def tool_call_fingerprint(call: ToolCall, conversation_id: str) -> str:
+    """Hash of name, arguments and result (stored form plus original size)."""
+    return _digest(
+        (
+            "tool_call",
+            conversation_id,
+            call.name,
+            call.arguments,
+            call.status,
+            call.exit_code,
+            None if call.result_text is None else normalise_text(call.result_text),
+            call.result_size,
+            canonical_time(call.created_at),
+        )
+    )
+
+
+def task_event_fingerprint(event: TaskEvent, conversation_id: str) -> str:
+    """Hash of kind, task, status, text and time."""
+    return _digest(
+        (
+            "task_event",
+            conversation_id,
+            event.kind,
+            event.task_id,
+            event.status,
+            normalise_text(event.text),
+            canonical_time(event.created_at),
+        )
+    )
+
+
+def content_hash(fingerprint: str, *extra: Any, attributes: Mapping[str, Any]) -> str:
+    """Hash of everything stored for a source, metadata included."""
+    return _digest((fingerprint, extra, attributes))

@@ -1,0 +1,39 @@
+"""Shared fixtures: an isolated PROCTOR_HOME per test and the ../shared data folders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO_ROOT.parent / "shared"))
+TRANSCRIPTS_DIR = SHARED_DIR / "transcripts"
+DATASETS_DIR = SHARED_DIR / "datasets"
+EXAMPLES_DIR = REPO_ROOT / "examples"
+
+
+@pytest.fixture(autouse=True)
+def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own PROCTOR_HOME; nothing touches the user's ~/.proctor."""
+    home = tmp_path / "proctor-home"
+    monkeypatch.setenv("PROCTOR_HOME", str(home))
+    yield home
+
+
+@pytest.fixture(scope="session")
+def transcripts_dir() -> Path:
+    """``../shared/transcripts``: real transcript files for adapter tests."""
+    if not TRANSCRIPTS_DIR.is_dir():
+        pytest.skip(f"{TRANSCRIPTS_DIR} is not available (set PROCTOR_SHARED_DIR)")
+    return TRANSCRIPTS_DIR
+
+
+@pytest.fixture(scope="session")
+def datasets_dir() -> Path:
+    """``../shared/datasets``: benchmark development splits."""
+    if not DATASETS_DIR.is_dir():
+        pytest.skip(f"{DATASETS_DIR} is not available (set PROCTOR_SHARED_DIR)")
+    return DATASETS_DIR
