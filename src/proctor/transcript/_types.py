@@ -148,9 +148,11 @@ class TaskEvent:
 
 @dataclass(frozen=True, slots=True)
 class SubagentRun:
-    """How a sub-agent conversation was started and how it ended (SPEC ING-6)."""
+    """How a sub-agent conversation was started and how it ended (SPEC ING-6).
 
-    parent_conversation_id: str
+    The parent conversation is ``Conversation.parent_conversation_id`` of the child.
+    """
+
     parent_tool_call_id: str | None = None
     """Source id of the parent's spawning tool call, when it could be linked."""
     agent_type: str | None = None
@@ -179,6 +181,8 @@ class Conversation:
     """The format's own id for the conversation (session id, trace id, record index)."""
     title: str | None = None
     kind: ConversationKind = "main"
+    parent_conversation_id: str | None = None
+    """For sub-agent and compaction conversations: the conversation that started them."""
     project_hint: str | None = None
     """Suggested project name (e.g. the working directory's name) when none is given."""
     cwd: str | None = None
