@@ -1,0 +1,1 @@
+"""The ``proctor`` command line: thin commands over the library."""

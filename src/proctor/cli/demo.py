@@ -1,0 +1,78 @@
+"""``proctor demo``: Proctor's main job on the bundled example sessions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from proctor._util.paths import database_path, proctor_home
+from proctor.cli._common import console, writable_store
+from proctor.cli._render import conversations_table, ingest_summary
+from proctor.errors import ConfigError
+from proctor.ingest import ingest
+
+
+def examples_dir() -> Path:
+    """The bundled example sessions (inside the wheel, or ``examples/`` of a checkout)."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[1] / "_examples", here.parents[3] / "examples"):
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError("the bundled examples are missing from this installation; reinstall Proctor")
+
+
+@click.command()
+@click.option(
+    "--examples",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Folder of sessions to use instead of the bundled examples.",
+)
+def demo(examples: Path | None) -> None:
+    """Import the bundled example sessions and show what Proctor found."""
+    folder = examples or examples_dir()
+    console.print(Text(f"Proctor demo · examples from {folder}", style="bold"))
+    console.print(f"Database: {database_path()}\n", markup=False)
+    with writable_store() as store:
+        report = ingest(store, [folder])
+        ingest_summary(report, console)
+        console.print()
+        rows = store.list_conversations(include_children=True)
+        console.print(conversations_table(rows, title="Conversations"))
+        tool_status: Counter[str] = Counter()
+        failing: list[str] = []
+        for row in rows:
+            transcript = store.transcript(row.conversation_id)
+            for call in transcript.tool_calls:
+                tool_status[call.status] += 1
+                if call.status == "error" or (call.exit_code not in (None, 0)):
+                    failing.append(
+                        f"{row.conversation.format}: {call.name} → exit {call.exit_code}"
+                        if call.exit_code is not None
+                        else f"{row.conversation.format}: {call.name} failed"
+                    )
+    console.print()
+    console.print(Text("What the transcripts contain", style="bold"))
+    statuses = ", ".join(f"{count} {status}" for status, count in tool_status.most_common())
+    console.print(f"  tool calls: {statuses}", markup=False)
+    console.print(f"  failed tool calls: {len(failing)}", markup=False)
+    for line in Counter(failing).most_common(6):
+        console.print(f"    {line[1]}× {line[0]}", markup=False)
+    if report.redactions:
+        console.print(f"  secrets redacted before storage: {report.redactions}", markup=False)
+    if report.reasoning_removed:
+        console.print(
+            f"  inline reasoning blocks removed: {report.reasoning_removed}", markup=False
+        )
+    console.print()
+    console.print(Text("Browse it", style="bold"))
+    home = proctor_home()
+    main_rows = [r for r in rows if r.conversation.parent_conversation_id is None]
+    console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor conversations list --all", markup=False)
+    if main_rows:
+        console.print(
+            f"  PROCTOR_HOME={home} .venv/bin/proctor conversations show {main_rows[0].conversation.external_id[:8]}",
+            markup=False,
+        )

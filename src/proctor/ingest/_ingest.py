@@ -1,0 +1,279 @@
+"""Import files into the store: detect, read, prepare, write — one transaction per conversation.
+
+A read unit (a file, or a session with its sub-agent files) whose bytes are unchanged
+since its last import, read by the same adapter version, is skipped without parsing.
+Everything else is read and handed to the store, which writes only what changed, so
+re-importing the same file writes nothing (SPEC ING-2) and a crash mid-import leaves
+each conversation either fully old or fully new (ING-9, STO-3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.sources import (
+    Limits,
+    Plan,
+    SourceAdapter,
+    default_adapters,
+    plan_import,
+    prepare_bundle,
+    read_unit,
+)
+from proctor.sources._source import ReadUnit
+from proctor.store import ImportedFile, ImportRecord, Store
+from proctor.transcript import ConversationBundle, SourceIssue
+
+ProgressCallback = Callable[[int, str], None]
+"""Called after each read unit with the bytes it covered and its path."""
+
+
+@dataclass(slots=True)
+class FormatStats:
+    """What one format contributed to an import."""
+
+    units: int = 0
+    conversations: int = 0
+    messages: int = 0
+    tool_calls: int = 0
+    subagents: int = 0
+    written: int = 0
+    skipped_unchanged: int = 0
+    """Read units skipped because their bytes did not change since the last import."""
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """The outcome of one import."""
+
+    import_id: str
+    paths: tuple[str, ...]
+    files: int = 0
+    units: int = 0
+    conversations: int = 0
+    conversations_written: int = 0
+    sources_added: int = 0
+    sources_revised: int = 0
+    sources_unchanged: int = 0
+    sources_updated: int = 0
+    redactions: int = 0
+    redactions_by_kind: dict[str, int] = field(default_factory=dict)
+    truncated: int = 0
+    reasoning_removed: int = 0
+    skipped_files: int = 0
+    """Files met in folders that are not transcripts."""
+    conversation_ids: list[str] = field(default_factory=list)
+    by_format: dict[str, FormatStats] = field(default_factory=dict)
+    issues: list[SourceIssue] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[SourceIssue]:
+        """Issues of severity error."""
+        return [issue for issue in self.issues if issue.severity == "error"]
+
+    @property
+    def status(self) -> str:
+        """``completed``, or ``completed_with_errors`` when some input could not be read."""
+        return "completed_with_errors" if self.errors else "completed"
+
+
+def unit_digest(unit: ReadUnit) -> tuple[str, int]:
+    """Content hash and total size of every file of a read unit."""
+    digest = hashlib.blake2b(digest_size=16)
+    size = 0
+    for path in sorted(unit.paths):
+        digest.update(str(path.name).encode() + b"\0")
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _unit_key(unit: ReadUnit) -> str:
+    return str(unit.path.resolve())
+
+
+def _unchanged_ids(
+    store: Store, adapter: SourceAdapter, unit: ReadUnit, digest: str
+) -> tuple[str, ...] | None:
+    """The conversations of a unit imported before with these bytes, or None to read it."""
+    known = store.imported_file(_unit_key(unit))
+    if known is None or known.content_hash != digest:
+        return None
+    if (known.adapter, known.adapter_version) != (adapter.name, adapter.version):
+        return None
+    ids = known.conversation_ids
+    if not ids or len(store.existing_conversation_ids(ids)) != len(ids):
+        return None
+    return ids
+
+
+def ingest(
+    store: Store,
+    paths: Sequence[Path | str],
+    *,
+    project: str | None = None,
+    format_name: str | None = None,
+    limits: Limits | None = None,
+    adapters: Sequence[SourceAdapter] | None = None,
+    progress: ProgressCallback | None = None,
+    force: bool = False,
+) -> IngestReport:
+    """Import transcripts under ``paths`` into ``store``.
+
+    Args:
+        store: where to write.
+        paths: files or folders; folders are walked and files recognised by content.
+        project: project for every conversation (default: from the transcript, e.g. its cwd).
+        format_name: read every file with this adapter instead of detecting.
+        limits: storage bounds for tool outputs and messages.
+        adapters: adapters to detect from (default: all built-ins).
+        progress: called after each read unit with its size in bytes.
+        force: read units even when their bytes did not change since the last import.
+    """
+    plan = plan_import(
+        [Path(p) for p in paths], adapters or default_adapters(), format_name=format_name
+    )
+    return ingest_plan(
+        store,
+        plan,
+        paths=tuple(str(p) for p in paths),
+        project=project,
+        format_name=format_name,
+        limits=limits,
+        progress=progress,
+        force=force,
+    )
+
+
+def ingest_plan(
+    store: Store,
+    plan: Plan,
+    *,
+    paths: tuple[str, ...],
+    project: str | None = None,
+    format_name: str | None = None,
+    limits: Limits | None = None,
+    progress: ProgressCallback | None = None,
+    force: bool = False,
+) -> IngestReport:
+    """Import the read units of an already computed plan (see ``ingest``)."""
+    report = IngestReport(import_id="", paths=paths, issues=list(plan.issues))
+    report.skipped_files = len(plan.skipped)
+    report.import_id = store.begin_import(paths, format_name=format_name, project=project)
+    status = "failed"
+    try:
+        for adapter, unit in plan.units:
+            _ingest_unit(store, adapter, unit, report, project, limits, progress, force)
+        status = report.status
+    finally:
+        store.finish_import(report.import_id, _record(report, status), report.issues)
+    return report
+
+
+def _ingest_unit(
+    store: Store,
+    adapter: SourceAdapter,
+    unit: ReadUnit,
+    report: IngestReport,
+    project: str | None,
+    limits: Limits | None,
+    progress: ProgressCallback | None,
+    force: bool,
+) -> None:
+    stats = report.by_format.setdefault(adapter.name, FormatStats())
+    stats.units += 1
+    report.units += 1
+    report.files += len(unit.paths)
+    digest, size = unit_digest(unit)
+    known_ids = None if force else _unchanged_ids(store, adapter, unit, digest)
+    if known_ids is not None:
+        stats.skipped_unchanged += 1
+        report.conversation_ids.extend(known_ids)
+        if progress is not None:
+            progress(size, str(unit.path))
+        return
+    written_ids: list[str] = []
+    for item in read_unit(adapter, unit):
+        if isinstance(item, SourceIssue):
+            report.issues.append(item)
+            continue
+        written_ids.append(_write_bundle(store, item, report, stats, project, limits))
+    if written_ids:
+        store.record_imported_file(
+            ImportedFile(
+                path=_unit_key(unit),
+                content_hash=digest,
+                size=size,
+                adapter=adapter.name,
+                adapter_version=adapter.version,
+                conversation_ids=tuple(written_ids),
+            )
+        )
+    if progress is not None:
+        progress(size, str(unit.path))
+
+
+def _write_bundle(
+    store: Store,
+    bundle: ConversationBundle,
+    report: IngestReport,
+    stats: FormatStats,
+    project: str | None,
+    limits: Limits | None,
+) -> str:
+    prepared = prepare_bundle(bundle, limits)
+    outcome = store.write_conversation(prepared, project=project)
+    report.issues.extend(bundle.issues)
+    report.conversations += 1
+    report.conversation_ids.append(outcome.conversation_id)
+    report.conversations_written += outcome.changed
+    report.sources_added += outcome.added
+    report.sources_revised += outcome.revised
+    report.sources_unchanged += outcome.unchanged
+    report.sources_updated += outcome.updated
+    report.redactions += prepared.redactions
+    for kind, count in prepared.redactions_by_kind.items():
+        report.redactions_by_kind[kind] = report.redactions_by_kind.get(kind, 0) + count
+    report.truncated += prepared.truncated
+    report.reasoning_removed += prepared.reasoning_removed
+    stats.conversations += 1
+    stats.messages += len(bundle.messages)
+    stats.tool_calls += len(bundle.tool_calls)
+    stats.subagents += bundle.subagent_run is not None
+    stats.written += outcome.changed
+    if outcome.shared:
+        report.issues.append(
+            SourceIssue(
+                bundle.origin or bundle.conversation_id,
+                f"{len(outcome.shared)} message(s) already belong to another conversation "
+                "(a resumed session copies them); they were kept with their first conversation",
+                severity="warning",
+            )
+        )
+    return outcome.conversation_id
+
+
+def _record(report: IngestReport, status: str) -> ImportRecord:
+    from proctor._util.clock import utcnow
+
+    now = utcnow()
+    return ImportRecord(
+        import_id=report.import_id,
+        started_at=now,
+        finished_at=now,
+        status=status,
+        paths=report.paths,
+        files=report.files,
+        conversations=report.conversations,
+        conversations_written=report.conversations_written,
+        sources_added=report.sources_added,
+        sources_revised=report.sources_revised,
+        sources_unchanged=report.sources_unchanged,
+        redactions=report.redactions,
+        issues=len(report.issues),
+    )

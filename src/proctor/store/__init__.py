@@ -1,0 +1,37 @@
+"""Persistence: schema, migrations, the one writer and read-only readers.
+
+SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a URL. Both
+run the same SQLAlchemy Core code and the same Alembic migrations.
+"""
+
+from proctor.store._records import (
+    ConversationSummary,
+    ImportedFile,
+    ImportIssueRecord,
+    ImportRecord,
+    ProjectSummary,
+    SourceVersion,
+    StoreCounts,
+    StoredSource,
+    StoredTranscript,
+    WriteOutcome,
+)
+from proctor.store._store import DEFAULT_PROJECT, SqlStore, Store, StoreReader, open_store
+
+__all__ = [
+    "DEFAULT_PROJECT",
+    "ConversationSummary",
+    "ImportIssueRecord",
+    "ImportRecord",
+    "ImportedFile",
+    "ProjectSummary",
+    "SourceVersion",
+    "SqlStore",
+    "Store",
+    "StoreCounts",
+    "StoreReader",
+    "StoredSource",
+    "StoredTranscript",
+    "WriteOutcome",
+    "open_store",
+]

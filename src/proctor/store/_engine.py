@@ -1,0 +1,126 @@
+"""Engines and migrations: one writer, read-only readers, schema upgraded on open.
+
+SQLite runs in WAL mode so readers never block the writer. Write transactions start with
+``BEGIN IMMEDIATE`` so two writing processes queue on the busy timeout instead of failing
+half-way. Readers open the file with ``mode=ro``: they cannot write even by mistake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from proctor.errors import MigrationError, StoreError
+
+BUSY_TIMEOUT_MS = 30_000
+_MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def sqlite_url(path: Path, *, read_only: bool = False) -> str:
+    """SQLAlchemy URL of a SQLite file, read-only through SQLite's URI ``mode=ro``."""
+    if read_only:
+        return f"sqlite:///file:{path.resolve()}?mode=ro&uri=true"
+    return f"sqlite:///{path.resolve()}"
+
+
+def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
+    """An engine on a SQLite file with WAL, foreign keys and explicit transactions."""
+    engine = create_engine(
+        sqlite_url(path, read_only=read_only),
+        poolclass=NullPool,
+        json_serializer=_json_dumps,
+        json_deserializer=orjson.loads,
+        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        # Manage transactions ourselves: pysqlite's implicit BEGIN would defer locking.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        else:
+            cursor.execute("PRAGMA query_only = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+def create_url_engine(url: str) -> Engine:
+    """An engine for a database URL (PostgreSQL: ``postgresql+psycopg://…``)."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    try:
+        return create_engine(url, json_serializer=_json_dumps, json_deserializer=orjson.loads)
+    except (SQLAlchemyError, ImportError) as exc:
+        raise StoreError(f"cannot use database {url!r}: {exc}") from exc
+
+
+def _alembic_config(connection: Connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest schema revision this version of Proctor knows."""
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The schema revision a database is at (None for an empty database)."""
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade_schema(engine: Engine) -> None:
+    """Bring the schema to the newest revision in one transaction (no-op when current)."""
+    head = head_revision()
+    try:
+        with engine.connect() as probe:
+            if current_revision(probe) == head:
+                return
+        with engine.begin() as connection:
+            current = current_revision(connection)
+            if current == head:
+                return
+            known = {
+                s.revision
+                for s in ScriptDirectory.from_config(_alembic_config(connection)).walk_revisions()
+            }
+            if current is not None and current not in known:
+                raise MigrationError(
+                    f"the database is at schema revision {current!r}, newer than this Proctor "
+                    "knows; upgrade Proctor or use another PROCTOR_HOME"
+                )
+            command.upgrade(_alembic_config(connection), "head")
+    except MigrationError:
+        raise
+    except SQLAlchemyError as exc:
+        raise MigrationError(f"schema migration failed and was rolled back: {exc}") from exc

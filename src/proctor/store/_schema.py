@@ -1,0 +1,295 @@
+"""The database schema, as SQLAlchemy Core tables (the one description migrations follow).
+
+Portable across SQLite and PostgreSQL: generic column types, UTC datetimes through
+:class:`UTCDateTime`, JSON through the dialect's JSON type. Every content table hangs
+off ``conversations`` with ``ON DELETE CASCADE``, so deleting a conversation removes its
+sources in one statement.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite stores it as text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _conversation_fk() -> ForeignKey:
+    return ForeignKey("conversations.conversation_id", ondelete="CASCADE")
+
+
+def _id(name: str, *args: Any, **kwargs: Any) -> Column[str]:
+    return Column(name, String(255), *args, **kwargs)
+
+
+projects = Table(
+    "projects",
+    metadata,
+    _id("project_id", primary_key=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+conversations = Table(
+    "conversations",
+    metadata,
+    _id("conversation_id", primary_key=True),
+    _id("project_id", ForeignKey("projects.project_id"), nullable=False, index=True),
+    Column("format", String(64), nullable=False),
+    _id("external_id", nullable=False),
+    Column("kind", String(16), nullable=False),
+    _id("parent_conversation_id", index=True),
+    Column("title", Text),
+    Column("cwd", Text),
+    Column("model", String(200)),
+    Column("started_at", UTCDateTime(), index=True),
+    Column("ended_at", UTCDateTime()),
+    Column("origin", Text),
+    Column("attributes", JSON, nullable=False),
+    Column("redactions", Integer, nullable=False),
+    Column("header_hash", String(32), nullable=False),
+    Column("imported_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+
+sources = Table(
+    "sources",
+    metadata,
+    Column("source_type", String(16), primary_key=True),
+    _id("source_id", primary_key=True),
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        nullable=False,
+        index=True,
+    ),
+    Column("fingerprint", String(32), nullable=False),
+    Column("content_hash", String(32), nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("redactions", Integer, nullable=False),
+    Column("occurred_at", UTCDateTime()),
+    Column("first_seen_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+source_versions = Table(
+    "source_versions",
+    metadata,
+    Column("source_type", String(16), primary_key=True),
+    _id("source_id", primary_key=True),
+    Column("revision", Integer, primary_key=True),
+    Column("fingerprint", String(32), nullable=False),
+    Column("recorded_at", UTCDateTime(), nullable=False),
+    ForeignKeyConstraint(
+        ["source_type", "source_id"],
+        ["sources.source_type", "sources.source_id"],
+        ondelete="CASCADE",
+    ),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    _id("source_id", primary_key=True),
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    _id("parent_source_id"),
+    Column("role", String(16), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("author", String(200)),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime()),
+    Column("on_active_branch", Boolean, nullable=False),
+    Column("derived", Boolean, nullable=False),
+    Column("model", String(200)),
+    Column("input_tokens", Integer),
+    Column("output_tokens", Integer),
+    Column("cache_read_tokens", Integer),
+    Column("cache_write_tokens", Integer),
+    Column("reasoning_tokens", Integer),
+    Column("attributes", JSON, nullable=False),
+    Index("ix_messages_conversation_seq", "conversation_id", "seq"),
+)
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    _id("source_id", primary_key=True),
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    _id("message_source_id"),
+    _id("call_id"),
+    Column("name", String(200), nullable=False),
+    Column("arguments", JSON),
+    Column("status", String(16), nullable=False),
+    Column("exit_code", Integer),
+    Column("result_text", Text),
+    Column("result_size", Integer),
+    Column("created_at", UTCDateTime()),
+    Column("completed_at", UTCDateTime()),
+    Column("on_active_branch", Boolean, nullable=False),
+    Column("attributes", JSON, nullable=False),
+    Index("ix_tool_calls_conversation_seq", "conversation_id", "seq"),
+)
+
+tasks = Table(
+    "tasks",
+    metadata,
+    _id("task_id", primary_key=True),
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        nullable=False,
+        index=True,
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("goal", Text),
+    Column("status", String(32), nullable=False),
+    Column("created_at", UTCDateTime()),
+    Column("completed_at", UTCDateTime()),
+    Column("attributes", JSON, nullable=False),
+)
+
+task_events = Table(
+    "task_events",
+    metadata,
+    _id("source_id", primary_key=True),
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    _id("task_id"),
+    Column("kind", String(64), nullable=False),
+    Column("status", String(32)),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime()),
+    Column("attributes", JSON, nullable=False),
+    Index("ix_task_events_conversation_seq", "conversation_id", "seq"),
+)
+
+subagent_runs = Table(
+    "subagent_runs",
+    metadata,
+    _id(
+        "conversation_id",
+        _conversation_fk(),
+        primary_key=True,
+    ),
+    _id("parent_tool_call_id", index=True),
+    Column("agent_type", String(200)),
+    Column("description", Text),
+    Column("status", String(32)),
+    Column("summary", Text),
+    Column("rounds", Integer, nullable=False),
+    Column("total_tokens", Integer, nullable=False),
+    Column("tool_uses", Integer, nullable=False),
+    Column("rejected_tools", JSON, nullable=False),
+    Column("stop_kind", String(64)),
+    Column("duration_ms", Integer),
+)
+
+imports = Table(
+    "imports",
+    metadata,
+    _id("import_id", primary_key=True),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime()),
+    Column("status", String(16), nullable=False),
+    Column("paths", JSON, nullable=False),
+    Column("format", String(64)),
+    Column("project", String(200)),
+    Column("files", Integer, nullable=False),
+    Column("conversations", Integer, nullable=False),
+    Column("conversations_written", Integer, nullable=False),
+    Column("sources_added", Integer, nullable=False),
+    Column("sources_revised", Integer, nullable=False),
+    Column("sources_unchanged", Integer, nullable=False),
+    Column("redactions", Integer, nullable=False),
+    Column("issues", Integer, nullable=False),
+)
+
+import_issues = Table(
+    "import_issues",
+    metadata,
+    Column("issue_id", Integer, primary_key=True, autoincrement=True),
+    _id(
+        "import_id", ForeignKey("imports.import_id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    Column("path", Text, nullable=False),
+    Column("line", Integer),
+    Column("severity", String(16), nullable=False),
+    Column("reason", Text, nullable=False),
+)
+
+import_files = Table(
+    "import_files",
+    metadata,
+    Column("path", String(1024), primary_key=True),
+    Column("content_hash", String(32), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("adapter", String(64), nullable=False),
+    Column("adapter_version", Integer, nullable=False),
+    Column("conversation_ids", JSON, nullable=False),
+    Column("imported_at", UTCDateTime(), nullable=False),
+)

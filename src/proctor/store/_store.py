@@ -1,0 +1,423 @@
+"""The store: one writer, read-only readers, every write path one transaction.
+
+``StoreReader`` is what surfaces that only read (listing, showing, later the API and the
+MCP server) receive; ``Store`` adds the write paths (import, delete). ``SqlStore``
+implements both with SQLAlchemy Core on SQLite (the default) or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.engine.base import OptionEngine
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from proctor._util.clock import utcnow
+from proctor.errors import StoreError
+from proctor.store import _reader as reads
+from proctor.store import _schema as t
+from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
+from proctor.store._records import (
+    ConversationSummary,
+    ImportedFile,
+    ImportIssueRecord,
+    ImportRecord,
+    ProjectSummary,
+    SourceVersion,
+    StoreCounts,
+    StoredSource,
+    StoredTranscript,
+    WriteOutcome,
+)
+from proctor.store._writer import write_conversation
+from proctor.transcript import Message, PreparedBundle, SourceIssue
+
+DEFAULT_PROJECT = "default"
+
+
+class StoreReader(Protocol):
+    """Read-only access: everything a surface that only shows data may call."""
+
+    def list_conversations(
+        self,
+        *,
+        project: str | None = None,
+        include_children: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[ConversationSummary]:
+        """Conversations, newest first."""
+        ...
+
+    def count_conversations(
+        self, *, project: str | None = None, include_children: bool = False
+    ) -> int:
+        """How many conversations match."""
+        ...
+
+    def resolve_conversation_id(self, ref: str) -> str:
+        """The full id for an id, external id or unique prefix."""
+        ...
+
+    def conversation(self, conversation_id: str) -> ConversationSummary:
+        """One conversation's summary."""
+        ...
+
+    def transcript(self, conversation_id: str) -> StoredTranscript:
+        """One conversation with everything in it."""
+        ...
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        """Messages of one conversation in order."""
+        ...
+
+    def source(self, source_type: str, source_id: str) -> StoredSource:
+        """The current version of one source."""
+        ...
+
+    def source_versions(self, source_type: str, source_id: str) -> list[SourceVersion]:
+        """Every revision of one source."""
+        ...
+
+    def projects(self) -> list[ProjectSummary]:
+        """Every project."""
+        ...
+
+    def counts(self) -> StoreCounts:
+        """Row counts."""
+        ...
+
+    def imports(self, limit: int = 20) -> list[ImportRecord]:
+        """Recent imports."""
+        ...
+
+    def import_issues(self, import_id: str) -> list[ImportIssueRecord]:
+        """Issues of one import."""
+        ...
+
+    def imported_file(self, path: str) -> ImportedFile | None:
+        """Fast-path record of a read unit."""
+        ...
+
+    def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are stored."""
+        ...
+
+
+class Store(StoreReader, Protocol):
+    """Read and write access. Every method that writes is one transaction."""
+
+    def write_conversation(
+        self, prepared: PreparedBundle, *, project: str | None = None
+    ) -> WriteOutcome:
+        """Write one conversation; unchanged sources are not written."""
+        ...
+
+    def delete_conversation(self, conversation_id: str) -> list[str]:
+        """Delete a conversation, its sub-agent conversations and all their sources."""
+        ...
+
+    def begin_import(
+        self, paths: Sequence[str], *, format_name: str | None, project: str | None
+    ) -> str:
+        """Record the start of an import and return its id."""
+        ...
+
+    def finish_import(
+        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
+    ) -> None:
+        """Record the outcome of an import."""
+        ...
+
+    def record_imported_file(self, imported: ImportedFile) -> None:
+        """Remember that a read unit was imported with this content."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+class SqlStore:
+    """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
+
+    def __init__(self, writer: Engine, reader: Engine | OptionEngine, *, description: str) -> None:
+        self._writer = writer
+        self._reader = reader
+        self.description = description
+        """Where the data lives, for messages (a file path or a URL without password)."""
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self._reader.connect() as connection:
+                yield connection
+        except OperationalError as exc:
+            raise StoreError(f"cannot read {self.description}: {exc.orig}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        try:
+            with self._writer.begin() as connection:
+                yield connection
+        except OperationalError as exc:
+            raise StoreError(f"cannot write {self.description}: {exc.orig}") from exc
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._writer.dispose()
+        self._reader.dispose()
+
+    # -- reads ----------------------------------------------------------------------
+
+    def list_conversations(
+        self,
+        *,
+        project: str | None = None,
+        include_children: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[ConversationSummary]:
+        """Conversations, newest first; sub-agent conversations only when asked."""
+        with self._read() as c:
+            return reads.list_conversations(
+                c, project=project, include_children=include_children, limit=limit, offset=offset
+            )
+
+    def count_conversations(
+        self, *, project: str | None = None, include_children: bool = False
+    ) -> int:
+        """How many conversations match."""
+        with self._read() as c:
+            return reads.count_conversations(c, project=project, include_children=include_children)
+
+    def resolve_conversation_id(self, ref: str) -> str:
+        """The full id for an id, external id or unique prefix."""
+        with self._read() as c:
+            return reads.resolve_conversation_id(c, ref)
+
+    def conversation(self, conversation_id: str) -> ConversationSummary:
+        """One conversation's summary."""
+        with self._read() as c:
+            return reads.conversation_summary(c, conversation_id)
+
+    def transcript(self, conversation_id: str) -> StoredTranscript:
+        """One conversation with everything in it."""
+        with self._read() as c:
+            return reads.load_transcript(c, conversation_id)
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        """Messages of one conversation in order."""
+        with self._read() as c:
+            return list(reads.iter_messages(c, conversation_id))
+
+    def source(self, source_type: str, source_id: str) -> StoredSource:
+        """The current version of one source."""
+        with self._read() as c:
+            return reads.get_source(c, source_type, source_id)
+
+    def source_versions(self, source_type: str, source_id: str) -> list[SourceVersion]:
+        """Every revision of one source, oldest first."""
+        with self._read() as c:
+            return reads.source_versions(c, source_type, source_id)
+
+    def projects(self) -> list[ProjectSummary]:
+        """Every project."""
+        with self._read() as c:
+            return reads.list_projects(c)
+
+    def counts(self) -> StoreCounts:
+        """Row counts."""
+        with self._read() as c:
+            return reads.counts(c)
+
+    def imports(self, limit: int = 20) -> list[ImportRecord]:
+        """Recent imports, newest first."""
+        with self._read() as c:
+            return reads.list_imports(c, limit)
+
+    def import_issues(self, import_id: str) -> list[ImportIssueRecord]:
+        """Issues of one import."""
+        with self._read() as c:
+            return reads.import_issues(c, import_id)
+
+    def imported_file(self, path: str) -> ImportedFile | None:
+        """Fast-path record of a read unit."""
+        with self._read() as c:
+            return reads.imported_file(c, path)
+
+    def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are stored."""
+        with self._read() as c:
+            return reads.existing_conversation_ids(c, ids)
+
+    # -- writes ---------------------------------------------------------------------
+
+    def write_conversation(
+        self, prepared: PreparedBundle, *, project: str | None = None
+    ) -> WriteOutcome:
+        """Write one conversation in one transaction; unchanged sources are not written."""
+        with self._write() as c:
+            name = project or self._project_for(c, prepared)
+            return write_conversation(c, prepared, name, utcnow())
+
+    def _project_for(self, connection: Connection, prepared: PreparedBundle) -> str:
+        conversation = prepared.bundle.conversation
+        parent_id = conversation.parent_conversation_id
+        if parent_id is not None:
+            parent_project = connection.execute(
+                select(t.projects.c.name)
+                .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
+                .where(t.conversations.c.conversation_id == parent_id)
+            ).scalar_one_or_none()
+            if parent_project is not None:
+                return str(parent_project)
+        current = connection.execute(
+            select(t.projects.c.name)
+            .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
+            .where(t.conversations.c.conversation_id == conversation.conversation_id)
+        ).scalar_one_or_none()
+        if current is not None:
+            return str(current)
+        return conversation.project_hint or DEFAULT_PROJECT
+
+    def delete_conversation(self, conversation_id: str) -> list[str]:
+        """Delete a conversation with its sub-agent conversations and all their sources."""
+        with self._write() as c:
+            doomed = [conversation_id]
+            frontier = [conversation_id]
+            while frontier:
+                children = list(
+                    c.execute(
+                        select(t.conversations.c.conversation_id).where(
+                            t.conversations.c.parent_conversation_id.in_(frontier)
+                        )
+                    ).scalars()
+                )
+                frontier = [child for child in children if child not in doomed]
+                doomed.extend(frontier)
+            c.execute(delete(t.conversations).where(t.conversations.c.conversation_id.in_(doomed)))
+            return doomed
+
+    def begin_import(
+        self, paths: Sequence[str], *, format_name: str | None, project: str | None
+    ) -> str:
+        """Record the start of an import and return its id."""
+        import_id = uuid.uuid4().hex
+        with self._write() as c:
+            c.execute(
+                insert(t.imports).values(
+                    import_id=import_id,
+                    started_at=utcnow(),
+                    status="running",
+                    paths=list(paths),
+                    format=format_name,
+                    project=project,
+                    files=0,
+                    conversations=0,
+                    conversations_written=0,
+                    sources_added=0,
+                    sources_revised=0,
+                    sources_unchanged=0,
+                    redactions=0,
+                    issues=0,
+                )
+            )
+        return import_id
+
+    def finish_import(
+        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
+    ) -> None:
+        """Record the outcome and issues of an import."""
+        with self._write() as c:
+            c.execute(
+                update(t.imports)
+                .where(t.imports.c.import_id == import_id)
+                .values(
+                    finished_at=utcnow(),
+                    status=record.status,
+                    files=record.files,
+                    conversations=record.conversations,
+                    conversations_written=record.conversations_written,
+                    sources_added=record.sources_added,
+                    sources_revised=record.sources_revised,
+                    sources_unchanged=record.sources_unchanged,
+                    redactions=record.redactions,
+                    issues=len(issues),
+                )
+            )
+            if issues:
+                c.execute(
+                    insert(t.import_issues),
+                    [
+                        {
+                            "import_id": import_id,
+                            "path": issue.path,
+                            "line": issue.line,
+                            "severity": issue.severity,
+                            "reason": issue.reason,
+                        }
+                        for issue in issues
+                    ],
+                )
+
+    def record_imported_file(self, imported: ImportedFile) -> None:
+        """Remember that a read unit was imported with this content."""
+        with self._write() as c:
+            c.execute(delete(t.import_files).where(t.import_files.c.path == imported.path))
+            c.execute(
+                insert(t.import_files).values(
+                    path=imported.path,
+                    content_hash=imported.content_hash,
+                    size=imported.size,
+                    adapter=imported.adapter,
+                    adapter_version=imported.adapter_version,
+                    conversation_ids=list(imported.conversation_ids),
+                    imported_at=utcnow(),
+                )
+            )
+
+
+def open_store(
+    path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
+) -> SqlStore:
+    """Open (and create or migrate) the database.
+
+    Args:
+        path: SQLite file; default ``$PROCTOR_HOME/proctor.db``.
+        url: a database URL instead of a file (e.g. ``postgresql://…``).
+        read_only: open without any write access (the database must exist).
+    """
+    from proctor._util.paths import database_path
+
+    try:
+        if url is not None:
+            engine = create_url_engine(url)
+            if not read_only:
+                upgrade_schema(engine)
+            reader = engine.execution_options(postgresql_readonly=True)
+            return SqlStore(
+                engine, reader, description=engine.url.render_as_string(hide_password=True)
+            )
+        file = Path(path) if path is not None else database_path()
+        if read_only:
+            if not file.exists():
+                raise StoreError(
+                    f"no database at {file}; run `proctor init` or `proctor ingest` first"
+                )
+            only_reader = create_sqlite_engine(file, read_only=True)
+            return SqlStore(only_reader, only_reader, description=str(file))
+        file.parent.mkdir(parents=True, exist_ok=True)
+        writer = create_sqlite_engine(file)
+        upgrade_schema(writer)
+        return SqlStore(writer, create_sqlite_engine(file, read_only=True), description=str(file))
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot open the database: {exc}") from exc

@@ -1,0 +1,336 @@
+"""Writing one conversation in one transaction (SPEC STO-3, ING-2).
+
+The writer compares each prepared source with what is stored:
+
+- unknown source → inserted at revision 1;
+- same fingerprint and same content → nothing is written (a re-import writes nothing);
+- same fingerprint, other metadata → the row is updated in place, revision unchanged;
+- other fingerprint → a new revision, recorded in ``source_versions``.
+
+A source id already owned by another conversation (Claude Code can copy a message into a
+resumed session's file) is left with its owner and reported as shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy.engine import Connection
+
+from proctor.store import _schema as t
+from proctor.store._records import WriteOutcome
+from proctor.store._rows import (
+    Row,
+    conversation_row,
+    header_hash,
+    message_row,
+    subagent_row,
+    task_event_row,
+    task_row,
+    tool_call_row,
+)
+from proctor.transcript import PreparedBundle, PreparedSource, canonical_time
+
+_CHUNK = 400  # ids per IN (...) clause, well under every backend's parameter limit
+
+
+def _stored_hash(source: PreparedSource, seq: int) -> str:
+    return hashlib.blake2b(f"{source.content_hash}:{seq}".encode(), digest_size=16).hexdigest()
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def ensure_project(connection: Connection, name: str, now: datetime) -> str:
+    """The id of the project called ``name``, created when missing."""
+    found = connection.execute(
+        select(t.projects.c.project_id).where(t.projects.c.name == name)
+    ).scalar_one_or_none()
+    if found is not None:
+        return str(found)
+    project_id = uuid.uuid4().hex
+    connection.execute(
+        insert(t.projects).values(project_id=project_id, name=name, status="active", created_at=now)
+    )
+    return project_id
+
+
+def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
+    bundle = prepared.bundle
+    tasks = [
+        (
+            task.task_id,
+            task.title,
+            task.goal,
+            task.status,
+            canonical_time(task.created_at),
+            canonical_time(task.completed_at),
+            task.attributes,
+        )
+        for task in bundle.tasks
+    ]
+    run = bundle.subagent_run
+    run_row = None if run is None else subagent_row(run, bundle.conversation_id)
+    extra = orjson.dumps((tasks, run_row), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    head = header_hash(bundle.conversation, project_id, prepared.redactions)
+    return hashlib.blake2b(head.encode() + extra, digest_size=16).hexdigest()
+
+
+def write_conversation(
+    connection: Connection, prepared: PreparedBundle, project_name: str, now: datetime
+) -> WriteOutcome:
+    """Write ``prepared`` inside the caller's transaction and say what changed."""
+    bundle = prepared.bundle
+    conversation_id = bundle.conversation_id
+    project_id = ensure_project(connection, project_name, now)
+    details = _details_hash(prepared, project_id)
+
+    existing = connection.execute(
+        select(t.conversations.c.header_hash).where(
+            t.conversations.c.conversation_id == conversation_id
+        )
+    ).scalar_one_or_none()
+    created = existing is None
+    header_changed = not created and existing != details
+    header = conversation_row(bundle.conversation, project_id) | {
+        "origin": bundle.origin,
+        "redactions": prepared.redactions,
+        "header_hash": details,
+        "updated_at": now,
+    }
+    if created:
+        connection.execute(insert(t.conversations).values(**header, imported_at=now))
+    elif header_changed:
+        connection.execute(
+            update(t.conversations)
+            .where(t.conversations.c.conversation_id == conversation_id)
+            .values(**header)
+        )
+    if created or header_changed:
+        _replace_details(connection, prepared)
+
+    counts = _write_sources(connection, prepared, now)
+    return WriteOutcome(
+        conversation_id=conversation_id,
+        created=created,
+        header_changed=header_changed,
+        redactions=prepared.redactions,
+        **counts,
+    )
+
+
+def _replace_details(connection: Connection, prepared: PreparedBundle) -> None:
+    bundle = prepared.bundle
+    conversation_id = bundle.conversation_id
+    connection.execute(delete(t.tasks).where(t.tasks.c.conversation_id == conversation_id))
+    connection.execute(
+        delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
+    )
+    if bundle.tasks:
+        connection.execute(
+            insert(t.tasks),
+            [task_row(task, conversation_id, seq) for seq, task in enumerate(bundle.tasks)],
+        )
+    if bundle.subagent_run is not None:
+        connection.execute(
+            insert(t.subagent_runs), [subagent_row(bundle.subagent_run, conversation_id)]
+        )
+
+
+def _content_rows(prepared: PreparedBundle) -> dict[tuple[str, str], tuple[Row, int]]:
+    bundle = prepared.bundle
+    conversation_id = bundle.conversation_id
+    rows: dict[tuple[str, str], tuple[Row, int]] = {}
+    for seq, message in enumerate(bundle.messages):
+        rows[("message", message.source_id)] = (message_row(message, conversation_id, seq), seq)
+    for seq, call in enumerate(bundle.tool_calls):
+        rows[("tool_call", call.source_id)] = (tool_call_row(call, conversation_id, seq), seq)
+    for seq, event in enumerate(bundle.task_events):
+        rows[("task_event", event.source_id)] = (task_event_row(event, conversation_id, seq), seq)
+    return rows
+
+
+_CONTENT_TABLES: dict[str, Table] = {
+    "message": t.messages,
+    "tool_call": t.tool_calls,
+    "task_event": t.task_events,
+}
+
+
+def _write_sources(
+    connection: Connection, prepared: PreparedBundle, now: datetime
+) -> dict[str, Any]:
+    conversation_id = prepared.bundle.conversation_id
+    content = _content_rows(prepared)
+    stored: dict[tuple[str, str], tuple[str, str, int, str]] = {
+        (row.source_type, row.source_id): (
+            row.fingerprint,
+            row.content_hash,
+            row.revision,
+            row.conversation_id,
+        )
+        for row in connection.execute(
+            select(
+                t.sources.c.source_type,
+                t.sources.c.source_id,
+                t.sources.c.fingerprint,
+                t.sources.c.content_hash,
+                t.sources.c.revision,
+                t.sources.c.conversation_id,
+            ).where(t.sources.c.conversation_id == conversation_id)
+        )
+    }
+    unseen = [
+        (s.source_type, s.source_id)
+        for s in prepared.sources
+        if (s.source_type, s.source_id) not in stored
+    ]
+    owned_elsewhere = _owned_elsewhere(connection, unseen, conversation_id) if unseen else set()
+
+    new_sources: list[Row] = []
+    new_versions: list[Row] = []
+    new_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
+    revised_sources: list[Row] = []
+    touched_sources: list[Row] = []
+    replaced_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
+    added = revised = unchanged = updated = 0
+    shared: list[str] = []
+
+    for source in prepared.sources:
+        key = (source.source_type, source.source_id)
+        row, seq = content[key]
+        stored_hash = _stored_hash(source, seq)
+        occurred_at = row.get("created_at")
+        previous = stored.get(key)
+        if previous is None:
+            if key in owned_elsewhere:
+                shared.append(source.source_id)
+                continue
+            added += 1
+            new_sources.append(
+                {
+                    "source_type": source.source_type,
+                    "source_id": source.source_id,
+                    "conversation_id": conversation_id,
+                    "fingerprint": source.fingerprint,
+                    "content_hash": stored_hash,
+                    "revision": 1,
+                    "redactions": source.redactions,
+                    "occurred_at": occurred_at,
+                    "first_seen_at": now,
+                    "updated_at": now,
+                }
+            )
+            new_versions.append(_version(source, 1, now))
+            new_content[source.source_type].append(row)
+            continue
+        fingerprint, old_hash, revision, _owner = previous
+        if fingerprint == source.fingerprint and old_hash == stored_hash:
+            unchanged += 1
+            continue
+        key_values = {"b_type": source.source_type, "b_id": source.source_id}
+        if fingerprint != source.fingerprint:
+            revised += 1
+            revised_sources.append(
+                key_values
+                | {
+                    "fingerprint": source.fingerprint,
+                    "content_hash": stored_hash,
+                    "revision": revision + 1,
+                    "redactions": source.redactions,
+                    "occurred_at": occurred_at,
+                    "updated_at": now,
+                }
+            )
+            new_versions.append(_version(source, revision + 1, now))
+        else:
+            updated += 1
+            touched_sources.append(key_values | {"content_hash": stored_hash, "updated_at": now})
+        replaced_content[source.source_type].append(row)
+
+    if new_sources:
+        connection.execute(insert(t.sources), new_sources)
+    if new_versions:
+        connection.execute(insert(t.source_versions), new_versions)
+    for kind, rows in new_content.items():
+        if rows:
+            connection.execute(insert(_CONTENT_TABLES[kind]), rows)
+    _update_sources(connection, revised_sources, touched_sources)
+    for kind, rows in replaced_content.items():
+        _replace_content(connection, _CONTENT_TABLES[kind], rows)
+    return {
+        "added": added,
+        "revised": revised,
+        "unchanged": unchanged,
+        "updated": updated,
+        "shared": tuple(shared),
+    }
+
+
+def _owned_elsewhere(
+    connection: Connection, keys: Sequence[tuple[str, str]], conversation_id: str
+) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for chunk in _chunks(keys):
+        result = connection.execute(
+            select(t.sources.c.source_type, t.sources.c.source_id).where(
+                tuple_(t.sources.c.source_type, t.sources.c.source_id).in_(list(chunk)),
+                t.sources.c.conversation_id != conversation_id,
+            )
+        )
+        found.update((row.source_type, row.source_id) for row in result)
+    return found
+
+
+def _version(source: PreparedSource, revision: int, now: datetime) -> Row:
+    return {
+        "source_type": source.source_type,
+        "source_id": source.source_id,
+        "revision": revision,
+        "fingerprint": source.fingerprint,
+        "recorded_at": now,
+    }
+
+
+def _update_sources(connection: Connection, revised: list[Row], touched: list[Row]) -> None:
+    where = (t.sources.c.source_type == bindparam("b_type")) & (
+        t.sources.c.source_id == bindparam("b_id")
+    )
+    if revised:
+        connection.execute(
+            update(t.sources)
+            .where(where)
+            .values(
+                fingerprint=bindparam("fingerprint"),
+                content_hash=bindparam("content_hash"),
+                revision=bindparam("revision"),
+                redactions=bindparam("redactions"),
+                occurred_at=bindparam("occurred_at"),
+                updated_at=bindparam("updated_at"),
+            ),
+            revised,
+        )
+    if touched:
+        connection.execute(
+            update(t.sources)
+            .where(where)
+            .values(content_hash=bindparam("content_hash"), updated_at=bindparam("updated_at")),
+            touched,
+        )
+
+
+def _replace_content(connection: Connection, table: Table, rows: list[Row]) -> None:
+    if not rows:
+        return
+    ids = [row["source_id"] for row in rows]
+    for chunk in _chunks(ids):
+        connection.execute(delete(table).where(table.c.source_id.in_(list(chunk))))
+    connection.execute(insert(table), rows)
