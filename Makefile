@@ -27,8 +27,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The store contract suite also runs on PostgreSQL when a local server can be started.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh || true)" $(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
