@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,11 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 
 
 @pytest.fixture(autouse=True)
-def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own PROCTOR_HOME; nothing touches the user's ~/.proctor."""
     home = tmp_path / "proctor-home"
     monkeypatch.setenv("PROCTOR_HOME", str(home))
-    yield home
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     ├── SourceError            an input file or record cannot be read (file, line, reason)
     │   └── UnknownFormatError no adapter recognises the input
     ├── StoreError             the database cannot be opened, migrated or written
-    │   └── MigrationError     a schema migration failed; the database is unchanged
+    │   ├── MigrationError     a schema migration failed; the database is unchanged
+    │   └── ConversationWriteError  one conversation's data was refused; nothing of it written
     ├── NotFoundError          an id given by the user does not exist
     └── BusyError              another run holds the one execution slot
 
@@ -52,6 +53,10 @@ class StoreError(ProctorError):
 
 class MigrationError(StoreError):
     """A schema migration failed; the database was left at its previous version."""
+
+
+class ConversationWriteError(StoreError):
+    """One conversation could not be written (its data broke a constraint); it was rolled back."""
 
 
 class NotFoundError(ProctorError):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, select
 
-from proctor.errors import NotFoundError, StoreError
+from proctor.errors import ConversationWriteError, NotFoundError, StoreError
 from proctor.sources import prepare_bundle
 from proctor.store import SqlStore
 from proctor.store._schema import metadata
@@ -165,7 +165,7 @@ def test_a_failing_write_leaves_the_previous_state_whole(
             duplicate,
         ),
     )
-    with pytest.raises(Exception):  # noqa: B017 - the backend's integrity error
+    with pytest.raises(ConversationWriteError, match="test:conv-1"):
         store.write_conversation(prepare_bundle(broken))
     assert table_dump(backend_url) == before
 

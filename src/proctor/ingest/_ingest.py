@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.errors import ConversationWriteError
 from proctor.sources import (
     Limits,
     Plan,
@@ -202,7 +203,10 @@ def _ingest_unit(
         if isinstance(item, SourceIssue):
             report.issues.append(item)
             continue
-        written_ids.append(_write_bundle(store, item, report, stats, project, limits))
+        try:
+            written_ids.append(_write_bundle(store, item, report, stats, project, limits))
+        except ConversationWriteError as exc:
+            report.issues.append(SourceIssue(str(unit.path), str(exc)))
     if written_ids:
         store.record_imported_file(
             ImportedFile(

@@ -16,10 +16,10 @@ from typing import Protocol
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.base import OptionEngine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from proctor._util.clock import utcnow
-from proctor.errors import StoreError
+from proctor.errors import ConversationWriteError, StoreError
 from proctor.store import _reader as reads
 from proctor.store import _schema as t
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
@@ -168,6 +168,10 @@ class SqlStore:
         try:
             with self._writer.begin() as connection:
                 yield connection
+        except IntegrityError as exc:
+            raise ConversationWriteError(
+                f"the write was refused and rolled back ({exc.orig}); nothing of it was stored"
+            ) from exc
         except OperationalError as exc:
             raise StoreError(f"cannot write {self.description}: {exc.orig}") from exc
 
@@ -265,9 +269,14 @@ class SqlStore:
         self, prepared: PreparedBundle, *, project: str | None = None
     ) -> WriteOutcome:
         """Write one conversation in one transaction; unchanged sources are not written."""
-        with self._write() as c:
-            name = project or self._project_for(c, prepared)
-            return write_conversation(c, prepared, name, utcnow())
+        try:
+            with self._write() as c:
+                name = project or self._project_for(c, prepared)
+                return write_conversation(c, prepared, name, utcnow())
+        except ConversationWriteError as exc:
+            raise ConversationWriteError(
+                f"conversation {prepared.bundle.conversation_id!r} could not be stored: {exc}"
+            ) from exc
 
     def _project_for(self, connection: Connection, prepared: PreparedBundle) -> str:
         conversation = prepared.bundle.conversation
