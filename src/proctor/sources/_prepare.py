@@ -48,14 +48,26 @@ class Limits:
 
 
 _REASONING_TAGS = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
-_DATA_URI = re.compile(r"data:([\w.+\-]+/[\w.+\-]+)?(?:;[\w=\-]+)*;base64,([A-Za-z0-9+/=\s]{64,})")
+_DATA_URI = re.compile(r"data:([\w.+\-]+/[\w.+\-]+)?(?:;[\w=\-]+)*;base64,([A-Za-z0-9+/=]{64,})")
 _RAW_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{2048,}={0,2}(?![A-Za-z0-9+/=])")
 
 
 def _placeholder_for_data_uri(match: re.Match[str]) -> str:
     media_type = match.group(1) or "application/octet-stream"
-    size = len(re.sub(r"\s", "", match.group(2))) * 3 // 4
-    return f"[{media_type} data, {size} bytes]"
+    return f"[{media_type} data, {len(match.group(2)) * 3 // 4} bytes]"
+
+
+def _placeholder_for_base64(match: re.Match[str]) -> str:
+    run = match.group(0)
+    sample = run[:4096]
+    # Real base64 mixes cases and digits; a long run of one letter or a word is not data.
+    if not (
+        any(c.isdigit() for c in sample)
+        and any(c.isupper() for c in sample)
+        and any(c.islower() for c in sample)
+    ):
+        return run
+    return f"[base64 data, {len(run) * 3 // 4} bytes]"
 
 
 def bound_text(text: str, limit: int) -> tuple[str, int | None]:
@@ -79,9 +91,7 @@ class _Sanitizer:
         if "base64," in text:
             text = _DATA_URI.sub(_placeholder_for_data_uri, text)
         if len(text) >= 2048 and _RAW_BASE64.search(text):
-            text = _RAW_BASE64.sub(
-                lambda m: f"[base64 data, {len(m.group(0)) * 3 // 4} bytes]", text
-            )
+            text = _RAW_BASE64.sub(_placeholder_for_base64, text)
         text = self.redactor.redact(text)
         bounded, original = bound_text(text, limit)
         if original is not None:

@@ -101,6 +101,7 @@ _PREFILTER = re.compile(
     r"PRIVATE KEY|sk-|AIza|AKIA|ASIA|ABIA|ACCA|(?i:secret)|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|"
     r"_live_|_test_|hf_|npm_|gsk_|xai-|eyJ|(?i:authorization|cookie|bearer)|://|(?i:token|passw|api_?key|access_key)"
 )
+_NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
@@ -149,6 +150,8 @@ class Redactor:
         secret = inner.group(group)
         if _PLACEHOLDER.fullmatch(secret) or secret.startswith("[REDACTED:"):
             return whole
+        if kind in _NEEDS_NON_LETTER and secret.replace(" ", "").isalpha():
+            return whole  # "Authorization: required" is prose, not a credential
         start, end = inner.span(group)
         self.counts[kind] += 1
         return f"{whole[:start]}[REDACTED:{kind}]{whole[end:]}"
