@@ -1,0 +1,160 @@
+"""Ingest throughput and peak memory, Proctor vs. claude-code-log, on the same files.
+
+Builds a corpus by repeating real Claude Code session files (ids rewritten per copy so
+every copy is a distinct session), then runs, each in its own process so peak memory is
+its own:
+
+- ``claude-code-log`` parse only: ``claude_code_log.converter.load_transcript`` per file;
+- ``proctor`` parse **and store**: ``proctor.ingest.ingest`` into a fresh SQLite file.
+
+Both rates use the same numerator — the transcript entries claude-code-log parses from the
+corpus — so the ratio compares time for the same input. Targets (issue #2): Proctor ≥ 3×
+claude-code-log's rate; Proctor peak RSS < 300 MB on a 1 GB corpus.
+
+    python bench/ingest.py                 # 200 MB corpus
+    python bench/ingest.py --size-mb 1024  # the memory target
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO.parent / "shared"))
+SAMPLES = [
+    SHARED / "transcripts/claude-code/marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+    SHARED / "transcripts/claude-code/marot-spotter/tool_heavy.jsonl",
+    SHARED / "transcripts/claude-code/marot-spotter/short.jsonl",
+    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
+    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/b25638d7-b104-4f06-a797-70ac33d069ed.jsonl",
+    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
+]
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
+
+
+def build_corpus(target: Path, size_mb: int) -> tuple[int, int]:
+    """Write copies of the samples until ``size_mb``; return (files, bytes)."""
+    marker = target / ".complete"
+    if marker.exists():
+        files = sorted(target.rglob("*.jsonl"))
+        return len(files), sum(f.stat().st_size for f in files)
+    target.mkdir(parents=True, exist_ok=True)
+    sources = [p.read_bytes() for p in SAMPLES if p.exists()]
+    if not sources:
+        raise SystemExit(f"no sample files under {SHARED}; set PROCTOR_SHARED_DIR")
+    written = files = copy = 0
+    while written < size_mb * 1024 * 1024:
+        tag = f"{copy:08x}".encode()
+        for data in sources:
+            # A distinct session per copy: new uuids, new provider ids.
+            data = _UUID.sub(lambda m, t=tag: t + m.group(0)[8:], data)
+            data = _PROVIDER_ID.sub(lambda m, t=tag: m.group(1) + t + m.group(2), data)
+            folder = target / f"proj-{copy % 50:02d}"
+            folder.mkdir(exist_ok=True)
+            session = _UUID.search(data)
+            name = (session.group(0).decode() if session else f"s{files}") + f"-{files}.jsonl"
+            (folder / name).write_bytes(data)
+            written += len(data)
+            files += 1
+        copy += 1
+    marker.write_text("ok")
+    return files, written
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_peer(corpus: Path) -> dict[str, float]:
+    """claude-code-log: parse every file, count the entries it returns."""
+    from claude_code_log.converter import load_transcript
+
+    files = sorted(corpus.rglob("*.jsonl"))
+    start = time.perf_counter()
+    entries = 0
+    for path in files:
+        entries += len(load_transcript(path, silent=True))
+    elapsed = time.perf_counter() - start
+    return {"entries": entries, "seconds": elapsed, "peak_rss_mb": _peak_rss_mb()}
+
+
+def run_proctor(corpus: Path) -> dict[str, float]:
+    """Proctor: detect, parse, redact, fingerprint and store every file."""
+    from proctor.ingest import ingest
+    from proctor.store import open_store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "bench.db")
+        start = time.perf_counter()
+        report = ingest(store, [corpus])
+        elapsed = time.perf_counter() - start
+        counts = store.counts()
+        store.close()
+        db_mb = (Path(tmp) / "bench.db").stat().st_size / 1e6
+    return {
+        "seconds": elapsed,
+        "peak_rss_mb": _peak_rss_mb(),
+        "conversations": report.conversations,
+        "messages_stored": counts.messages,
+        "tool_calls_stored": counts.tool_calls,
+        "errors": len(report.errors),
+        "db_mb": db_mb,
+    }
+
+
+def _in_subprocess(which: str, corpus: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--run", which, "--corpus", str(corpus)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    """Build the corpus, run both tools, print the comparison."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size-mb", type=int, default=200)
+    parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--run", choices=["peer", "proctor"], help=argparse.SUPPRESS)
+    parser.add_argument("--skip-peer", action="store_true", help="Measure Proctor only.")
+    args = parser.parse_args()
+    if args.run:
+        result = run_peer(args.corpus) if args.run == "peer" else run_proctor(args.corpus)
+        print(json.dumps(result))
+        return
+    corpus = args.corpus or REPO / "bench" / ".corpus" / f"{args.size_mb}mb"
+    files, size = build_corpus(corpus, args.size_mb)
+    print(f"corpus: {files} files, {size / 1e6:.0f} MB at {corpus}")
+    peer = _in_subprocess("peer", corpus) if not args.skip_peer else None
+    proctor = _in_subprocess("proctor", corpus)
+    entries = peer["entries"] if peer else proctor["messages_stored"]
+    rows = []
+    if peer:
+        rows.append(("claude-code-log (parse only)", entries / peer["seconds"], peer["seconds"], peer["peak_rss_mb"]))
+    rows.append(("proctor (parse + store)", entries / proctor["seconds"], proctor["seconds"], proctor["peak_rss_mb"]))
+    print(f"{'tool':<32}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
+    for name, rate, seconds, rss in rows:
+        print(f"{name:<32}{rate:>12,.0f}{seconds:>10.1f}{rss:>10.0f}")
+    if peer:
+        print(f"ratio proctor / claude-code-log: {peer['seconds'] / proctor['seconds']:.2f}x (target >= 3x)")
+    print(
+        f"proctor stored {proctor['conversations']:.0f} conversations, {proctor['messages_stored']:.0f} messages, "
+        f"{proctor['tool_calls_stored']:.0f} tool calls ({proctor['db_mb']:.0f} MB database, {proctor['errors']:.0f} errors)"
+    )
+
+
+if __name__ == "__main__":
+    main()
