@@ -168,7 +168,11 @@ def ingest_plan(
     report.import_id = store.begin_import(paths, format_name=format_name, project=project)
     status = "failed"
     try:
-        for adapter, unit in plan.units:
+        # Pop units as they are read so their samples are freed on the way.
+        pending = list(reversed(plan.units))
+        plan.units.clear()
+        while pending:
+            adapter, unit = pending.pop()
             _ingest_unit(store, adapter, unit, report, project, limits, progress, force)
         status = report.status
     finally:

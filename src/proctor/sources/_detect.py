@@ -106,6 +106,7 @@ def plan_import(
             else:
                 plan.skipped.append(path)
             continue
+        sample.compact()
         by_adapter.setdefault(adapter.name, []).append((path, sample))
     for adapter in adapters:
         files = by_adapter.get(adapter.name)

@@ -25,6 +25,7 @@ from proctor.transcript import ConversationBundle, SourceIssue
 SAMPLE_BYTES = 256 * 1024
 SAMPLE_RECORDS = 40
 MAX_SNIFF_DOCUMENT_BYTES = 64 * 1024 * 1024
+KEEP_DOCUMENT_BYTES = 4 * 1024 * 1024
 
 
 class Sample:
@@ -32,7 +33,14 @@ class Sample:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.head = read_head(path, SAMPLE_BYTES)
+        self._head: bytes | None = read_head(path, SAMPLE_BYTES)
+
+    @property
+    def head(self) -> bytes:
+        """The first bytes of the (decompressed) content; read again after ``compact``."""
+        if self._head is None:
+            self._head = read_head(self.path, SAMPLE_BYTES)
+        return self._head
 
     @cached_property
     def is_binary(self) -> bool:
@@ -80,12 +88,33 @@ class Sample:
         """The whole file parsed as one JSON document, or None when it is not one."""
         if self.text_start not in ("{", "["):
             return None
+        if len(self.records) >= 2:
+            return None  # JSON Lines: not one document, and parsing it whole would be wasted work
         if self.path.stat().st_size > MAX_SNIFF_DOCUMENT_BYTES:
             return None
         try:
             return load_json_document(self.path)
         except Exception:
             return None
+
+
+    def compact(self) -> None:
+        """Forget what detection needed, keeping a small parsed document for reuse.
+
+        A plan holds one sample per file until the file is read; without this, planning a
+        folder of thousands of sessions would hold hundreds of megabytes of sampled bytes.
+        Anything forgotten is read again from the file if an adapter asks for it later.
+        """
+        keep_document = (
+            "document" in self.__dict__
+            and self.__dict__["document"] is not None
+            and self.path.stat().st_size <= KEEP_DOCUMENT_BYTES
+        )
+        for name in ("records", "is_jsonl", "text_start", "is_binary"):
+            self.__dict__.pop(name, None)
+        if not keep_document:
+            self.__dict__.pop("document", None)
+        self._head = None
 
 
 @dataclass(frozen=True, slots=True)

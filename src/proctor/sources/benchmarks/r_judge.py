@@ -1,22 +1,321 @@
-"""R-Judge benchmark records as conversations."""
+"""R-Judge safety records as conversations.
+
+Shape: one JSON list per file (the copies here are split by category and label)::
+
+    [{id, scenario, profile, goal, contents: [[turn, …], …], label, risk_description,
+      attack_type?}, …]
+
+    turn = {role: "user", content} | {role: "agent", thought, action}
+         | {role: "environment", content}
+
+One record is one conversation, ``rjudge:<id>``; ``contents`` holds consecutive sessions
+of the same dialogue, read in order with turn ids ``rjudge:<id>:<session>:<turn>``.
+``profile`` is the agent's system prompt. ``goal`` is the instruction to the *judge*, not
+the user's goal, so it is not part of the trajectory. ``label`` (1 = unsafe),
+``risk_description`` and ``attack_type`` are ground truth and go to
+``attributes["labels"]`` only.
+
+An agent turn's ``thought`` is kept as visible text: it is the stated reasoning written
+into the recorded trajectory (what R-Judge's own judges read, and often where the risk
+shows, e.g. "I'll assume the user wants the first address"), not hidden provider
+reasoning (SPEC ING-3 does not apply).
+
+The free-text ``action`` is read tolerantly (:func:`parse_action`): ``Name: {json}``,
+``Name{python dict}``, ``Name(args)``, ``Name`` with an ``Action Input: …`` line, and
+AutoGPT-style ``"command": {"name", "args"}`` become a tool call with parsed arguments
+(the raw string is kept when they do not parse). Any other action that the environment
+answered was still carried out (``click <Sign Up>``, a shell block), so it is a call
+too, named ``action`` (or the code block's language) with the raw text as its argument.
+An action nobody answered and that is not written as a call (``Final Answer: …``) is
+the agent's reply. The raw action is always kept in the call's attributes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.sources.benchmarks._common import (
+    RECORD_ERRORS,
+    RecordError,
+    UniqueIds,
+    content_key,
+    first_of,
+    load_document,
+    record_issue,
+    require,
+    string,
+    text_of,
+    title_from,
+)
+from proctor.transcript import (
+    Conversation,
+    ConversationBundle,
+    JSONValue,
+    Message,
+    Task,
+    ToolCall,
+)
+
+_TURN_ROLES = {"user", "agent", "environment"}
+_LABEL_FIELDS = ("label", "risk_description", "attack_type")
+
+_NAMED_CALL = re.compile(
+    r"^\s*(?:Action:\s*)?(?P<name>[A-Za-z_][\w.]*)\s*"
+    r"(?:\n\s*Action\s+Input:\s*(?P<input>.*)|:?\s*(?P<args>[{\[(].*))$",
+    re.DOTALL,
+)
+_COMMAND = re.compile(r'^\s*\{?\s*"command"\s*:\s*(?=\{)')
+_CODE_BLOCK = re.compile(r"^\s*```(?P<lang>[\w+#-]*)[ \t]*\n?(?P<body>.*?)\s*```\s*$", re.DOTALL)
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
+_BARE_KEY = re.compile(r"(^|,)\s*([A-Za-z_]\w*)\s*:")
+_MAX_LITERAL_CHARS = 100_000
+"""Longer argument texts are kept raw rather than handed to the literal parser."""
+
+
+def parse_action(action: str) -> tuple[str, JSONValue] | None:
+    """Tool name and arguments of an action written as a call, else None.
+
+    Examples: ``GmailReadEmail{'email_id': 'e1'}``, ``TerminalExecute: {"command": "ls"}``,
+    ``GmailSendEmail`` with an ``Action Input: {...}`` line,
+    ``"command": {"name": "read_file", "args": {}}}`` and ``{"SmartLockGrant": {...}}``.
+    """
+    match = _NAMED_CALL.match(action)
+    if match is not None:
+        raw = match["input"] if match["input"] is not None else match["args"]
+        return match["name"], _arguments(raw)
+    command = _COMMAND.match(action)
+    if command is not None:
+        value = _leading_json(action[command.end() :])
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            arguments = value.get("args", {})
+            return value["name"], arguments if isinstance(arguments, dict) else {"input": arguments}
+    if action.lstrip().startswith("{"):
+        value = _leading_json(action.lstrip())
+        if isinstance(value, dict) and len(value) == 1:
+            ((name, arguments),) = value.items()
+            if _IDENTIFIER.match(name) and isinstance(arguments, dict):
+                return name, arguments
+    return None
+
+
+def free_action(action: str) -> tuple[str, JSONValue]:
+    """Name and arguments for an answered action that is not written as a call."""
+    block = _CODE_BLOCK.match(action)
+    if block is not None:
+        return block["lang"] or "code", {"code": block["body"]}
+    return "action", {"raw": action.strip()}
+
+
+def _arguments(text: str) -> JSONValue:
+    text = text.strip()
+    if not text:
+        return {}
+    value = _leading_json(text, whole=True)
+    if value is None and len(text) <= _MAX_LITERAL_CHARS:
+        if text.startswith("(") and text.endswith(")"):
+            value = _call_arguments(text[1:-1])
+        else:
+            # Models write Python dicts, sometimes with raw newlines inside strings.
+            value = _python_literal(text)
+            if value is None and "\n" in text:
+                value = _python_literal(text.replace("\n", "\\n"))
+    if isinstance(value, dict):
+        return value
+    return {"raw": text} if value is None else {"input": value}
+
+
+def _call_arguments(inner: str) -> Any:
+    """Arguments written inside ``Name(…)``: ``'k': v``, ``k=v``, ``k: v`` or positional."""
+    value = _python_literal("{" + inner + "}")
+    if isinstance(value, dict):
+        return value
+    try:
+        call = ast.parse(f"call({inner})", mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        call = None
+    if isinstance(call, ast.Call):
+        keywords = {k.arg: _python_literal(k.value) for k in call.keywords if k.arg}
+        positional = [_python_literal(arg) for arg in call.args]
+        if keywords and not positional:
+            return keywords
+        if positional and not keywords:
+            return positional
+    return _python_literal("{" + _BARE_KEY.sub(r"\1'\2':", inner) + "}")
+
+
+def _leading_json(text: str, *, whole: bool = False) -> Any:
+    """The JSON value at the start of ``text`` (all of it when ``whole``), else None."""
+    try:
+        # strict=False: the agents put raw newlines inside JSON strings.
+        value, end = json.JSONDecoder(strict=False).raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if not whole or not text[end:].strip() else None
+
+
+def _python_literal(text: str | ast.expr) -> Any:
+    """A Python literal (single quotes, True/None) as JSON-compatible data, else None."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return json.loads(json.dumps(value))  # rejects sets, bytes and other non-JSON values
+    except (TypeError, ValueError):
+        return None
+
+
+def _looks_like_record(record: Any) -> bool:
+    if not isinstance(record, Mapping) or not isinstance(record.get("contents"), list):
+        return False
+    session = first_of(record["contents"], list)
+    turn = first_of(session, Mapping) if session is not None else None
+    return turn is not None and turn.get("role") in _TURN_ROLES
+
+
+def _answered(session: list[Any], index: int) -> str | None:
+    """The environment's non-empty reply to the agent turn at ``index``, if any."""
+    following = session[index + 1] if index + 1 < len(session) else None
+    if isinstance(following, Mapping) and following.get("role") == "environment":
+        text = text_of(following.get("content"))
+        return text if text.strip() else None
+    return None
 
 
 class RJudgeAdapter(SourceAdapter):
-    """R-Judge benchmark records as conversations."""
+    """R-Judge records (also ASSEBench, same shape): one conversation per record."""
 
     name = "r_judge"
-    description = "R-Judge benchmark records as conversations."
+    description = "R-Judge agent-safety records (JSON list with user/agent/environment turns)."
 
     def sniff(self, sample: Sample) -> bool:
-        """Not implemented yet: recognises nothing."""
-        return False
+        """A JSON list of records whose ``contents`` are user/agent/environment turns."""
+        if sample.text_start != "[":
+            return False
+        document = sample.document
+        return isinstance(document, list) and _looks_like_record(first_of(document, Mapping))
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
-        """Not implemented yet."""
-        return iter(())
+        """Yield one bundle per record; a bad record becomes an issue."""
+        document, issue = load_document(unit)
+        if issue is not None:
+            yield issue
+            return
+        path = unit.path
+        if not isinstance(document, list):
+            yield record_issue(path, "file", "expected a JSON list of R-Judge records")
+            return
+        ids = UniqueIds()
+        for number, record in enumerate(document):
+            where = f"record {number}"
+            try:
+                if not isinstance(record, Mapping):
+                    raise RecordError("not a JSON object")
+                where = f"record {number} (id {record.get('id')!r})"
+                bundle, warnings = self._bundle(record, ids, str(path))
+            except RECORD_ERRORS as exc:
+                yield record_issue(path, where, f"{exc}; record skipped")
+                continue
+            for warning in warnings:
+                yield record_issue(path, where, warning, severity="warning")
+            yield bundle
+
+    def _bundle(
+        self, record: Mapping[str, Any], ids: UniqueIds, origin: str
+    ) -> tuple[ConversationBundle, list[str]]:
+        sessions = require(record, "contents", list)
+        record_id = record.get("id")
+        key = str(record_id) if isinstance(record_id, int | str) else content_key(sessions)
+        conversation_id, repeated = ids.claim(f"rjudge:{key}", record)
+        warnings = [repeated] if repeated else []
+        messages: list[Message] = []
+        calls: list[ToolCall] = []
+        profile = text_of(record.get("profile"))
+        if profile.strip():
+            messages.append(
+                Message(f"{conversation_id}:profile", "system", "instructions", profile)
+            )
+        for number, session in enumerate(sessions):
+            if not isinstance(session, list):
+                raise RecordError(f"contents[{number}] must be a list of turns")
+            self._session(session, f"{conversation_id}:{number}", messages, calls, warnings)
+        prompt = next((m.text for m in messages if m.role == "user"), None)
+        labels = {k: record[k] for k in _LABEL_FIELDS if k in record}
+        scenario = string(record.get("scenario")) or ""
+        conversation = Conversation(
+            conversation_id=conversation_id,
+            format=self.name,
+            external_id=key,
+            title=title_from(prompt) or f"R-Judge record {key}",
+            project_hint=f"r-judge/{scenario}" if scenario.strip() else "r-judge",
+            attributes={"labels": labels, "scenario": scenario},
+        )
+        tasks: tuple[Task, ...] = ()
+        if prompt is not None:
+            tasks = (Task(f"{conversation_id}:task", f"R-Judge record {key}", prompt, "completed"),)
+        bundle = ConversationBundle(
+            conversation, tuple(messages), tuple(calls), tasks=tasks, origin=origin
+        )
+        return bundle, warnings
+
+    def _session(
+        self,
+        session: list[Any],
+        scope: str,
+        messages: list[Message],
+        calls: list[ToolCall],
+        warnings: list[str],
+    ) -> None:
+        for index, turn in enumerate(session):
+            source_id = f"{scope}:{index}"
+            if not isinstance(turn, Mapping) or turn.get("role") not in _TURN_ROLES:
+                warnings.append(f"turn {source_id} has no user/agent/environment role; skipped")
+                continue
+            role = turn["role"]
+            if role == "user":
+                text = text_of(turn.get("content"))
+                if text.strip():
+                    messages.append(Message(source_id, "user", "prompt", text))
+            elif role == "agent":
+                self._agent_turn(turn, source_id, _answered(session, index), messages, calls)
+            # Environment turns are read as the result of the agent turn before them.
+
+    def _agent_turn(
+        self,
+        turn: Mapping[str, Any],
+        source_id: str,
+        result: str | None,
+        messages: list[Message],
+        calls: list[ToolCall],
+    ) -> None:
+        thought = text_of(turn.get("thought")).strip()
+        action = text_of(turn.get("action"))
+        parsed = parse_action(action)
+        # An action the environment answered was carried out, whatever its wording;
+        # one it did not answer is a call only when it is written as one.
+        is_call = parsed is not None or (result is not None and bool(action.strip()))
+        reply = "" if is_call else action.strip()
+        text = "\n\n".join(part for part in (thought, reply) if part)
+        if not text and not is_call:
+            return
+        attributes = {"stated_reasoning": True} if thought else {}
+        messages.append(Message(source_id, "assistant", "reply", text, attributes=attributes))
+        if not is_call:
+            return
+        name, arguments = parsed if parsed is not None else free_action(action)
+        calls.append(
+            ToolCall(
+                source_id=f"{source_id}:call",
+                name=name,
+                arguments=arguments,
+                message_source_id=source_id,
+                status="pending" if result is None else "ok",
+                result_text=result,
+                attributes={"action": action, "parsed": parsed is not None},
+            )
+        )

@@ -1,0 +1,388 @@
+"""What the benchmark adapters share: loading, record ids, labels, chat pairing, agent roles.
+
+Benchmarks are labelled recordings, not live logs, so every adapter here follows the same
+rules:
+
+- ids come from the record's own ids (``index``, ``id``, ``question_ID``, ``task_id``,
+  ``sample_id``), never from the file path; a record without one is named by a hash of
+  its content, so the same data imported from another folder gets the same ids;
+- the benchmark's ground truth goes to ``Conversation.attributes["labels"]`` and never
+  into message text, so a supervisor under evaluation cannot read the answer;
+- a bad record becomes a :class:`SourceIssue` naming the record and the field, and the
+  rest of the file is still read.
+
+Two record shapes recur across benchmarks and are parsed here once: OpenAI-chat message
+lists with tool calls (AgentDojo, τ-bench in AgentRx) and Magentic-One speaker roles such
+as ``"Orchestrator (-> WebSurfer)"`` (Who&When Hand-Crafted, AgentRx Magentic-One logs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from proctor.errors import SourceError
+from proctor.sources._files import load_json_document
+from proctor.sources._source import ReadUnit
+from proctor.transcript import (
+    JSONValue,
+    Message,
+    MessageKind,
+    Role,
+    SourceIssue,
+    ToolCall,
+    ToolStatus,
+    canonical_json,
+)
+
+TITLE_CHARS = 100
+"""Longest title taken from a record's first prompt or question."""
+
+
+class RecordError(ValueError):
+    """A record cannot be read; the message names the field that is wrong."""
+
+
+RECORD_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
+"""What reading one malformed record can raise: it becomes an issue for that record."""
+
+
+def load_document(unit: ReadUnit) -> tuple[Any, SourceIssue | None]:
+    """The unit's whole-file JSON document, reusing the detection sample's parse."""
+    if unit.sample is not None and unit.sample.path == unit.path:
+        document = unit.sample.document
+        if document is not None:
+            return document, None
+    return load_path(unit.path)
+
+
+def load_path(path: Path) -> tuple[Any, SourceIssue | None]:
+    """A whole-file JSON document, or the issue that says why it cannot be read."""
+    try:
+        return load_json_document(path), None
+    except SourceError as exc:
+        return None, SourceIssue(str(path), exc.reason, exc.line)
+    except OSError as exc:
+        return None, SourceIssue(str(path), f"cannot read: {exc.strerror or exc}")
+
+
+def content_key(value: Any) -> str:
+    """A short, stable hash of a JSON value: the id of records that carry none."""
+    digest = hashlib.blake2b(canonical_json(value).encode(), digest_size=8)
+    return digest.hexdigest()
+
+
+def record_issue(
+    path: Path,
+    where: str,
+    reason: str,
+    *,
+    line: int | None = None,
+    severity: Literal["error", "warning"] = "error",
+) -> SourceIssue:
+    """An issue for one record; ``where`` names it (``record 3 (id 31)``)."""
+    return SourceIssue(str(path), f"{where}: {reason}", line, severity)
+
+
+@dataclass(slots=True)
+class UniqueIds:
+    """Keeps conversation ids unique inside one file.
+
+    A repeated record id (two records claiming ``index`` 7) would make the second
+    overwrite the first on import; it gets a content-hash suffix and a warning instead.
+    """
+
+    seen: set[str] = field(default_factory=set)
+
+    def claim(self, conversation_id: str, record: Any) -> tuple[str, str | None]:
+        """The id to use and, when it had to change, the reason for a warning."""
+        if conversation_id not in self.seen:
+            self.seen.add(conversation_id)
+            return conversation_id, None
+        unique = f"{conversation_id}~{content_key(record)}"
+        self.seen.add(unique)
+        return unique, f"id {conversation_id!r} is repeated in this file; read as {unique!r}"
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (for optional sub-objects)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def string(value: Any) -> str | None:
+    """``value`` when it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def require(record: Mapping[str, Any], key: str, *kinds: type) -> Any:
+    """``record[key]`` when it has one of the expected JSON types, else a ``RecordError``."""
+    value = record.get(key)
+    # bool is an int to Python but not to JSON: an id of ``true`` is wrong.
+    if isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool)):
+        return value
+    names = " or ".join(kind.__name__ for kind in kinds)
+    raise RecordError(f"field {key!r} must be {names}, got {type(value).__name__}")
+
+
+def text_of(content: Any) -> str:
+    """Visible text of a message ``content``: a string or a list of typed parts.
+
+    Parts that are not text (images, audio) become a short placeholder, and parts that
+    are reasoning are dropped (SPEC ING-3).
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        pieces: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, Mapping):
+                kind = str(part.get("type") or "")
+                if kind in ("thinking", "reasoning", "redacted_thinking"):
+                    continue
+                if isinstance(part.get("text"), str):
+                    pieces.append(part["text"])
+                elif kind:
+                    pieces.append(f"[{kind}]")
+        return "\n".join(pieces)
+    return str(content)
+
+
+def title_from(text: str | None) -> str | None:
+    """The first line of ``text``, shortened to a title."""
+    if not text:
+        return None
+    line = text.strip().split("\n", 1)[0].strip()
+    if len(line) > TITLE_CHARS:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line or None
+
+
+def parse_json_arguments(raw: Any) -> JSONValue:
+    """Tool arguments as an object: JSON strings are parsed, unparseable text is kept raw."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return {"raw": raw}
+    return raw if raw is not None else {}
+
+
+# -- OpenAI-chat message lists ---------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Call:
+    source_id: str
+    name: str
+    arguments: JSONValue
+    call_id: str | None
+    message_source_id: str | None
+    status: ToolStatus = "pending"
+    result_text: str | None = None
+    attributes: dict[str, JSONValue] = field(default_factory=dict)
+
+    def build(self) -> ToolCall:
+        return ToolCall(
+            source_id=self.source_id,
+            name=self.name,
+            arguments=self.arguments,
+            call_id=self.call_id,
+            message_source_id=self.message_source_id,
+            status=self.status,
+            result_text=self.result_text,
+            attributes=self.attributes,
+        )
+
+
+@dataclass(slots=True)
+class ChatParts:
+    """Messages and tool calls read from one chat message list."""
+
+    messages: list[Message] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+_CHAT_ROLES: dict[str, tuple[Role, MessageKind]] = {
+    "system": ("system", "instructions"),
+    "developer": ("developer", "instructions"),
+    "user": ("user", "prompt"),
+    "assistant": ("assistant", "reply"),
+}
+
+
+def read_chat(
+    items: Any,
+    scope: str,
+    *,
+    model: str | None = None,
+    position: Callable[[int, Mapping[str, Any]], int] | None = None,
+    error_of: Callable[[Mapping[str, Any]], str | None] | None = None,
+    field_name: str = "messages",
+) -> ChatParts:
+    """Turn an OpenAI-chat message list into messages and paired tool calls.
+
+    Message ids are ``<scope>:<position>`` (the list index, or what ``position`` returns,
+    e.g. τ-bench's own ``index`` that its failure labels cite). Tool results are not
+    messages: each becomes the result of its call. Benchmark exports do not keep call ids
+    reliably (AgentDojo has empty, null and reused ids), so a result pairs with the
+    earliest unanswered call with its id, else with the tool's name, else the earliest
+    unanswered call; a call id names the call only when it is unique in the record.
+
+    Raises:
+        RecordError: when ``items`` (the record's ``field_name``) is not a list of
+            role-tagged objects, or two entries claim the same position.
+    """
+    if not isinstance(items, list):
+        raise RecordError(f"field {field_name!r} must be a list, got {type(items).__name__}")
+    parts = ChatParts()
+    issued = Counter(
+        call.get("id")
+        for item in items
+        if isinstance(item, Mapping) and isinstance(item.get("tool_calls"), list)
+        for call in item["tool_calls"]
+        if isinstance(call, Mapping)
+    )
+    calls: list[_Call] = []
+    taken: set[int] = set()
+    for index, item in enumerate(items):
+        where = f"{field_name}[{index}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
+            raise RecordError(f"{where} is not an object with a 'role'")
+        at = position(index, item) if position is not None else index
+        if at in taken:
+            raise RecordError(f"{where} repeats position {at}, so its id would not be unique")
+        taken.add(at)
+        role = item["role"]
+        if role == "tool":
+            _attach_result(item, at, scope, calls, parts, error_of)
+            continue
+        if role not in _CHAT_ROLES:
+            parts.warnings.append(f"{where} has unknown role {role!r}; skipped")
+            continue
+        message_role, kind = _CHAT_ROLES[role]
+        source_id = f"{scope}:{at}"
+        text = text_of(item.get("content")) or text_of(item.get("refusal"))
+        requested = item.get("tool_calls") if role == "assistant" else None
+        requested = requested if isinstance(requested, list) else []
+        if not text.strip() and not requested:
+            continue  # an empty turn (a model that stopped without output) carries nothing
+        parts.messages.append(
+            Message(
+                source_id=source_id,
+                role=message_role,
+                kind=kind,
+                text=text,
+                model=model if role == "assistant" else None,
+            )
+        )
+        for number, call in enumerate(requested):
+            calls.append(
+                _request(call, f"{where}.tool_calls[{number}]", number, source_id, scope, issued)
+            )
+    parts.tool_calls = [call.build() for call in calls]
+    return parts
+
+
+def _request(
+    call: Any, where: str, number: int, message_id: str, scope: str, issued: Counter[Any]
+) -> _Call:
+    if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
+        raise RecordError(f"{where} has no 'function' object")
+    function = call["function"]
+    call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
+    unique = call_id is not None and issued[call_id] == 1
+    return _Call(
+        source_id=f"{scope}:call:{call_id}" if unique else f"{message_id}:call:{number}",
+        name=str(function.get("name") or "unknown"),
+        arguments=parse_json_arguments(function.get("arguments")),
+        call_id=call_id,
+        message_source_id=message_id,
+    )
+
+
+def _attach_result(
+    item: Mapping[str, Any],
+    at: int,
+    scope: str,
+    calls: list[_Call],
+    parts: ChatParts,
+    error_of: Callable[[Mapping[str, Any]], str | None] | None,
+) -> None:
+    echo = mapping(item.get("tool_call"))
+    wanted_id = string(item.get("tool_call_id"))
+    name = string(item.get("name")) or string(echo.get("function"))
+    waiting = [call for call in calls if call.status == "pending" and call.message_source_id]
+    match = next((c for c in waiting if wanted_id and c.call_id == wanted_id), None)
+    if match is None and name:
+        match = next((c for c in waiting if c.name == name), None)
+    if match is None and not wanted_id and not name and waiting:
+        match = waiting[0]
+    if match is None:
+        # A result whose call is missing still shows what the tool returned; the
+        # result's own echo of the call names the tool.
+        parts.warnings.append(f"tool result at position {at} has no matching call")
+        match = _Call(
+            source_id=f"{scope}:{at}",
+            name=str(name or "unknown"),
+            arguments=echo.get("args", {}),
+            call_id=wanted_id or None,
+            message_source_id=None,
+        )
+        calls.append(match)
+    error = error_of(item) if error_of is not None else None
+    text = text_of(item.get("content"))
+    if error and error not in text:
+        text = f"{text}\n{error}" if text else error
+    match.result_text = text
+    match.status = "error" if error else "ok"
+    match.attributes["result_position"] = at
+
+
+# -- Magentic-One speaker roles --------------------------------------------------------
+
+_SPEAKER = re.compile(r"^\s*(?P<agent>[^()]+?)\s*\((?P<note>[^()]*)\)\s*$")
+_PEOPLE = {"human", "user"}
+
+
+def magentic_message(source_id: str, role: str, text: str) -> Message:
+    """A Magentic-One log entry as a message, the acting agent as author.
+
+    Magentic-One writes the actor and what it is doing into one ``role`` string:
+    ``"Orchestrator (thought)"`` (its visible ledger), ``"Orchestrator (-> WebSurfer)"``
+    (an instruction to another agent), ``"WebSurfer"`` (that agent's report), ``"human"``
+    (the task). The original string is kept in the attributes.
+    """
+    attributes: dict[str, JSONValue] = {"role": role}
+    author = role.strip()
+    match = _SPEAKER.match(role)
+    if match is not None:
+        author = match["agent"]
+        note = match["note"].strip()
+        if note.startswith("->"):
+            attributes["addressee"] = note[2:].strip()
+        else:
+            attributes["channel"] = note
+    if author.lower() in _PEOPLE:
+        return Message(source_id, "user", "prompt", text, author=author, attributes=attributes)
+    return Message(source_id, "assistant", "reply", text, author=author, attributes=attributes)
+
+
+def is_magentic_role(role: Any) -> bool:
+    """True for roles only Magentic-One writes (``"Orchestrator (thought)"`` and the like)."""
+    return isinstance(role, str) and _SPEAKER.match(role) is not None
+
+
+def first_of(items: Sequence[Any], kind: type) -> Any:
+    """The first item of ``items`` (looking at a few) that is a ``kind``, else None."""
+    return next((item for item in items[:5] if isinstance(item, kind)), None)
