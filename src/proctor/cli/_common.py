@@ -20,7 +20,7 @@ EXIT_PARTIAL = 1
 EXIT_USAGE = 2
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @contextmanager

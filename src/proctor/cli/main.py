@@ -1,12 +1,13 @@
 """Entry point: the ``proctor`` group, error handling and exit codes.
 
-Every ``ProctorError`` is printed as one sentence without a traceback; configuration
-mistakes exit with 2, other failures with 1.
+Every ``ProctorError`` is printed as one sentence without a traceback. Exit status:
+0 success; 1 the command ran but some input failed or the store refused; 2 a usage or
+configuration mistake (including an unknown id); 130 interrupted.
 """
 
 from __future__ import annotations
 
-import sys
+from typing import IO, Any
 
 import click
 from rich.text import Text
@@ -21,7 +22,37 @@ from proctor.cli.watch import watch_command
 from proctor.errors import ConfigError, NotFoundError, ProctorError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class ProctorCliError(click.ClickException):
+    """A ``ProctorError`` on its way to the terminal: one line, exit status 1."""
+
+    exit_code = EXIT_PARTIAL
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        err_console.print(Text.assemble(("Error: ", "red"), self.message))
+
+
+class ProctorUsageError(ProctorCliError):
+    """A configuration mistake or unknown id: exit status 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class ProctorGroup(click.Group):
+    """A click group that turns Proctor's errors into messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ConfigError, NotFoundError) as exc:
+            raise ProctorUsageError(str(exc)) from exc
+        except ProctorError as exc:
+            raise ProctorCliError(str(exc)) from exc
+
+
+@click.group(
+    cls=ProctorGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="proctor")
 def cli() -> None:
     """Proctor: an independent supervisor for AI-agent work.
@@ -38,25 +69,8 @@ cli.add_command(demo)
 
 
 def main() -> None:
-    """Run the CLI, turning Proctor errors into one-line messages and exit codes."""
-    try:
-        code = cli.main(standalone_mode=False)
-    except click.Abort:
-        err_console.print("Aborted.")
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except (ConfigError, NotFoundError) as exc:
-        err_console.print(Text.assemble(("Error: ", "red"), str(exc)))
-        sys.exit(EXIT_USAGE)
-    except ProctorError as exc:
-        err_console.print(Text.assemble(("Error: ", "red"), str(exc)))
-        sys.exit(EXIT_PARTIAL)
-    except KeyboardInterrupt:
-        err_console.print("Interrupted.")
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+    """Run the ``proctor`` command."""
+    cli(prog_name="proctor")
 
 
 if __name__ == "__main__":

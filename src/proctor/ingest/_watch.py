@@ -74,20 +74,30 @@ class Watcher:
         return _quiet(report)
 
     def run(self, on_report: ReportCallback, stop: threading.Event | None = None) -> None:
-        """Sync once, then import changes until ``stop`` is set (or forever)."""
-        on_report(self.sync())
+        """Sync once, then import changes until ``stop`` is set (or forever).
+
+        The sync runs only once the file-system watch is in place, so a line appended
+        between the sync and the first event cannot be missed.
+        """
+        synced = False
         for changes in watchfiles.watch(
             *self.folders,
             stop_event=stop,
             debounce=self.debounce_ms,
             step=50,
-            rust_timeout=1000,
-            yield_on_timeout=False,
+            rust_timeout=200,
+            yield_on_timeout=True,
             raise_interrupt=False,
         ):
+            if not synced:
+                on_report(self.sync())  # also covers any change seen before it
+                synced = True
+                continue
             changed = [
                 Path(path) for change, path in changes if change != watchfiles.Change.deleted
             ]
+            if not changed:
+                continue
             report = self.import_changes(changed)
             if report is not None:
                 on_report(report)

@@ -82,7 +82,9 @@ def iter_jsonl(
                 while raw and not raw.endswith(b"\n"):
                     raw = handle.readline(MAX_LINE_BYTES)
                 yield SourceIssue(
-                    shown, f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB skipped", number
+                    shown,
+                    f"line longer than {_size(MAX_LINE_BYTES)} skipped (one record may not exceed it)",
+                    number,
                 )
                 continue
             stripped = raw.strip()
@@ -121,6 +123,10 @@ def load_json_document(path: Path) -> Any:
     except orjson.JSONDecodeError as exc:
         line = data.count(b"\n", 0, exc.pos) + 1 if exc.pos is not None else None
         raise SourceError(path, f"invalid JSON ({_short(exc)})", line=line) from None
+
+
+def _size(count: int) -> str:
+    return f"{count // (1024 * 1024)} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
 
 def _short(exc: orjson.JSONDecodeError) -> str:

@@ -1,0 +1,107 @@
+"""STO-3 / ING-9: a process killed with SIGKILL mid-import leaves every conversation whole."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.ingest import ingest
+from proctor.store import open_store
+
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
+COPIES = 300
+
+
+def _corpus(transcripts_dir: Path, target: Path) -> Path:
+    sample = (transcripts_dir / "claude-code/marot-spotter/tool_heavy.jsonl").read_bytes()
+    for copy in range(COPIES):
+        tag = f"{copy:08x}".encode()
+        data = _UUID.sub(lambda m, t=tag: t + m.group(0)[8:], sample)
+        data = _PROVIDER_ID.sub(lambda m, t=tag: m.group(1) + t + m.group(2), data)
+        (target / f"session-{copy:04d}.jsonl").write_bytes(data)
+    return target
+
+
+def _fingerprints(db: Path) -> dict[str, list[tuple[str, str, str]]]:
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute(
+            "SELECT conversation_id, source_type, source_id, fingerprint FROM sources ORDER BY 1, 2, 3"
+        ).fetchall()
+    by_conversation: dict[str, list[tuple[str, str, str]]] = {}
+    for conversation_id, source_type, source_id, fingerprint in rows:
+        by_conversation.setdefault(conversation_id, []).append(
+            (source_type, source_id, fingerprint)
+        )
+    return by_conversation
+
+
+def _conversations(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+            return int(connection.execute("SELECT count(*) FROM conversations").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0  # schema not created yet
+
+
+@pytest.mark.slow
+def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
+    tmp_path: Path, transcripts_dir: Path
+) -> None:
+    corpus = _corpus(transcripts_dir, tmp_path / "corpus")
+    (tmp_path / "corpus").mkdir(exist_ok=True)
+
+    reference_db = tmp_path / "reference.db"
+    reference_store = open_store(reference_db)
+    ingest(reference_store, [corpus])
+    reference_store.close()
+    reference = _fingerprints(reference_db)
+    assert len(reference) == COPIES
+
+    home = tmp_path / "home"
+    db = home / "proctor.db"
+    env = {**os.environ, "PROCTOR_HOME": str(home)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proctor.cli.main", "ingest", str(corpus), "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while _conversations(db) < 20 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)  # polling another process's progress; there is no event to wait on
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        message_counts = dict(
+            connection.execute("SELECT conversation_id, count(*) FROM messages GROUP BY 1")
+        )
+        headers = {
+            row[0] for row in connection.execute("SELECT conversation_id FROM conversations")
+        }
+    stored = _fingerprints(db)
+    assert 0 < len(stored) < COPIES, "the import was interrupted part-way"
+    assert headers == set(stored), "no conversation header without its sources"
+    for conversation_id, sources in stored.items():
+        assert sources == reference[conversation_id], f"{conversation_id} is half-written"
+        expected_messages = sum(1 for s in reference[conversation_id] if s[0] == "message")
+        assert message_counts.get(conversation_id, 0) == expected_messages
+
+    store = open_store(db)
+    report = ingest(store, [corpus])
+    store.close()
+    assert report.errors == []
+    assert _fingerprints(db) == reference
