@@ -96,7 +96,7 @@ def test_list_show_and_delete_a_conversation(inputs: list[Path]) -> None:
     assert "[REDACTED:" in shown.output
 
     as_json = json.loads(run("conversations", "show", claude["conversation_id"], "--json").output)
-    assert [m["role"] for m in as_json["messages"]][0] == "user"
+    assert as_json["messages"][0]["role"] == "user"
     assert as_json["tool_calls"][0]["name"] == "Bash"
 
     deleted = run("conversations", "delete", claude["conversation_id"], "--yes")

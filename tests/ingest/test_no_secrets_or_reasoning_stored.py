@@ -23,7 +23,7 @@ def test_no_planted_secret_or_reasoning_reaches_the_database_file(tmp_path: Path
     store.close()
 
     assert report.errors == []
-    assert {fmt for fmt in report.by_format} == {
+    assert set(report.by_format) == {
         "claude_code",
         "codex",
         "openai_chat",
