@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,8 +20,15 @@ EXIT_PARTIAL = 1
 """The command finished, but some input could not be read or something was not found."""
 EXIT_USAGE = 2
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+def _width(stream: Any) -> int | None:
+    # Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80.
+    if os.environ.get("COLUMNS") or stream.isatty():
+        return None
+    return 140
+
+
+console = Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 
 @contextmanager

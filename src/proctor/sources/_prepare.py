@@ -122,6 +122,15 @@ class _Sanitizer:
         return cleaned
 
 
+def _title_from_first_prompt(messages: list[Message], limit: int = 80) -> str | None:
+    """A title for formats that record none: the first line of the first typed prompt."""
+    for message in messages:
+        if message.kind == "prompt" and message.text.strip():
+            line = message.text.strip().splitlines()[0].strip()
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return None
+
+
 def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> PreparedBundle:
     """Redact, bound and fingerprint every source of ``bundle``."""
     limits = limits or Limits()
@@ -226,11 +235,10 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         for task in bundle.tasks
     )
     conversation = bundle.conversation
+    title = conversation.title or _title_from_first_prompt(messages)
     conversation = dataclasses.replace(
         conversation,
-        title=None
-        if conversation.title is None
-        else clean.text(conversation.title, limits.max_attribute_chars)[0],
+        title=None if title is None else clean.text(title, limits.max_attribute_chars)[0],
         cwd=None if conversation.cwd is None else clean.redactor.redact(conversation.cwd),
         attributes=clean.attributes(conversation.attributes),
     )
