@@ -1,0 +1,49 @@
+"""Generate ``docs/cli.md`` from the commands' own help, so the reference cannot drift.
+
+python -m proctor.cli._docs > docs/cli.md
+"""
+
+from __future__ import annotations
+
+import click
+
+from proctor.cli.main import cli
+
+
+def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
+    found = [(path, command)]
+    if isinstance(command, click.Group):
+        for name in sorted(command.commands):
+            found.extend(_walk(command.commands[name], [*path, name]))
+    return found
+
+
+def cli_reference() -> str:
+    """Markdown with the ``--help`` of every command."""
+    parts = [
+        "# Command reference",
+        "",
+        "Generated from the commands' help by `python -m proctor.cli._docs > docs/cli.md`;",
+        "`tests/cli/test_docs.py` fails when this file is out of date.",
+        "",
+    ]
+    for path, command in _walk(cli, ["proctor"]):
+        with click.Context(
+            cli, info_name="proctor", terminal_width=100, max_content_width=100
+        ) as root:
+            context = root
+            for name in path[1:]:
+                context = click.Context(
+                    command,
+                    parent=context,
+                    info_name=name,
+                    terminal_width=100,
+                    max_content_width=100,
+                )
+            help_text = command.get_help(context)
+        parts += [f"## `{' '.join(path)}`", "", "```", help_text.rstrip(), "```", ""]
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    print(cli_reference(), end="")
