@@ -128,18 +128,25 @@ def write_conversation(
 
 
 def _replace_details(connection: Connection, prepared: PreparedBundle) -> None:
+    """Upsert the conversation's tasks and sub-agent record.
+
+    Tasks missing from this bundle are kept: another file of the same conversation (an
+    OTel log export beside its trace export) may have brought them.
+    """
     bundle = prepared.bundle
     conversation_id = bundle.conversation_id
-    connection.execute(delete(t.tasks).where(t.tasks.c.conversation_id == conversation_id))
-    connection.execute(
-        delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
-    )
+    task_ids = [task.task_id for task in bundle.tasks]
+    for chunk in _chunks(task_ids):
+        connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
     if bundle.tasks:
         connection.execute(
             insert(t.tasks),
             [task_row(task, conversation_id, seq) for seq, task in enumerate(bundle.tasks)],
         )
     if bundle.subagent_run is not None:
+        connection.execute(
+            delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
+        )
         connection.execute(
             insert(t.subagent_runs), [subagent_row(bundle.subagent_run, conversation_id)]
         )

@@ -1,10 +1,40 @@
-"""OpenTelemetry GenAI and OpenInference spans exported as OTLP JSON."""
+"""OpenTelemetry GenAI and OpenInference spans exported as OTLP JSON.
+
+Reads OTLP/JSON trace exports (``{"resourceSpans": [...]}``) and log exports
+(``{"resourceLogs": [...]}``) carrying GenAI events: one export per file, or JSON Lines
+with one export per line as the OpenTelemetry Collector's file exporter writes them.
+All exports of a file are read together, so spans and the log events that describe
+them join up.
+
+The pipeline: ``_otlp`` decodes the wire format; ``_spans`` and ``_logs`` say what each
+span did (as ``_operations`` values); ``_scopes`` groups spans into conversations and
+sub-agent runs; ``_bundles`` builds the conversations. An export without any GenAI or OpenInference data (the generic OTLP
+examples, an HTTP service's traces) imports as nothing, with one warning saying so.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
-from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
+import orjson
+
+from proctor.errors import SourceError
+from proctor.sources._files import iter_jsonl, load_json_document, read_head
+from proctor.sources._source import SAMPLE_BYTES, ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.sources.otel._bundles import build_bundles
+from proctor.sources.otel._logs import merge_log_node, nodes_from_logs
+from proctor.sources.otel._operations import SpanNode
+from proctor.sources.otel._otlp import ExportDecoder, ExportItem, LogRecord, SpanRecord, is_export
+from proctor.sources.otel._scopes import SpanRef, assign_scopes, ref_of
+from proctor.sources.otel._spans import interpret_span
+from proctor.transcript import SourceIssue
+
+_EXPORT_START = re.compile(
+    rb'^\s*\{\s*"(?:resourceSpans|resourceLogs|resource_spans|resource_logs)"\s*:'
+)
+"""An export's first key, recognisable even when the first line is too long to sample."""
 
 
 class OtelAdapter(SourceAdapter):
@@ -14,9 +44,79 @@ class OtelAdapter(SourceAdapter):
     description = "OpenTelemetry GenAI and OpenInference spans exported as OTLP JSON."
 
     def sniff(self, sample: Sample) -> bool:
-        """Not implemented yet: recognises nothing."""
-        return False
+        """True for OTLP/JSON trace or log exports, as one document or one per line."""
+        if sample.is_binary or sample.text_start != "{":
+            return False
+        if _EXPORT_START.match(sample.head):
+            return True
+        if sample.records:
+            # A collector file may interleave metrics exports with trace and log exports.
+            return all(map(_is_any_export, sample.records)) and any(map(is_export, sample.records))
+        return is_export(sample.document)
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
-        """Not implemented yet."""
-        return iter(())
+        """Yield one bundle per conversation found in the file's exports."""
+        shown = str(unit.path)
+        decoder = ExportDecoder(shown)
+        items: list[ExportItem] = []
+        try:
+            for document, line in _documents(unit, decoder):
+                items.extend(decoder.decode(document, line))
+        except SourceError as exc:
+            yield SourceIssue(shown, exc.reason, exc.line)
+            return
+        yield from decoder.issues
+        scopes = assign_scopes(_nodes(items))
+        if not scopes:
+            yield SourceIssue(
+                shown,
+                "no GenAI or OpenInference spans or events in this export; nothing to import "
+                "(enable the GenAI instrumentation, and content capture for messages)",
+                severity="warning",
+            )
+            return
+        yield from build_bundles(scopes, shown)
+
+
+def _is_any_export(record: dict[str, Any]) -> bool:
+    return is_export(record) or isinstance(record.get("resourceMetrics"), list)
+
+
+def _is_json_lines(unit: ReadUnit) -> bool:
+    """True when the first line is a whole JSON object (or too long to tell: read by lines)."""
+    head = unit.sample.head if unit.sample is not None else read_head(unit.path, SAMPLE_BYTES)
+    first, newline, _ = head.lstrip().partition(b"\n")
+    if not newline:
+        return True  # one line: reading it as JSON Lines gives the same document
+    try:
+        return isinstance(orjson.loads(first), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _documents(unit: ReadUnit, decoder: ExportDecoder) -> Iterator[tuple[Any, int | None]]:
+    """Each export document with its line number (None for a single-document file)."""
+    if not _is_json_lines(unit):
+        # Detection may already have parsed the document; reuse it rather than parse twice.
+        cached = unit.sample.document if unit.sample is not None else None
+        yield (cached if cached is not None else load_json_document(unit.path)), None
+        return
+    for item in iter_jsonl(unit.path):
+        if isinstance(item, SourceIssue):
+            decoder.issues.append(item)
+        else:
+            yield item[1], item[0]
+
+
+def _nodes(items: list[ExportItem]) -> list[SpanNode]:
+    """What every span did, with log events joined to the spans they name."""
+    nodes: dict[SpanRef, SpanNode] = {}
+    for item in items:
+        if isinstance(item, SpanRecord):
+            # A span exported twice (collector retries) is read once; the last copy wins.
+            node = interpret_span(item)
+            nodes[ref_of(node)] = node
+    for events in nodes_from_logs(item for item in items if isinstance(item, LogRecord)):
+        span = nodes.get(ref_of(events))
+        nodes[ref_of(events)] = events if span is None else merge_log_node(span, events)
+    return list(nodes.values())
