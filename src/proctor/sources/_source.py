@@ -28,6 +28,13 @@ MAX_SNIFF_DOCUMENT_BYTES = 64 * 1024 * 1024
 KEEP_DOCUMENT_BYTES = 4 * 1024 * 1024
 
 
+def _is_object_line(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
 class Sample:
     """What adapters look at to recognise a file. Parsing is lazy and cached."""
 
@@ -79,6 +86,12 @@ class Sample:
         """True when the file holds several lines of JSON objects (or one object per line)."""
         if self.text_start != "{":
             return False
+        # One of the first two lines must be a whole object: a pretty-printed document
+        # starts with a bare "{" and its inner one-line objects must not count. Two, so a
+        # live file whose first line is torn is still recognised.
+        leading = [line.strip() for line in self.head.split(b"\n")[:8] if line.strip()][:2]
+        if not any(_is_object_line(line) for line in leading):
+            return False
         return len(self.records) >= 2 or (
             len(self.records) == 1 and self.head.strip().count(b"\n") >= 1
         )
@@ -88,7 +101,7 @@ class Sample:
         """The whole file parsed as one JSON document, or None when it is not one."""
         if self.text_start not in ("{", "["):
             return None
-        if len(self.records) >= 2:
+        if self.is_jsonl and len(self.records) >= 2:
             return None  # JSON Lines: not one document, and parsing it whole would be wasted work
         if self.path.stat().st_size > MAX_SNIFF_DOCUMENT_BYTES:
             return None
@@ -96,7 +109,6 @@ class Sample:
             return load_json_document(self.path)
         except Exception:
             return None
-
 
     def compact(self) -> None:
         """Forget what detection needed, keeping a small parsed document for reuse.
