@@ -20,6 +20,7 @@ EXIT_PARTIAL = 1
 """The command finished, but some input could not be read or something was not found."""
 EXIT_USAGE = 2
 
+
 def _width(stream: Any) -> int | None:
     # Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80.
     if os.environ.get("COLUMNS") or stream.isatty():
