@@ -13,6 +13,7 @@ as ``sk-building-a-company`` are left alone.
 from __future__ import annotations
 
 import math
+from functools import partial
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -92,17 +93,36 @@ _PATTERNS: list[tuple[str, str, int, bool]] = [
     ),
 ]
 
-_COMBINED = re.compile(
-    "|".join(f"(?P<p{i}>{pattern})" for i, (_, pattern, _, _) in enumerate(_PATTERNS))
-)
-_SUB_PATTERNS = [re.compile(pattern) for _, pattern, _, _ in _PATTERNS]
-# Cheap substrings: a text with none of them cannot contain a secret.
-_PREFILTER = re.compile(
-    r"PRIVATE KEY|sk-|AIza|AKIA|ASIA|ABIA|ACCA|(?i:secret)|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|"
-    r"_live_|_test_|hf_|npm_|gsk_|xai-|eyJ|(?i:authorization|cookie|bearer)|://|(?i:token|passw|api_?key|access_key)"
-)
+# Lower-case substrings one of which must occur for a pattern to be tried at all: most
+# text contains none, and a substring test costs far less than a regex scan.
+_ANCHORS: dict[str, tuple[str, ...]] = {
+    "private_key": ("private key",),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "google_api_key": ("aiza",),
+    "aws_access_key": ("akia", "asia", "abia", "acca"),
+    "aws_secret_key": ("secret",),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xox",),
+    "slack_webhook": ("hooks.slack.com",),
+    "stripe_key": ("_live_", "_test_"),
+    "huggingface_token": ("hf_",),
+    "npm_token": ("npm_",),
+    "groq_key": ("gsk_",),
+    "xai_key": ("xai-",),
+    "jwt": ("eyj",),
+    "authorization_header": ("authorization",),
+    "cookie_header": ("cookie",),
+    "bearer_token": ("bearer",),
+    "url_password": ("@",),
+    "secret_assignment": ("key", "secret", "token", "passw"),
+}
+_COMPILED = [
+    (kind, re.compile(pattern), group, needs_random, _ANCHORS[kind])
+    for kind, pattern, group, needs_random in _PATTERNS
+]
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
 def _looks_random(token: str) -> bool:
@@ -131,27 +151,29 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """Return ``text`` with every detected secret replaced by ``[REDACTED:<kind>]``."""
-        if len(text) < 8 or not _PREFILTER.search(text):
+        if len(text) < 8:
             return text
-        return _COMBINED.sub(self._replace, text)
+        lowered = text.lower()
+        for kind, pattern, group, needs_random, anchors in _COMPILED:
+            if any(anchor in lowered for anchor in anchors):
+                text = pattern.sub(
+                    partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
+                )
+        return text
 
-    def _replace(self, match: re.Match[str]) -> str:
-        index = int(match.lastgroup[1:]) if match.lastgroup else 0
-        kind, _, group, needs_random = _PATTERNS[index]
+    def _replace(self, match: re.Match[str], kind: str, group: int, needs_random: bool) -> str:
         whole = match.group(0)
         if needs_random and not _looks_random(whole):
             return whole
         if group == 0:
             self.counts[kind] += 1
             return f"[REDACTED:{kind}]"
-        inner = _SUB_PATTERNS[index].fullmatch(whole)
-        if inner is None or inner.group(group) is None:
-            return whole
-        secret = inner.group(group)
-        if _PLACEHOLDER.fullmatch(secret) or secret.startswith("[REDACTED:"):
-            return whole
+        secret = match.group(group)
+        if secret is None or "[REDACTED:" in secret:
+            return whole  # already replaced by a more specific pattern
         if kind in _NEEDS_NON_LETTER and secret.replace(" ", "").isalpha():
             return whole  # "Authorization: required" is prose, not a credential
-        start, end = inner.span(group)
+        start, end = match.span(group)
+        offset = match.start()
         self.counts[kind] += 1
-        return f"{whole[:start]}[REDACTED:{kind}]{whole[end:]}"
+        return f"{whole[: start - offset]}[REDACTED:{kind}]{whole[end - offset :]}"

@@ -18,7 +18,6 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from proctor.errors import MigrationError, StoreError
 
@@ -41,7 +40,10 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
     """An engine on a SQLite file with WAL, foreign keys and explicit transactions."""
     engine = create_engine(
         sqlite_url(path, read_only=read_only),
-        poolclass=NullPool,
+        # A small persistent pool: reconnecting per transaction costs the PRAGMAs and,
+        # for the last connection of a WAL database, a checkpoint.
+        pool_size=1,
+        max_overflow=4,
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
