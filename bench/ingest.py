@@ -34,10 +34,14 @@ SAMPLES = [
     SHARED / "transcripts/claude-code/marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
     SHARED / "transcripts/claude-code/marot-spotter/tool_heavy.jsonl",
     SHARED / "transcripts/claude-code/marot-spotter/short.jsonl",
-    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
-    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
-    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/b25638d7-b104-4f06-a797-70ac33d069ed.jsonl",
-    SHARED / "transcripts/claude-code/claude-code-log/real_projects/-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
+    SHARED
+    / "transcripts/claude-code/claude-code-log/real_projects/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+    SHARED
+    / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
+    SHARED
+    / "transcripts/claude-code/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/b25638d7-b104-4f06-a797-70ac33d069ed.jsonl",
+    SHARED
+    / "transcripts/claude-code/claude-code-log/real_projects/-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
 ]
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
@@ -125,7 +129,9 @@ def _in_subprocess(which: str, corpus: Path) -> dict[str, float]:
 
 def main() -> None:
     """Build the corpus, run both tools, print the comparison."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size-mb", type=int, default=200)
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--run", choices=["peer", "proctor"], help=argparse.SUPPRESS)
@@ -143,13 +149,29 @@ def main() -> None:
     entries = peer["entries"] if peer else proctor["messages_stored"]
     rows = []
     if peer:
-        rows.append(("claude-code-log (parse only)", entries / peer["seconds"], peer["seconds"], peer["peak_rss_mb"]))
-    rows.append(("proctor (parse + store)", entries / proctor["seconds"], proctor["seconds"], proctor["peak_rss_mb"]))
+        rows.append(
+            (
+                "claude-code-log (parse only)",
+                entries / peer["seconds"],
+                peer["seconds"],
+                peer["peak_rss_mb"],
+            )
+        )
+    rows.append(
+        (
+            "proctor (parse + store)",
+            entries / proctor["seconds"],
+            proctor["seconds"],
+            proctor["peak_rss_mb"],
+        )
+    )
     print(f"{'tool':<32}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
     for name, rate, seconds, rss in rows:
         print(f"{name:<32}{rate:>12,.0f}{seconds:>10.1f}{rss:>10.0f}")
     if peer:
-        print(f"ratio proctor / claude-code-log: {peer['seconds'] / proctor['seconds']:.2f}x (target >= 3x)")
+        print(
+            f"ratio proctor / claude-code-log: {peer['seconds'] / proctor['seconds']:.2f}x (target >= 3x)"
+        )
     print(
         f"proctor stored {proctor['conversations']:.0f} conversations, {proctor['messages_stored']:.0f} messages, "
         f"{proctor['tool_calls_stored']:.0f} tool calls ({proctor['db_mb']:.0f} MB database, {proctor['errors']:.0f} errors)"

@@ -13,10 +13,10 @@ as ``sk-building-a-company`` are left alone.
 from __future__ import annotations
 
 import math
-from functools import partial
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 
 _RANDOM_TAIL = r"[A-Za-z0-9_\-]"
 
