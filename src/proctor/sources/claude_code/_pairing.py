@@ -1,0 +1,121 @@
+"""Pair ``tool_result`` blocks with the calls they answer and read each call's outcome.
+
+Results normally name their call (``tool_use_id``). Old and drifted logs write calls
+without ids; their results are matched to the next open call of the line they answer
+(``sourceToolAssistantUUID``, or the result's parent in the thread). The outcome maps
+to a status (ok, error, rejected by the user, interrupted) and, for shell tools, an exit
+code; a small part of ``toolUseResult`` is kept as the call's attributes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from proctor.sources.claude_code._content import (
+    outcome_status,
+    shell_exit_code,
+    strip_error_wrapper,
+)
+from proctor.sources.claude_code._model import Entry, ToolOutcome
+from proctor.sources.claude_code._threading import Placed
+from proctor.transcript import SourceIssue, ToolCall, ToolStatus
+
+
+@dataclass(slots=True, eq=False)
+class OpenCall:
+    """A call waiting for its result, with the key of the line that made it."""
+
+    call: ToolCall
+    line_key: str
+
+
+def pair_results(
+    calls: list[OpenCall], placed: list[Placed], shown: str
+) -> tuple[list[ToolCall], list[SourceIssue]]:
+    """The calls completed by their results, and a warning for results no call takes."""
+    issues = _attach(calls, placed, shown)
+    return [open_call.call for open_call in calls], issues
+
+
+def _attach(calls: list[OpenCall], placed: list[Placed], shown: str) -> list[SourceIssue]:
+    """Attach each ``tool_result`` to its call; report results no call here can take."""
+    by_id = {draft.call.call_id: draft for draft in calls if draft.call.call_id is not None}
+    unnamed: dict[str, list[OpenCall]] = {}
+    for draft in calls:
+        if draft.call.call_id is None:
+            unnamed.setdefault(draft.line_key, []).append(draft)
+    orphans: list[tuple[int, str]] = []
+    for item in placed:
+        entry = item.node.entry
+        if entry is None or not entry.outcomes:
+            continue
+        for outcome in entry.outcomes:
+            found = by_id.get(outcome.call_id) if outcome.call_id else None
+            if found is None:
+                found = _unnamed_match(calls, unnamed, entry, outcome, item.parent_key)
+            if found is None or found.call.status != "pending":
+                orphans.append((item.node.line, outcome.call_id or "without an id"))
+                continue
+            found.call = _completed(found.call, item, entry, outcome)
+    if not orphans:
+        return []
+    line, call_id = orphans[0]
+    return [
+        SourceIssue(
+            shown,
+            f"{len(orphans)} tool result(s) match no open call in this conversation "
+            f"(first: {call_id}); they were not attached",
+            line,
+            severity="warning",
+        )
+    ]
+
+
+def _unnamed_match(
+    calls: list[OpenCall],
+    unnamed: dict[str, list[OpenCall]],
+    entry: Entry,
+    outcome: ToolOutcome,
+    parent_key: str | None,
+) -> OpenCall | None:
+    """A result without a usable id: the next open id-less call of the line it answers.
+
+    That line is named by ``sourceToolAssistantUUID`` or, failing that, is the result's
+    parent in the thread.
+    """
+    candidates: list[OpenCall] = []
+    line_key = entry.source_tool_line or parent_key
+    if line_key is not None and line_key in unnamed:
+        candidates = unnamed[line_key]
+    elif outcome.tool_name is not None:  # drifted top-level records: the latest open call
+        candidates = [
+            draft
+            for draft in reversed(calls)
+            if draft.call.call_id is None and draft.call.name == outcome.tool_name
+        ]
+    for draft in candidates:
+        if draft.call.status == "pending":
+            return draft
+    return None
+
+
+def _completed(call: ToolCall, item: Placed, entry: Entry, outcome: ToolOutcome) -> ToolCall:
+    meta = entry.result_meta or {}
+    status: ToolStatus = outcome_status(
+        outcome.text, is_error=outcome.is_error, interrupted=meta.get("interrupted") is True
+    )
+    if meta.get("rejected") is True:
+        status = "rejected"
+    text = strip_error_wrapper(outcome.text) if outcome.is_error else outcome.text
+    attributes = {k: v for k, v in meta.items() if k != "rejected"}
+    if entry.result_task_id is not None:
+        attributes["taskId"] = entry.result_task_id
+    return dataclasses.replace(
+        call,
+        status=status,
+        result_text=text,
+        exit_code=shell_exit_code(call.name, status, text),
+        completed_at=item.node.time,
+        attributes=attributes,
+    )

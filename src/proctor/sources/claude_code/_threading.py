@@ -1,0 +1,283 @@
+"""Rebuild a conversation's order from the ``uuid`` → ``parentUuid`` tree, not file order.
+
+Owns node identity (ids for records without a ``uuid``, records that reuse a ``uuid``),
+repair of broken trees (a parent that is not in the file starts a new root; a cycle is
+cut), the depth-first order messages are emitted in (children by timestamp, then file
+order) and which branch is active.
+
+Branches: at a node whose children lead to *different messages*, the child whose
+subtree holds the newest message wins and the others are abandoned (rewind, edit,
+fork). Children that only lead to tool results, progress lines or further lines of the
+same API response are not branches: parallel tool calls fan out that way in every
+real log.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from proctor.sources.claude_code._model import Node
+from proctor.sources.claude_code._values import parse_time
+from proctor.transcript import SourceIssue
+
+_NO_TIME = -math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A node in thread order."""
+
+    node: Node
+    parent_key: str | None
+    """The effective parent after repairs (None for a root)."""
+    active: bool
+
+
+def assign_keys(
+    nodes: Sequence[Node], scope: str, shown: str
+) -> tuple[list[Node], list[SourceIssue]]:
+    """Give every node a unique key and resolve implicit parents.
+
+    Records without a ``uuid`` get ``<scope>:<line>`` (position, scoped to the session);
+    records without a ``parentUuid`` field follow the record before them. A record that
+    repeats an earlier record exactly is a re-written copy and is dropped; a *different*
+    record that reuses a ``uuid`` is kept as ``<uuid>#2``, ``#3`` … with one warning (or
+    replaces the earlier one when that carried no readable content).
+    """
+    kept: list[Node] = []
+    by_key: dict[str, Node] = {}
+    copies: dict[str, int] = {}
+    reused: list[tuple[Node, str]] = []
+    previous: str | None = None
+    for node in nodes:
+        key = node.key if node.key is not None else f"{scope}:{node.line}"
+        node.key = key
+        if node.follows_previous:
+            node.parent = previous
+        first = by_key.get(key)
+        if first is not None:
+            if _same_record(first, node):
+                continue
+            if first.entry is None and node.entry is not None:
+                # The earlier holder carried nothing readable (a damaged record): the
+                # record with content takes the uuid its children point at.
+                kept.remove(first)
+            else:
+                copies[key] = copies.get(key, 1) + 1
+                node.key = f"{key}#{copies[key]}"
+            reused.append((node, key))
+        by_key[node.key] = node
+        kept.append(node)
+        previous = node.key
+    issues: list[SourceIssue] = []
+    if reused:
+        node, key = reused[0]
+        issues.append(
+            SourceIssue(
+                shown,
+                f"{len(reused)} record(s) reuse a uuid of a different record (first: {key!r}); "
+                "they were kept under suffixed ids",
+                node.line,
+                severity="warning",
+            )
+        )
+    return kept, issues
+
+
+def thread(
+    nodes: Sequence[Node],
+    *,
+    message_starts: Collection[str],
+    shown: str,
+    first_parent_is_external: bool = False,
+) -> tuple[list[Placed], list[SourceIssue]]:
+    """Order ``nodes`` depth-first and mark abandoned branches.
+
+    Args:
+        nodes: Keyed nodes in file order (see :func:`assign_keys`).
+        message_starts: Keys of nodes that begin a message; only these make a branch.
+        shown: The file, for issues.
+        first_parent_is_external: The first record's parent is expected to be in another
+            file (a sub-agent's first prompt points into the parent session).
+
+    Returns:
+        Nodes in thread order, and warnings for dangling parents and broken cycles.
+    """
+    by_key = {node.key: node for node in nodes if node.key is not None}
+    children: dict[str, list[Node]] = {}
+    roots: list[Node] = []
+    parent_of: dict[str, str | None] = {}
+    issues: list[SourceIssue] = []
+    for position, node in enumerate(nodes):
+        key = _key(node)
+        parent = node.parent
+        if parent is not None and parent not in by_key:
+            if not (first_parent_is_external and position == 0):
+                issues.append(
+                    SourceIssue(
+                        shown,
+                        f"parent {parent!r} is not in this file; the record starts a new root",
+                        node.line,
+                        severity="warning",
+                    )
+                )
+            parent = None
+        parent_of[key] = parent
+        if parent is None:
+            roots.append(node)
+        else:
+            children.setdefault(parent, []).append(node)
+    order = _depth_first(roots, children)
+    if len(order) < len(nodes):  # some records sit on a parent cycle no root reaches
+        _break_cycles(nodes, roots, children, parent_of, shown, issues)
+        order = _depth_first(roots, children)
+    return _mark_branches(order, children, parent_of, message_starts), issues
+
+
+def _key(node: Node) -> str:
+    if node.key is None:  # assign_keys runs first; this guards the type only
+        raise ValueError("node without a key")
+    return node.key
+
+
+def _same_record(first: Node, other: Node) -> bool:
+    if (first.parent, first.raw_time, first.sidechain) != (
+        other.parent,
+        other.raw_time,
+        other.sidechain,
+    ):
+        return False
+    a, b = first.entry, other.entry
+    if a is None or b is None:
+        return a is b
+    return (
+        a.kind == b.kind
+        and a.texts == b.texts
+        and a.message_id == b.message_id
+        and [u.call_id for u in a.tool_uses] == [u.call_id for u in b.tool_uses]
+        and [(o.call_id, o.text) for o in a.outcomes] == [(o.call_id, o.text) for o in b.outcomes]
+    )
+
+
+def _break_cycles(
+    nodes: Sequence[Node],
+    roots: list[Node],
+    children: dict[str, list[Node]],
+    parent_of: dict[str, str | None],
+    shown: str,
+    issues: list[SourceIssue],
+) -> None:
+    """Nodes no root reaches sit on a parent cycle: cut each cycle at its earliest line."""
+    reached: set[str] = set()
+    _reach(roots, children, reached)
+    for node in nodes:
+        if _key(node) in reached:
+            continue
+        walked: list[str] = []
+        seen: set[str] = set()
+        current: str | None = _key(node)
+        while current is not None and current not in seen and current not in reached:
+            seen.add(current)
+            walked.append(current)
+            current = parent_of.get(current)
+        if current is None or current in reached:
+            continue  # cannot happen for an unreached node; kept for safety
+        cycle = set(walked[walked.index(current) :])
+        members = [n for n in nodes if _key(n) in cycle]
+        cut = min(members, key=lambda n: n.line)
+        cut_key = _key(cut)
+        old_parent = parent_of[cut_key]
+        if old_parent is not None:
+            siblings = children.get(old_parent, [])
+            if cut in siblings:
+                siblings.remove(cut)
+        parent_of[cut_key] = None
+        roots.append(cut)
+        lines = sorted(n.line for n in members)
+        issues.append(
+            SourceIssue(
+                shown,
+                f"records on lines {', '.join(map(str, lines))} form a parent cycle; "
+                f"it was cut at line {cut.line}",
+                cut.line,
+                severity="warning",
+            )
+        )
+        _reach([cut], children, reached)
+
+
+def _reach(start: Sequence[Node], children: dict[str, list[Node]], reached: set[str]) -> None:
+    stack = [_key(n) for n in start]
+    while stack:
+        key = stack.pop()
+        if key in reached:
+            continue
+        reached.add(key)
+        stack.extend(_key(child) for child in children.get(key, ()))
+
+
+def _sort_key(node: Node) -> tuple[int, float, int]:
+    moment = node.time if node.time is not None else parse_time(node.raw_time)
+    if moment is None:
+        return (1, 0.0, node.line)
+    return (0, moment.timestamp(), node.line)
+
+
+def _depth_first(roots: list[Node], children: dict[str, list[Node]]) -> list[Node]:
+    order: list[Node] = []
+    visited: set[str] = set()
+    stack = sorted(roots, key=_sort_key, reverse=True)
+    while stack:
+        node = stack.pop()
+        key = _key(node)
+        if key in visited:
+            continue
+        visited.add(key)
+        order.append(node)
+        kids = children.get(key)
+        if kids:
+            if len(kids) > 1:
+                stack.extend(sorted(kids, key=_sort_key, reverse=True))
+            else:
+                stack.append(kids[0])
+    return order
+
+
+def _mark_branches(
+    order: list[Node],
+    children: dict[str, list[Node]],
+    parent_of: dict[str, str | None],
+    message_starts: Collection[str],
+) -> list[Placed]:
+    # Keys are typed ``str | None`` here only so child keys need no re-check: every node
+    # has a key once assign_keys has run.
+    newest: dict[str | None, tuple[float, int]] = {}
+    for node in reversed(order):
+        best: tuple[float, int] | None = None
+        if node.key in message_starts:
+            best = (node.time.timestamp() if node.time is not None else _NO_TIME, node.line)
+        for child in children.get(_key(node), ()):
+            candidate = newest.get(child.key)
+            if candidate is not None and (best is None or candidate > best):
+                best = candidate
+        if best is not None:
+            newest[node.key] = best
+    active: dict[str | None, bool] = {}
+    placed: list[Placed] = []
+    for node in order:
+        key = _key(node)
+        is_active = active.get(key, True)
+        placed.append(Placed(node, parent_of.get(key), is_active))
+        kids = children.get(key)
+        if not kids:
+            continue
+        if len(kids) == 1:
+            active[kids[0].key] = is_active
+            continue
+        branches = [child for child in kids if child.key in newest]
+        winner = max(branches, key=lambda c: newest[c.key]) if len(branches) > 1 else None
+        for child in kids:
+            active[child.key] = is_active and (winner is None or child is winner)
+    return placed
