@@ -23,10 +23,7 @@ from uuid import UUID
 import pytest
 
 from proctor.sources import (
-    ClaudeCodeAdapter,
-    CodexAdapter,
     Redactor,
-    SourceAdapter,
     prepare_bundle,
     read_paths,
 )
@@ -793,19 +790,6 @@ def test_the_readme_names_the_files_and_ids_that_exist() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def placeholder(adapter: SourceAdapter) -> bool:
-    """True while the adapter is still the package skeleton's stub (it recognises nothing)."""
-    return "Not implemented yet" in (type(adapter).sniff.__doc__ or "")
-
-
-needs_claude_code = pytest.mark.skipif(
-    placeholder(ClaudeCodeAdapter()), reason="the Claude Code adapter is not implemented yet"
-)
-needs_codex = pytest.mark.skipif(
-    placeholder(CodexAdapter()), reason="the Codex adapter is not implemented yet"
-)
-
-
 @cache
 def imported() -> tuple[tuple[ConversationBundle, ...], tuple[SourceIssue, ...]]:
     """The examples folder read the way ``proctor demo`` reads it."""
@@ -832,7 +816,6 @@ def assistant_message_bounds(lines: list[Record]) -> tuple[int, int]:
     return len(ids_with_text), len(all_ids)
 
 
-@needs_claude_code
 def test_claude_code_example_reads_as_one_main_and_one_linked_sub_agent_conversation() -> None:
     bundles = bundles_of("claude_code")
     main = [b for b in bundles if b.conversation.kind == "main"]
@@ -857,7 +840,6 @@ def test_claude_code_example_reads_as_one_main_and_one_linked_sub_agent_conversa
     assert run.summary.startswith(summary["content"][0]["text"][:40])
 
 
-@needs_claude_code
 def test_claude_code_example_messages_and_tool_calls_match_the_raw_lines() -> None:
     bundles = {b.conversation.kind: b for b in bundles_of("claude_code")}
     for kind, path in (("main", claude_main()), ("subagent", claude_agent())):
@@ -874,7 +856,6 @@ def test_claude_code_example_messages_and_tool_calls_match_the_raw_lines() -> No
     assert [m.text for m in prompts] == user_prompts(records(claude_main()))
 
 
-@needs_claude_code
 def test_claude_code_thinking_never_reaches_the_imported_conversation() -> None:
     thinking = [
         block
@@ -891,7 +872,6 @@ def test_claude_code_thinking_never_reaches_the_imported_conversation() -> None:
             assert block["signature"][:40] not in dumped
 
 
-@needs_claude_code
 def test_imported_example_secrets_are_redacted_before_storage() -> None:
     (main,) = [b for b in bundles_of("claude_code") if b.conversation.kind == "main"]
     prepared = prepare_bundle(main)
@@ -904,7 +884,6 @@ def test_imported_example_secrets_are_redacted_before_storage() -> None:
     assert aws_secret not in dumped
 
 
-@needs_codex
 def test_codex_example_reads_as_one_conversation_with_its_calls() -> None:
     (bundle,) = bundles_of("codex")
     meta = records(codex_rollout())[0]["payload"]

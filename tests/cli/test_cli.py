@@ -77,9 +77,12 @@ def test_ingest_without_paths_offers_the_default_folders(
     planted.write_claude_code(home / ".claude" / "projects")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    result = CliRunner().invoke(cli, ["ingest"], input="y\n")
+    offered = CliRunner().invoke(cli, ["ingest"])
+    assert offered.exit_code == 2  # not a terminal: nothing is imported without --yes
+    assert str(home / ".claude" / "projects") in offered.output
+    assert "proctor ingest --yes" in offered.output
+    result = CliRunner().invoke(cli, ["ingest", "--yes"])
     assert result.exit_code == 0, result.output
-    assert str(home / ".claude" / "projects") in result.output
     assert json.loads(run("conversations", "list", "--json").output)["total"] == 1
 
 

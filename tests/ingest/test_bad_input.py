@@ -34,7 +34,10 @@ def test_an_invalid_json_line_is_named_and_the_rest_is_imported(
     lines.insert(2, '{"type": "assistant", "uuid": oops}')
     path.write_text("\n".join(lines) + "\n")
     report = ingest(store, [path])
-    assert _only_error(report) == f"{path}:3: invalid JSON (unexpected character); line skipped"
+    assert (
+        _only_error(report)
+        == f"{path}:3: invalid JSON (unexpected character, expected a JSON value at column 31); line skipped"
+    )
     assert report.conversations == 1
     assert store.counts().messages >= 2
 

@@ -58,8 +58,8 @@ def _conversations(db: Path) -> int:
 def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
     tmp_path: Path, transcripts_dir: Path
 ) -> None:
+    (tmp_path / "corpus").mkdir()
     corpus = _corpus(transcripts_dir, tmp_path / "corpus")
-    (tmp_path / "corpus").mkdir(exist_ok=True)
 
     reference_db = tmp_path / "reference.db"
     reference_store = open_store(reference_db)

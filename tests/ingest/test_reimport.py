@@ -45,7 +45,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     store = open_store(db)
     report = ingest(store, [TRANSCRIPTS_DIR])
     store.close()
-    assert report.errors == [], [str(i) for i in report.errors[:5]]
+    # Only the deliberately malformed fixture may report errors (see test_claude_code).
+    assert {Path(i.path).name for i in report.errors} <= {"edge_cases.jsonl"}, [
+        str(i) for i in report.errors[:5]
+    ]
     assert report.conversations > 50
     return db, TRANSCRIPTS_DIR
 
@@ -115,8 +118,8 @@ def test_an_edited_message_in_a_real_session_becomes_revision_two(
 def test_changed_tool_metadata_alone_is_not_a_revision(
     tmp_path: Path, transcripts_dir: Path
 ) -> None:
-    path = tmp_path / "short.jsonl"
-    shutil.copy(transcripts_dir / "claude-code/marot-spotter/short.jsonl", path)
+    path = tmp_path / "tool_heavy.jsonl"
+    shutil.copy(transcripts_dir / "claude-code/marot-spotter/tool_heavy.jsonl", path)
     store = open_store(tmp_path / "proctor.db")
     ingest(store, [path])
     lines = path.read_text().splitlines()

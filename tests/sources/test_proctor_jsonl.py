@@ -442,7 +442,7 @@ def test_broken_and_non_object_lines_do_not_stop_the_import(tmp_path: Path) -> N
     result = read(path)
 
     assert [(issue.line, issue.reason) for issue in result.issues] == [
-        (2, "invalid JSON (unexpected character, expected a string key); line skipped"),
+        (2, "invalid JSON (unexpected character, expected a string key at column 2); line skipped"),
         (3, "expected a JSON object, got an array; line skipped"),
     ]
     assert len(result.bundles[0].messages) == 2

@@ -28,19 +28,11 @@ def cli_reference() -> str:
         "",
     ]
     for path, command in _walk(cli, ["proctor"]):
-        with click.Context(
-            cli, info_name="proctor", terminal_width=100, max_content_width=100
-        ) as root:
-            context = root
-            for name in path[1:]:
-                context = click.Context(
-                    command,
-                    parent=context,
-                    info_name=name,
-                    terminal_width=100,
-                    max_content_width=100,
-                )
-            help_text = command.get_help(context)
+        context = cli.make_context("proctor", [], resilient_parsing=True, terminal_width=100)
+        for name in path[1:]:
+            sub = context.command.commands[name]  # type: ignore[attr-defined]
+            context = sub.make_context(name, [], parent=context, resilient_parsing=True)
+        help_text = command.get_help(context)
         parts += [f"## `{' '.join(path)}`", "", "```", help_text.rstrip(), "```", ""]
     return "\n".join(parts)
 

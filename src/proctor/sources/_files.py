@@ -130,7 +130,10 @@ def _size(count: int) -> str:
 
 
 def _short(exc: orjson.JSONDecodeError) -> str:
-    return str(exc.msg) if hasattr(exc, "msg") else str(exc).split(":")[0]
+    """The parser's reason and where, e.g. ``unexpected character, expected a JSON value at column 31``."""
+    reason = str(getattr(exc, "msg", exc)).split(":")[0]
+    column = getattr(exc, "colno", None)
+    return f"{reason} at column {column}" if column else reason
 
 
 def _json_kind(value: Any) -> str:
