@@ -47,32 +47,55 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… [{len(text) - limit} more characters; --full shows all]"
 
 
-def conversations_table(rows: list[ConversationSummary], title: str | None = None) -> Table:
-    """The table of ``proctor conversations list``."""
-    table = Table(title=title, title_justify="left", expand=False)
-    for name, style in (
-        ("id", "dim"),
-        ("project", ""),
-        ("format", ""),
-        ("title", ""),
-        ("started", ""),
-        ("msgs", ""),
-        ("tools", ""),
-        ("agents", ""),
-    ):
-        table.add_column(
-            name,
-            style=style,
-            no_wrap=name in ("id", "started"),
-            justify="right" if name in ("msgs", "tools", "agents") else "left",
-        )
+def short_ref(summary: ConversationSummary) -> str:
+    """What to type after ``conversations show``: the format's own id, shortened."""
+    external = summary.conversation.external_id
+    return external if len(external) <= 13 else external[:12]
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _parents_first(rows: list[ConversationSummary]) -> list[tuple[ConversationSummary, bool]]:
+    """Rows with each sub-agent conversation right under its parent."""
+    children: dict[str, list[ConversationSummary]] = defaultdict(list)
+    ids = {row.conversation_id for row in rows}
     for row in rows:
+        parent = row.conversation.parent_conversation_id
+        if parent is not None and parent in ids:
+            children[parent].append(row)
+    ordered: list[tuple[ConversationSummary, bool]] = []
+    for row in rows:
+        parent = row.conversation.parent_conversation_id
+        if parent is not None and parent in ids:
+            continue
+        ordered.append((row, False))
+        ordered.extend((child, True) for child in children.get(row.conversation_id, []))
+    return ordered
+
+
+def conversations_table(rows: list[ConversationSummary], title: str | None = None) -> Table:
+    """The table of ``proctor conversations list``: sub-agents indented under their parent."""
+    table = Table(title=title, title_justify="left", expand=False)
+    table.add_column("ref", style="cyan", no_wrap=True)
+    table.add_column("project", no_wrap=True, max_width=16, overflow="ellipsis")
+    table.add_column("format", no_wrap=True)
+    table.add_column("title", no_wrap=True, max_width=44, overflow="ellipsis")
+    table.add_column("started (UTC)", no_wrap=True)
+    for name in ("msgs", "tools", "agents"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row, nested in _parents_first(rows):
         c = row.conversation
+        label = c.title or ""
+        if nested:
+            label = f"↳ {c.kind}: {label}"
         table.add_row(
-            Text(c.conversation_id),
+            Text(("  " if nested else "") + short_ref(row)),
             Text(row.project),
             Text(c.format),
-            Text(clip((c.title or "").replace("\n", " "), 60)),
+            Text(_one_line(label, 44)),
             when(c.started_at),
             str(row.messages),
             str(row.tool_calls),
