@@ -119,9 +119,10 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "secret_assignment": ("key", "secret", "token", "passw"),
 }
 _COMPILED = [
-    (kind, re.compile(pattern), group, needs_random, _ANCHORS[kind])
+    (kind, re.compile(pattern), group, needs_random, frozenset(_ANCHORS[kind]))
     for kind, pattern, group, needs_random in _PATTERNS
 ]
+_ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 
 
@@ -154,8 +155,11 @@ class Redactor:
         if len(text) < 8:
             return text
         lowered = text.lower()
+        found = {anchor for anchor in _ALL_ANCHORS if anchor in lowered}
+        if not found:
+            return text
         for kind, pattern, group, needs_random, anchors in _COMPILED:
-            if any(anchor in lowered for anchor in anchors):
+            if not anchors.isdisjoint(found):
                 text = pattern.sub(
                     partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
                 )
