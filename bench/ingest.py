@@ -77,7 +77,10 @@ def build_corpus(target: Path, size_mb: int) -> tuple[int, int]:
 
 
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory of this process plus its largest worker process, in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + workers) / 1024
 
 
 def run_peer(corpus: Path) -> dict[str, float]:
@@ -93,7 +96,7 @@ def run_peer(corpus: Path) -> dict[str, float]:
     return {"entries": entries, "seconds": elapsed, "peak_rss_mb": _peak_rss_mb()}
 
 
-def run_proctor(corpus: Path) -> dict[str, float]:
+def run_proctor(corpus: Path, jobs: int | None) -> dict[str, float]:
     """Proctor: detect, parse, redact, fingerprint and store every file."""
     from proctor.ingest import ingest
     from proctor.store import open_store
@@ -101,7 +104,7 @@ def run_proctor(corpus: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
         start = time.perf_counter()
-        report = ingest(store, [corpus])
+        report = ingest(store, [corpus], jobs=jobs)
         elapsed = time.perf_counter() - start
         counts = store.counts()
         store.close()
@@ -117,9 +120,10 @@ def run_proctor(corpus: Path) -> dict[str, float]:
     }
 
 
-def _in_subprocess(which: str, corpus: Path) -> dict[str, float]:
+def _in_subprocess(which: str, corpus: Path, jobs: int | None = None) -> dict[str, float]:
+    extra = [] if jobs is None else ["--jobs", str(jobs)]
     out = subprocess.run(
-        [sys.executable, __file__, "--run", which, "--corpus", str(corpus)],
+        [sys.executable, __file__, "--run", which, "--corpus", str(corpus), *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -136,9 +140,12 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--run", choices=["peer", "proctor"], help=argparse.SUPPRESS)
     parser.add_argument("--skip-peer", action="store_true", help="Measure Proctor only.")
+    parser.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
-        result = run_peer(args.corpus) if args.run == "peer" else run_proctor(args.corpus)
+        result = (
+            run_peer(args.corpus) if args.run == "peer" else run_proctor(args.corpus, args.jobs)
+        )
         print(json.dumps(result))
         return
     corpus = args.corpus or REPO / "bench" / ".corpus" / f"{args.size_mb}mb"
@@ -165,9 +172,9 @@ def main() -> None:
             proctor["peak_rss_mb"],
         )
     )
-    print(f"{'tool':<32}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
+    print(f"{'tool':<38}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
     for name, rate, seconds, rss in rows:
-        print(f"{name:<32}{rate:>12,.0f}{seconds:>10.1f}{rss:>10.0f}")
+        print(f"{name:<38}{rate:>12,.0f}{seconds:>10.1f}{rss:>10.0f}")
     if peer:
         print(
             f"ratio proctor / claude-code-log: {peer['seconds'] / proctor['seconds']:.2f}x (target >= 3x)"

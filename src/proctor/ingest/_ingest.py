@@ -10,23 +10,22 @@ each conversation either fully old or fully new (ING-9, STO-3).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import ConversationWriteError
+from proctor.ingest._reading import PreparedItem, UnitTask, auto_jobs, prepared_units
 from proctor.sources import (
     Limits,
     Plan,
     SourceAdapter,
     default_adapters,
     plan_import,
-    prepare_bundle,
-    read_unit,
 )
 from proctor.sources._source import ReadUnit
 from proctor.store import ImportedFile, ImportRecord, Store
-from proctor.transcript import ConversationBundle, SourceIssue
+from proctor.transcript import PreparedBundle, SourceIssue
 
 ProgressCallback = Callable[[int, str], None]
 """Called after each read unit with the bytes it covered and its path."""
@@ -123,6 +122,7 @@ def ingest(
     adapters: Sequence[SourceAdapter] | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
+    jobs: int | None = None,
 ) -> IngestReport:
     """Import transcripts under ``paths`` into ``store``.
 
@@ -135,6 +135,8 @@ def ingest(
         adapters: adapters to detect from (default: all built-ins).
         progress: called after each read unit with its size in bytes.
         force: read units even when their bytes did not change since the last import.
+        jobs: worker processes for reading and preparing (None: 1 for small inputs,
+            up to 4 for large ones).
     """
     plan = plan_import(
         [Path(p) for p in paths], adapters or default_adapters(), format_name=format_name
@@ -148,6 +150,7 @@ def ingest(
         limits=limits,
         progress=progress,
         force=force,
+        jobs=jobs,
     )
 
 
@@ -161,80 +164,92 @@ def ingest_plan(
     limits: Limits | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
+    jobs: int | None = None,
 ) -> IngestReport:
-    """Import the read units of an already computed plan (see ``ingest``)."""
+    """Import the read units of an already computed plan (see ``ingest``).
+
+    ``jobs``: worker processes for reading (None: decided by the input's size).
+    """
     report = IngestReport(import_id="", paths=paths, issues=list(plan.issues))
     report.skipped_files = len(plan.skipped)
     report.import_id = store.begin_import(paths, format_name=format_name, project=project)
+    if jobs is None:
+        jobs = auto_jobs(sum(p.stat().st_size for _, unit in plan.units for p in unit.paths))
     status = "failed"
     try:
-        # Pop units as they are read so their samples are freed on the way.
-        pending = list(reversed(plan.units))
-        plan.units.clear()
-        while pending:
-            adapter, unit = pending.pop()
-            _ingest_unit(store, adapter, unit, report, project, limits, progress, force)
+        tasks = _changed_units(store, plan, report, progress, force)
+        for task, items in prepared_units(tasks, limits, jobs):
+            _write_unit(store, task, items, report, project)
+            if progress is not None:
+                progress(task.size, str(task.unit.path))
         status = report.status
     finally:
         store.finish_import(report.import_id, _record(report, status), report.issues)
     return report
 
 
-def _ingest_unit(
-    store: Store,
-    adapter: SourceAdapter,
-    unit: ReadUnit,
-    report: IngestReport,
-    project: str | None,
-    limits: Limits | None,
-    progress: ProgressCallback | None,
-    force: bool,
-) -> None:
-    stats = report.by_format.setdefault(adapter.name, FormatStats())
-    stats.units += 1
-    report.units += 1
-    report.files += len(unit.paths)
-    digest, size = unit_digest(unit)
-    known_ids = None if force else _unchanged_ids(store, adapter, unit, digest)
-    if known_ids is not None:
+def _changed_units(
+    store: Store, plan: Plan, report: IngestReport, progress: ProgressCallback | None, force: bool
+) -> Iterator[UnitTask]:
+    """Units whose bytes changed since their last import; the others are counted and skipped."""
+    # Pop units as they go so their samples are freed on the way.
+    pending = list(reversed(plan.units))
+    plan.units.clear()
+    while pending:
+        adapter, unit = pending.pop()
+        stats = report.by_format.setdefault(adapter.name, FormatStats())
+        stats.units += 1
+        report.units += 1
+        report.files += len(unit.paths)
+        digest, size = unit_digest(unit)
+        known_ids = None if force else _unchanged_ids(store, adapter, unit, digest)
+        if known_ids is None:
+            yield UnitTask(adapter, unit, digest, size)
+            continue
         stats.skipped_unchanged += 1
         report.conversation_ids.extend(known_ids)
         if progress is not None:
             progress(size, str(unit.path))
-        return
+
+
+def _write_unit(
+    store: Store,
+    task: UnitTask,
+    items: Iterable[PreparedItem],
+    report: IngestReport,
+    project: str | None,
+) -> None:
+    stats = report.by_format[task.adapter.name]
     written_ids: list[str] = []
-    for item in read_unit(adapter, unit):
+    for item in items:
         if isinstance(item, SourceIssue):
             report.issues.append(item)
             continue
         try:
-            written_ids.append(_write_bundle(store, item, report, stats, project, limits))
+            written_ids.append(_write_bundle(store, item, report, stats, project))
         except ConversationWriteError as exc:
-            report.issues.append(SourceIssue(str(unit.path), str(exc)))
+            report.issues.append(SourceIssue(str(task.unit.path), str(exc)))
     if written_ids:
         store.record_imported_file(
             ImportedFile(
-                path=_unit_key(unit),
-                content_hash=digest,
-                size=size,
-                adapter=adapter.name,
-                adapter_version=adapter.version,
+                path=_unit_key(task.unit),
+                content_hash=task.digest,
+                size=task.size,
+                adapter=task.adapter.name,
+                adapter_version=task.adapter.version,
                 conversation_ids=tuple(written_ids),
             )
         )
-    if progress is not None:
-        progress(size, str(unit.path))
 
 
 def _write_bundle(
     store: Store,
-    bundle: ConversationBundle,
+    prepared: PreparedBundle,
     report: IngestReport,
     stats: FormatStats,
     project: str | None,
-    limits: Limits | None,
 ) -> str:
-    prepared = prepare_bundle(bundle, limits)
+    bundle = prepared.bundle
     outcome = store.write_conversation(prepared, project=project)
     report.issues.extend(bundle.issues)
     report.conversations += 1

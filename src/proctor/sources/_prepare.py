@@ -28,6 +28,7 @@ from proctor.transcript import (
     PreparedSource,
     TaskEvent,
     ToolCall,
+    Usage,
     canonical_time,
     content_hash,
     message_fingerprint,
@@ -70,6 +71,18 @@ def _placeholder_for_base64(match: re.Match[str]) -> str:
     return f"[base64 data, {len(run) * 3 // 4} bytes]"
 
 
+def _usage_tuple(usage: Usage | None) -> tuple[int, ...] | None:
+    if usage is None:
+        return None
+    return (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.reasoning_tokens,
+    )
+
+
 def bound_text(text: str, limit: int) -> tuple[str, int | None]:
     """Keep the head and the tail of an oversized text; return it and the original length."""
     if len(text) <= limit:
@@ -108,6 +121,8 @@ class _Sanitizer:
 
     def value(self, value: Any, limit: int) -> Any:
         if isinstance(value, str):
+            if len(value) < 8 and value.isascii():
+                return value.rstrip()  # too short for a secret; already NFC
             return self.text(value, limit)[0]
         if isinstance(value, Mapping):
             return {str(k): self.value(v, limit) for k, v in value.items()}
@@ -168,7 +183,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
                     message.on_active_branch,
                     message.derived,
                     message.model,
-                    None if message.usage is None else dataclasses.astuple(message.usage),
+                    _usage_tuple(message.usage),
                     attributes=attributes,
                 ),
                 counted(before),

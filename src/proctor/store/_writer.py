@@ -20,8 +20,10 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Table, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import Executable
 
 from proctor.store import _schema as t
 from proctor.store._records import WriteOutcome
@@ -195,13 +197,6 @@ def _write_sources(
             ).where(t.sources.c.conversation_id == conversation_id)
         )
     }
-    unseen = [
-        (s.source_type, s.source_id)
-        for s in prepared.sources
-        if (s.source_type, s.source_id) not in stored
-    ]
-    owned_elsewhere = _owned_elsewhere(connection, unseen, conversation_id) if unseen else set()
-
     new_sources: list[Row] = []
     new_versions: list[Row] = []
     new_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
@@ -218,9 +213,6 @@ def _write_sources(
         occurred_at = row.get("created_at")
         previous = stored.get(key)
         if previous is None:
-            if key in owned_elsewhere:
-                shared.append(source.source_id)
-                continue
             added += 1
             new_sources.append(
                 {
@@ -264,7 +256,17 @@ def _write_sources(
         replaced_content[source.source_type].append(row)
 
     if new_sources:
-        connection.execute(insert(t.sources), new_sources)
+        owned_elsewhere = _insert_new_sources(connection, new_sources, conversation_id, len(stored))
+        if owned_elsewhere:
+            shared = [source_id for _, source_id in owned_elsewhere]
+            added -= len(owned_elsewhere)
+            new_versions = [
+                v for v in new_versions if (v["source_type"], v["source_id"]) not in owned_elsewhere
+            ]
+            new_content = {
+                kind: [r for r in rows if (kind, r["source_id"]) not in owned_elsewhere]
+                for kind, rows in new_content.items()
+            }
     if new_versions:
         connection.execute(insert(t.source_versions), new_versions)
     for kind, rows in new_content.items():
@@ -282,19 +284,33 @@ def _write_sources(
     }
 
 
-def _owned_elsewhere(
-    connection: Connection, keys: Sequence[tuple[str, str]], conversation_id: str
+def _insert_new_sources(
+    connection: Connection, rows: list[Row], conversation_id: str, already_stored: int
 ) -> set[tuple[str, str]]:
-    found: set[tuple[str, str]] = set()
-    for chunk in _chunks(keys):
-        result = connection.execute(
+    """Insert source rows, skipping ids another conversation owns; return the skipped keys.
+
+    Conflicts are rare (a resumed Claude Code session copying messages), so the common
+    case costs one count instead of a lookup of every new id.
+    """
+    if connection.dialect.name == "postgresql":
+        statement: Executable = postgresql.insert(t.sources).on_conflict_do_nothing()
+    else:
+        statement = sqlite.insert(t.sources).on_conflict_do_nothing()
+    connection.execute(statement, rows)
+    now_stored = connection.execute(
+        select(func.count()).where(t.sources.c.conversation_id == conversation_id)
+    ).scalar_one()
+    if now_stored == already_stored + len(rows):
+        return set()
+    mine = {
+        (row.source_type, row.source_id)
+        for row in connection.execute(
             select(t.sources.c.source_type, t.sources.c.source_id).where(
-                tuple_(t.sources.c.source_type, t.sources.c.source_id).in_(list(chunk)),
-                t.sources.c.conversation_id != conversation_id,
+                t.sources.c.conversation_id == conversation_id
             )
         )
-        found.update((row.source_type, row.source_id) for row in result)
-    return found
+    }
+    return {(row["source_type"], row["source_id"]) for row in rows} - mine
 
 
 def _version(source: PreparedSource, revision: int, now: datetime) -> Row:

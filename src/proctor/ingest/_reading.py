@@ -1,0 +1,78 @@
+"""Reading and preparing read units, in this process or in worker processes.
+
+Parsing, redaction and fingerprinting are pure CPU work; writing is one SQLite writer.
+For large imports the work is split: worker processes read and prepare units while this
+process writes, with a bounded number of units in flight so memory stays flat. Results
+come back in submission order, so an import writes the same things in the same order
+whether or not workers were used.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+
+from proctor.sources import Limits, SourceAdapter, prepare_bundle, read_unit
+from proctor.sources._source import ReadUnit
+from proctor.transcript import PreparedBundle, SourceIssue
+
+PreparedItem = PreparedBundle | SourceIssue
+
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+"""Below this much input, starting worker processes costs more than it saves."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitTask:
+    """One read unit that has to be read (its bytes changed since the last import)."""
+
+    adapter: SourceAdapter
+    unit: ReadUnit
+    digest: str
+    size: int
+
+
+def read_prepared(
+    adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None
+) -> Iterator[PreparedItem]:
+    """Read one unit and prepare every bundle in it; issues pass through."""
+    for item in read_unit(adapter, unit):
+        yield item if isinstance(item, SourceIssue) else prepare_bundle(item, limits)
+
+
+def _read_all(adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None) -> list[PreparedItem]:
+    return list(read_prepared(adapter, unit, limits))
+
+
+def auto_jobs(total_bytes: int) -> int:
+    """Worker processes worth starting for ``total_bytes`` of input (1 = none)."""
+    if total_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def prepared_units(
+    tasks: Iterable[UnitTask], limits: Limits | None, jobs: int
+) -> Iterator[tuple[UnitTask, Iterable[PreparedItem]]]:
+    """Each task with its prepared items, in order; ``jobs > 1`` reads in worker processes."""
+    if jobs <= 1:
+        for task in tasks:
+            yield task, read_prepared(task.adapter, task.unit, limits)
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    window: deque[tuple[UnitTask, Future[list[PreparedItem]]]] = deque()
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context(method)
+    ) as pool:
+        for task in tasks:
+            window.append((task, pool.submit(_read_all, task.adapter, task.unit, limits)))
+            if len(window) >= 2 * jobs:
+                done, future = window.popleft()
+                yield done, future.result()
+        while window:
+            done, future = window.popleft()
+            yield done, future.result()

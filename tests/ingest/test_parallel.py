@@ -1,0 +1,46 @@
+"""Reading in worker processes stores exactly what reading in this process stores."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from proctor.ingest import ingest
+from proctor.store import open_store
+
+
+def _content(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    with sqlite3.connect(db) as connection:
+        return {
+            "sources": connection.execute(
+                "SELECT source_type, source_id, conversation_id, fingerprint, revision, redactions "
+                "FROM sources ORDER BY 1, 2"
+            ).fetchall(),
+            "messages": connection.execute(
+                "SELECT source_id, seq, role, kind, text, on_active_branch FROM messages ORDER BY 1"
+            ).fetchall(),
+            "tool_calls": connection.execute(
+                "SELECT source_id, name, status, exit_code, result_text FROM tool_calls ORDER BY 1"
+            ).fetchall(),
+            "conversations": connection.execute(
+                "SELECT c.conversation_id, c.parent_conversation_id, c.title, c.attributes, p.name "
+                "FROM conversations c JOIN projects p USING (project_id) ORDER BY 1"
+            ).fetchall(),
+        }
+
+
+def test_worker_processes_store_the_same_as_one_process(
+    tmp_path: Path, transcripts_dir: Path
+) -> None:
+    folder = transcripts_dir / "claude-code"
+    reports = []
+    for jobs in (1, 2):
+        db = tmp_path / f"jobs-{jobs}.db"
+        store = open_store(db)
+        reports.append(ingest(store, [folder], jobs=jobs))
+        store.close()
+    sequential, parallel = reports
+    assert parallel.conversations == sequential.conversations > 30
+    assert [str(i) for i in parallel.issues] == [str(i) for i in sequential.issues]
+    assert parallel.conversation_ids == sequential.conversation_ids
+    assert _content(tmp_path / "jobs-1.db") == _content(tmp_path / "jobs-2.db")
