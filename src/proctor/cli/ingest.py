@@ -82,6 +82,11 @@ def report_json(report: IngestReport) -> dict[str, object]:
     help="Characters of a tool output to keep; longer outputs are stored truncated.",
 )
 @click.option(
+    "--jobs",
+    type=click.IntRange(1, 16),
+    help="Worker processes reading files (default: 1 for small imports, up to 4 for large ones).",
+)
+@click.option(
     "--yes",
     "-y",
     "assume_yes",
@@ -97,6 +102,7 @@ def ingest_command(
     format_name: str | None,
     force: bool,
     max_tool_output: int,
+    jobs: int | None,
     assume_yes: bool,
     as_json: bool,
 ) -> None:
@@ -135,6 +141,7 @@ def ingest_command(
                 limits=limits,
                 progress=advance,
                 force=force,
+                jobs=jobs,
             )
     if as_json:
         print_json(report_json(report))
