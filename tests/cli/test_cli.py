@@ -148,11 +148,18 @@ def test_every_command_has_help() -> None:
         assert "Usage:" in result.output
 
 
-def test_a_deleted_conversation_comes_back_when_its_file_is_imported_again(inputs: list[Path]) -> None:
+def test_a_deleted_conversation_comes_back_when_its_file_is_imported_again(
+    inputs: list[Path],
+) -> None:
     run("ingest", str(inputs[0]))
-    conversation_id = json.loads(run("conversations", "list", "--json").output)["items"][0]["conversation_id"]
+    conversation_id = json.loads(run("conversations", "list", "--json").output)["items"][0][
+        "conversation_id"
+    ]
     assert run("conversations", "delete", conversation_id, "--yes").exit_code == 0
     assert json.loads(run("conversations", "list", "--json").output)["total"] == 0
     again = json.loads(run("ingest", str(inputs[0]), "--json").output)
     assert again["conversations_written"] == 1
-    assert json.loads(run("conversations", "list", "--json").output)["items"][0]["conversation_id"] == conversation_id
+    assert (
+        json.loads(run("conversations", "list", "--json").output)["items"][0]["conversation_id"]
+        == conversation_id
+    )

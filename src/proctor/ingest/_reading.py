@@ -22,6 +22,9 @@ from proctor.transcript import PreparedBundle, SourceIssue
 
 PreparedItem = PreparedBundle | SourceIssue
 
+_WINDOW_PER_JOB = 8
+"""Units in flight per worker: enough that one large session does not idle the others."""
+
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 """Below this much input, starting worker processes costs more than it saves."""
 
@@ -70,7 +73,7 @@ def prepared_units(
     ) as pool:
         for task in tasks:
             window.append((task, pool.submit(_read_all, task.adapter, task.unit, limits)))
-            if len(window) >= 2 * jobs:
+            if len(window) >= _WINDOW_PER_JOB * jobs:
                 done, future = window.popleft()
                 yield done, future.result()
         while window:

@@ -112,6 +112,8 @@ def plan_import(
         files = by_adapter.get(adapter.name)
         if files:
             plan.units.extend((adapter, unit) for unit in adapter.plan(files))
+            for _, sample in files:
+                sample.compact()  # planning may have sampled again
     return plan
 
 

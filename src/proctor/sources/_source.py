@@ -11,16 +11,17 @@ instead of raising.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import orjson
 
 from proctor.sources._files import load_json_document, looks_binary, read_head
 from proctor.transcript import ConversationBundle, SourceIssue
+
+_T = TypeVar("_T")
 
 SAMPLE_BYTES = 256 * 1024
 SAMPLE_RECORDS = 40
@@ -36,36 +37,53 @@ def _is_object_line(line: bytes) -> bool:
 
 
 class Sample:
-    """What adapters look at to recognise a file. Parsing is lazy and cached."""
+    """What adapters look at to recognise a file. Parsing is lazy and cached.
+
+    After ``compact`` (once detection and planning are done) a sample caches nothing but
+    a small parsed document: anything an adapter asks for again is recomputed from the
+    file, so a plan over thousands of files holds no sampled bytes.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._head: bytes | None = read_head(path, SAMPLE_BYTES)
+        self._cache: dict[str, Any] = {}
+        self._caching = True
+
+    def _memo(self, name: str, compute: Callable[[], _T]) -> _T:
+        if name in self._cache:
+            return cast(_T, self._cache[name])
+        value = compute()
+        if self._caching:
+            self._cache[name] = value
+        return value
 
     @property
     def head(self) -> bytes:
-        """The first bytes of the (decompressed) content; read again after ``compact``."""
-        if self._head is None:
-            self._head = read_head(self.path, SAMPLE_BYTES)
-        return self._head
+        """The first bytes of the (decompressed) content."""
+        return self._memo("head", lambda: read_head(self.path, SAMPLE_BYTES))
 
-    @cached_property
+    @property
     def is_binary(self) -> bool:
         """True when the content is not text."""
-        return looks_binary(self.head)
+        return self._memo("is_binary", lambda: looks_binary(self.head))
 
-    @cached_property
+    @property
     def text_start(self) -> str:
         """The first non-blank character of the content, or '' for an empty file."""
-        stripped = self.head.lstrip()
-        return stripped[:1].decode("ascii", errors="replace")
+        return self._memo(
+            "text_start", lambda: self.head.lstrip()[:1].decode("ascii", errors="replace")
+        )
 
-    @cached_property
+    @property
     def records(self) -> list[dict[str, Any]]:
         """The first JSON Lines object records that parse (empty when not JSON Lines)."""
+        return self._memo("records", self._parse_records)
+
+    def _parse_records(self) -> list[dict[str, Any]]:
+        head = self.head
         found: list[dict[str, Any]] = []
-        lines = self.head.split(b"\n")
-        if len(self.head) == SAMPLE_BYTES:
+        lines = head.split(b"\n")
+        if len(head) == SAMPLE_BYTES:
             lines = lines[:-1]  # the last line may be cut by the sample size
         for line in lines:
             line = line.strip()
@@ -81,24 +99,30 @@ class Sample:
                 break
         return found
 
-    @cached_property
+    @property
     def is_jsonl(self) -> bool:
         """True when the file holds several lines of JSON objects (or one object per line)."""
+        return self._memo("is_jsonl", self._looks_like_jsonl)
+
+    def _looks_like_jsonl(self) -> bool:
         if self.text_start != "{":
             return False
+        head = self.head
         # One of the first two lines must be a whole object: a pretty-printed document
         # starts with a bare "{" and its inner one-line objects must not count. Two, so a
         # live file whose first line is torn is still recognised.
-        leading = [line.strip() for line in self.head.split(b"\n")[:8] if line.strip()][:2]
+        leading = [line.strip() for line in head.split(b"\n")[:8] if line.strip()][:2]
         if not any(_is_object_line(line) for line in leading):
             return False
-        return len(self.records) >= 2 or (
-            len(self.records) == 1 and self.head.strip().count(b"\n") >= 1
-        )
+        records = self.records
+        return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)
 
-    @cached_property
+    @property
     def document(self) -> Any:
         """The whole file parsed as one JSON document, or None when it is not one."""
+        return self._memo("document", self._parse_document)
+
+    def _parse_document(self) -> Any:
         if self.text_start not in ("{", "["):
             return None
         if self.is_jsonl and len(self.records) >= 2:
@@ -111,22 +135,11 @@ class Sample:
             return None
 
     def compact(self) -> None:
-        """Forget what detection needed, keeping a small parsed document for reuse.
-
-        A plan holds one sample per file until the file is read; without this, planning a
-        folder of thousands of sessions would hold hundreds of megabytes of sampled bytes.
-        Anything forgotten is read again from the file if an adapter asks for it later.
-        """
-        keep_document = (
-            "document" in self.__dict__
-            and self.__dict__["document"] is not None
-            and self.path.stat().st_size <= KEEP_DOCUMENT_BYTES
-        )
-        for name in ("records", "is_jsonl", "text_start", "is_binary"):
-            self.__dict__.pop(name, None)
-        if not keep_document:
-            self.__dict__.pop("document", None)
-        self._head = None
+        """Stop caching; keep only a small parsed document for the adapter to reuse."""
+        document = self._cache.get("document")
+        keep = document is not None and self.path.stat().st_size <= KEEP_DOCUMENT_BYTES
+        self._cache = {"document": document} if keep else {}
+        self._caching = False
 
 
 @dataclass(frozen=True, slots=True)
