@@ -5,7 +5,11 @@ every copy is a distinct session), then runs, each in its own process so peak me
 its own:
 
 - ``claude-code-log`` parse only: ``claude_code_log.converter.load_transcript`` per file;
-- ``proctor`` parse **and store**: ``proctor.ingest.ingest`` into a fresh SQLite file.
+- ``claude-code-log`` directory load: ``load_directory_transcripts`` per project folder
+  (parse, dedupe and build the session DAG — what it does before rendering);
+- ``proctor`` parse **and store**: ``proctor.ingest.ingest`` into a fresh SQLite file, once
+  in one process and once with its default worker processes. Peak memory of a run is
+  its own peak plus its largest worker's.
 
 Both rates use the same numerator — the transcript entries claude-code-log parses from the
 corpus — so the ratio compares time for the same input. Targets (issue #2): Proctor ≥ 3×
@@ -96,6 +100,20 @@ def run_peer(corpus: Path) -> dict[str, float]:
     return {"entries": entries, "seconds": elapsed, "peak_rss_mb": _peak_rss_mb()}
 
 
+def run_peer_directories(corpus: Path) -> dict[str, float]:
+    """claude-code-log: load each project folder (parse, dedupe, session DAG), as it does before rendering."""
+    from claude_code_log.converter import load_directory_transcripts
+
+    folders = sorted(p for p in corpus.iterdir() if p.is_dir())
+    start = time.perf_counter()
+    entries = 0
+    for folder in folders:
+        messages, _tree = load_directory_transcripts(folder, silent=True)
+        entries += len(messages)
+    elapsed = time.perf_counter() - start
+    return {"entries": entries, "seconds": elapsed, "peak_rss_mb": _peak_rss_mb()}
+
+
 def run_proctor(corpus: Path, jobs: int | None) -> dict[str, float]:
     """Proctor: detect, parse, redact, fingerprint and store every file."""
     from proctor.ingest import ingest
@@ -138,50 +156,48 @@ def main() -> None:
     )
     parser.add_argument("--size-mb", type=int, default=200)
     parser.add_argument("--corpus", type=Path)
-    parser.add_argument("--run", choices=["peer", "proctor"], help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=["peer", "peer-dir", "proctor"], help=argparse.SUPPRESS)
     parser.add_argument("--skip-peer", action="store_true", help="Measure Proctor only.")
     parser.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
-        result = (
-            run_peer(args.corpus) if args.run == "peer" else run_proctor(args.corpus, args.jobs)
-        )
+        runners = {
+            "peer": lambda: run_peer(args.corpus),
+            "peer-dir": lambda: run_peer_directories(args.corpus),
+            "proctor": lambda: run_proctor(args.corpus, args.jobs),
+        }
+        result = runners[args.run]()
         print(json.dumps(result))
         return
     corpus = args.corpus or REPO / "bench" / ".corpus" / f"{args.size_mb}mb"
     files, size = build_corpus(corpus, args.size_mb)
     print(f"corpus: {files} files, {size / 1e6:.0f} MB at {corpus}")
-    peer = _in_subprocess("peer", corpus) if not args.skip_peer else None
+    runs: list[tuple[str, dict[str, float]]] = []
+    if not args.skip_peer:
+        runs.append(
+            ("claude-code-log load_transcript (parse only)", _in_subprocess("peer", corpus))
+        )
+        runs.append(
+            ("claude-code-log load_directory_transcripts", _in_subprocess("peer-dir", corpus))
+        )
+    runs.append(("proctor, 1 process (parse + store)", _in_subprocess("proctor", corpus, jobs=1)))
     proctor = _in_subprocess("proctor", corpus)
-    entries = peer["entries"] if peer else proctor["messages_stored"]
-    rows = []
-    if peer:
-        rows.append(
-            (
-                "claude-code-log (parse only)",
-                entries / peer["seconds"],
-                peer["seconds"],
-                peer["peak_rss_mb"],
-            )
-        )
-    rows.append(
-        (
-            "proctor (parse + store)",
-            entries / proctor["seconds"],
-            proctor["seconds"],
-            proctor["peak_rss_mb"],
-        )
-    )
-    print(f"{'tool':<38}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
-    for name, rate, seconds, rss in rows:
-        print(f"{name:<38}{rate:>12,.0f}{seconds:>10.1f}{rss:>10.0f}")
-    if peer:
+    runs.append(("proctor, default workers (parse + store)", proctor))
+    entries = runs[0][1]["entries"] if not args.skip_peer else proctor["messages_stored"]
+    print(f"rates use one numerator: {entries:,.0f} entries claude-code-log parses from the corpus")
+    print(f"{'run':<46}{'entries/s':>12}{'seconds':>10}{'peak MB':>10}")
+    for name, result in runs:
+        rate = entries / result["seconds"]
+        print(f"{name:<46}{rate:>12,.0f}{result['seconds']:>10.1f}{result['peak_rss_mb']:>10.0f}")
+    if not args.skip_peer:
+        parse_only = runs[0][1]["seconds"]
         print(
-            f"ratio proctor / claude-code-log: {peer['seconds'] / proctor['seconds']:.2f}x (target >= 3x)"
+            f"ratio proctor (workers) / claude-code-log parse-only: {parse_only / proctor['seconds']:.2f}x"
         )
     print(
-        f"proctor stored {proctor['conversations']:.0f} conversations, {proctor['messages_stored']:.0f} messages, "
-        f"{proctor['tool_calls_stored']:.0f} tool calls ({proctor['db_mb']:.0f} MB database, {proctor['errors']:.0f} errors)"
+        f"proctor stored {proctor['conversations']:.0f} conversations, "
+        f"{proctor['messages_stored']:.0f} messages, {proctor['tool_calls_stored']:.0f} tool calls "
+        f"({proctor['db_mb']:.0f} MB database, {proctor['errors']:.0f} errors)"
     )
 
 
