@@ -28,6 +28,8 @@ SESSIONS = [CLAUDE_CODE / "short.jsonl", CLAUDE_CODE / "tool_heavy.jsonl"]
 CALL_TYPES = ("tool_use", "server_tool_use", "mcp_tool_use")
 HIDDEN_TYPES = ("thinking", "redacted_thinking")
 
+pytestmark = pytest.mark.shared  # builds its inputs from ../shared files
+
 
 def api_messages(session: Path) -> list[dict[str, Any]]:
     """The Anthropic messages of a Claude Code session, as the API saw them.

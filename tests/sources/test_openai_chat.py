@@ -25,6 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openai_chat"
 AGENTDOJO_FILES = sorted((DATASETS_DIR / "agentdojo").glob("*.jsonl"))
 HIDDEN = ("HIDDEN-REASONING",)
 
+pytestmark = pytest.mark.shared  # builds its inputs from ../shared files
+
 
 def agentdojo_records(path: Path, count: int) -> list[dict[str, Any]]:
     """The first ``count`` trace records of an AgentDojo file (its first line is a header)."""

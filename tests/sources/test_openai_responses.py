@@ -25,6 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openai_responses"
 ROLLOUTS = sorted((TRANSCRIPTS_DIR / "codex" / "localpush" / "raw" / "sessions").glob("*.jsonl"))
 INPUT_SIDE = ("user", "developer", "system")
 
+pytestmark = pytest.mark.shared  # builds its inputs from ../shared files
+
 
 def rollout_items(rollout: Path) -> list[dict[str, Any]]:
     """The Responses items of a Codex rollout (its ``response_item`` payloads)."""
