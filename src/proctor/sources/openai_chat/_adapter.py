@@ -7,27 +7,21 @@ them as unrecognised.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
+from typing import Any
 
-from proctor.sources._common import (
-    Exchange,
-    Record,
-    group_exchanges,
-    is_json_lines,
-    iter_records,
-    sample_document,
-)
-from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.sources._common import Exchange, Record
+from proctor.sources._exchange_log import ExchangeLogAdapter
 from proctor.sources.openai_chat._convert import FORMAT, build_bundle
 from proctor.sources.openai_chat._shapes import (
     exchanges_from_records,
     looks_like_chat,
     looks_like_chat_lines,
 )
-from proctor.transcript import SourceIssue
+from proctor.transcript import ConversationBundle, SourceIssue
 
 
-class OpenAIChatAdapter(SourceAdapter):
+class OpenAIChatAdapter(ExchangeLogAdapter):
     """OpenAI Chat Completions message lists, requests, responses and logged pairs.
 
     A file may hold one conversation (a message list, a request, a response) or many (a
@@ -38,26 +32,18 @@ class OpenAIChatAdapter(SourceAdapter):
     name = FORMAT
     description = "OpenAI Chat Completions message lists, requests and responses."
 
-    def sniff(self, sample: Sample) -> bool:
-        """True for chat messages, requests, responses or pairs (documents or JSON Lines)."""
-        if is_json_lines(sample):
-            return looks_like_chat_lines(sample.records)
-        return looks_like_chat(sample_document(sample))
+    def looks_like_document(self, document: Any) -> bool:
+        """True for a whole-file document in this format."""
+        return looks_like_chat(document)
 
-    def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
-        """Yield one bundle per conversation found in the file, and issues for bad records."""
-        file = str(unit.path)
-        records: list[Record] = []
-        for item in iter_records(unit):
-            if isinstance(item, SourceIssue):
-                yield item
-            else:
-                records.append(item)
-        exchanges: list[Exchange] = []
-        for found in exchanges_from_records(records, file):
-            if isinstance(found, Exchange):
-                exchanges.append(found)
-            else:
-                yield found
-        for group in group_exchanges(exchanges):
-            yield build_bundle(group, file)
+    def looks_like_lines(self, records: list[dict[str, Any]]) -> bool:
+        """True for sampled JSON Lines records in this format."""
+        return looks_like_chat_lines(records)
+
+    def exchanges(self, records: list[Record], file: str) -> Iterable[Exchange | SourceIssue]:
+        """Requests and responses found in the records."""
+        return exchanges_from_records(records, file)
+
+    def bundle(self, group: list[Exchange], file: str) -> ConversationBundle:
+        """One conversation from a group of exchanges."""
+        return build_bundle(group, file)

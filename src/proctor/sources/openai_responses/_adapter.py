@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
+from typing import Any
 
-from proctor.sources._common import (
-    Exchange,
-    Record,
-    group_exchanges,
-    is_json_lines,
-    iter_records,
-    sample_document,
-)
-from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.sources._common import Exchange, Record
+from proctor.sources._exchange_log import ExchangeLogAdapter
 from proctor.sources.openai_responses._convert import FORMAT, build_bundle
 from proctor.sources.openai_responses._shapes import (
     exchanges_from_records,
     looks_like_responses,
     looks_like_responses_lines,
 )
-from proctor.transcript import SourceIssue
+from proctor.transcript import ConversationBundle, SourceIssue
 
 
-class OpenAIResponsesAdapter(SourceAdapter):
+class OpenAIResponsesAdapter(ExchangeLogAdapter):
     """OpenAI Responses item lists, requests, response objects and logged pairs.
 
     ``reasoning`` items (summaries, content, ``encrypted_content``) are dropped unread;
@@ -34,26 +28,18 @@ class OpenAIResponsesAdapter(SourceAdapter):
     name = FORMAT
     description = "OpenAI Responses API input/output item lists."
 
-    def sniff(self, sample: Sample) -> bool:
-        """True for Responses items, requests, responses or pairs (documents or JSON Lines)."""
-        if is_json_lines(sample):
-            return looks_like_responses_lines(sample.records)
-        return looks_like_responses(sample_document(sample))
+    def looks_like_document(self, document: Any) -> bool:
+        """True for a whole-file document in this format."""
+        return looks_like_responses(document)
 
-    def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
-        """Yield one bundle per conversation found in the file, and issues for bad records."""
-        file = str(unit.path)
-        records: list[Record] = []
-        for item in iter_records(unit):
-            if isinstance(item, SourceIssue):
-                yield item
-            else:
-                records.append(item)
-        exchanges: list[Exchange] = []
-        for found in exchanges_from_records(records, file):
-            if isinstance(found, Exchange):
-                exchanges.append(found)
-            else:
-                yield found
-        for group in group_exchanges(exchanges):
-            yield build_bundle(group, file)
+    def looks_like_lines(self, records: list[dict[str, Any]]) -> bool:
+        """True for sampled JSON Lines records in this format."""
+        return looks_like_responses_lines(records)
+
+    def exchanges(self, records: list[Record], file: str) -> Iterable[Exchange | SourceIssue]:
+        """Requests and responses found in the records."""
+        return exchanges_from_records(records, file)
+
+    def bundle(self, group: list[Exchange], file: str) -> ConversationBundle:
+        """One conversation from a group of exchanges."""
+        return build_bundle(group, file)
