@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from proctor.sources import adapter_named, read_paths
 from proctor.transcript import ConversationBundle, SourceIssue
@@ -32,8 +35,9 @@ class ReadResult:
         return sum(1 for b in self.bundles if b.subagent_run is not None)
 
     def errors(self) -> list[SourceIssue]:
-        """Issues of severity error."""
-        return [i for i in self.issues if i.severity == "error"]
+        """Issues of severity error, standalone or attached to a conversation."""
+        attached = [i for b in self.bundles for i in b.issues]
+        return [i for i in [*self.issues, *attached] if i.severity == "error"]
 
 
 def read(*paths: Path | str, format_name: str | None = None) -> ReadResult:
@@ -55,4 +59,43 @@ def detected_format(path: Path) -> str | None:
     return None if adapter is None else adapter.name
 
 
-__all__ = ["ReadResult", "adapter_named", "detected_format", "read"]
+def all_errors(result: ReadResult) -> list[SourceIssue]:
+    """Error issues, standalone or attached to a conversation."""
+    return result.errors()
+
+
+def produced_strings(bundles: list[ConversationBundle]) -> list[str]:
+    """Every string anywhere in the bundles: ids, texts, arguments, attributes, issues."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(key)
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    for bundle in bundles:
+        walk(dataclasses.astuple(bundle))
+    return found
+
+
+def write_json(path: Path, value: Any) -> Path:
+    """Write ``value`` as an indented JSON document and return the path."""
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=1))
+    return path
+
+
+__all__ = [
+    "ReadResult",
+    "adapter_named",
+    "all_errors",
+    "detected_format",
+    "produced_strings",
+    "read",
+    "write_json",
+]

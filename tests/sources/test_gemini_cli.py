@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from proctor.sources import GeminiCliAdapter, Sample
-from proctor.transcript import ConversationBundle, SourceIssue
+from proctor.transcript import ConversationBundle
 from tests.conftest import DATASETS_DIR, TRANSCRIPTS_DIR
-from tests.sources.helpers import ReadResult, detected_format, read
+from tests.sources.helpers import all_errors, detected_format, produced_strings, read
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini_cli"
 GEMINI_DIR = TRANSCRIPTS_DIR / "gemini-cli"
@@ -81,32 +81,6 @@ def thought_texts(path: Path) -> list[str]:
             if isinstance(part, dict) and "thoughtSignature" in part:
                 found.append(part["thoughtSignature"])
     return [t for t in found if t]
-
-
-def produced_strings(bundles: list[ConversationBundle]) -> list[str]:
-    """Every string anywhere in the bundles: ids, texts, arguments, attributes, issues."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(key)
-                walk(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                walk(item)
-
-    for bundle in bundles:
-        walk(dataclasses.astuple(bundle))
-    return found
-
-
-def all_errors(result: ReadResult) -> list[SourceIssue]:
-    """Error issues, standalone or attached to a conversation."""
-    attached = [i for b in result.bundles for i in b.issues]
-    return [i for i in [*result.issues, *attached] if i.severity == "error"]
 
 
 def without_location(bundle: ConversationBundle) -> ConversationBundle:

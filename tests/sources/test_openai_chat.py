@@ -17,9 +17,14 @@ from typing import Any
 import pytest
 
 from proctor.sources import OpenAIChatAdapter, Sample
-from proctor.transcript import ConversationBundle, SourceIssue
 from tests.conftest import DATASETS_DIR, TRANSCRIPTS_DIR
-from tests.sources.helpers import ReadResult, detected_format, read
+from tests.sources.helpers import (
+    all_errors,
+    detected_format,
+    produced_strings,
+    read,
+    write_json,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_chat"
 AGENTDOJO_FILES = sorted((DATASETS_DIR / "agentdojo").glob("*.jsonl"))
@@ -67,37 +72,6 @@ def expected_counts(messages: list[dict[str, Any]]) -> tuple[int, int]:
             if matching:
                 open_calls.remove(matching[0])
     return shown, len(issued) + orphans
-
-
-def produced_strings(bundles: list[ConversationBundle]) -> list[str]:
-    """Every string anywhere in the bundles: ids, texts, arguments, attributes, issues."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(key)
-                walk(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                walk(item)
-
-    for bundle in bundles:
-        walk(dataclasses.astuple(bundle))
-    return found
-
-
-def all_errors(result: ReadResult) -> list[SourceIssue]:
-    """Error issues, standalone or attached to a conversation."""
-    attached = [i for b in result.bundles for i in b.issues]
-    return [i for i in [*result.issues, *attached] if i.severity == "error"]
-
-
-def write_json(path: Path, value: Any) -> Path:
-    path.write_text(json.dumps(value, ensure_ascii=False, indent=1))
-    return path
 
 
 @pytest.mark.shared
