@@ -1,0 +1,145 @@
+"""Reading tool calls the same way in every rule: commands, file paths, argument strings.
+
+Agents name the same things differently: Claude Code's ``Bash`` takes ``command``, Codex's
+``shell`` takes an argv list under ``command`` and ``exec_command`` a ``cmd``; file tools
+use ``file_path``, ``path``, ``notebook_path`` or an ``apply_patch`` body. These helpers
+hide that, so a rule asks one question ("what command ran?") for every format.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from proctor.transcript import ToolCall
+
+SHELL_TOOLS = frozenset(
+    {
+        "bash",
+        "shell",
+        "exec_command",
+        "local_shell",
+        "local_shell_call",
+        "run_shell_command",
+        "execute_command",
+        "run_command",
+        "terminal",
+        "execute_bash",
+        "cmd",
+        "powershell",
+    }
+)
+_COMMAND_KEYS = ("command", "cmd", "commands", "script", "code", "input")
+_PATH_KEYS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "filename",
+    "file",
+    "target_file",
+    "paths",
+    "files",
+)
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def tool_matches(name: str, patterns: Iterable[str]) -> bool:
+    """True when ``name`` matches one of the globs (case-insensitive)."""
+    lowered = name.lower()
+    return any(fnmatch.fnmatchcase(lowered, pattern.lower()) for pattern in patterns)
+
+
+def is_shell(call: ToolCall) -> bool:
+    """True for tools that run shell commands."""
+    return call.name.lower() in SHELL_TOOLS or call.name.lower().endswith(("_shell", "__bash"))
+
+
+def argument(call: ToolCall, path: str) -> Any:
+    """The argument at a dot path (``options.force``), or None."""
+    value: Any = call.arguments
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def argument_strings(value: Any, prefix: str = "arguments") -> Iterator[tuple[str, str]]:
+    """Every string inside arguments with its dot path (numbers and booleans as text)."""
+    if isinstance(value, str):
+        yield prefix, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from argument_strings(item, f"{prefix}.{key}")
+    elif isinstance(value, list | tuple):
+        for position, item in enumerate(value):
+            yield from argument_strings(item, f"{prefix}.{position}")
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        yield prefix, str(value)
+
+
+def command_text(call: ToolCall) -> str | None:
+    """The shell command a call runs, as one string, or None for non-shell tools."""
+    if not is_shell(call):
+        return None
+    args = call.arguments
+    if isinstance(args, str):
+        return args
+    if not isinstance(args, dict):
+        return None
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return _unwrap_shell(value)
+    return None
+
+
+def _unwrap_shell(argv: list[str]) -> str:
+    # ["bash", "-lc", "pytest -q"] runs "pytest -q"
+    if (
+        len(argv) >= 3
+        and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+        and argv[1] in ("-c", "-lc", "-ic")
+    ):
+        return argv[2]
+    return shlex.join(argv)
+
+
+def file_paths(call: ToolCall) -> list[str]:
+    """File paths a file tool reads or writes (not paths inside shell commands)."""
+    if is_shell(call):
+        return []
+    found: list[str] = []
+    args = call.arguments
+    if isinstance(args, dict):
+        for key in _PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(v for v in value if isinstance(v, str) and v)
+        for key in ("input", "patch"):
+            value = args.get(key)
+            if isinstance(value, str) and "*** " in value:
+                found.extend(m.strip() for m in _PATCH_PATH.findall(value))
+    elif isinstance(args, str) and "*** " in args:
+        found.extend(m.strip() for m in _PATCH_PATH.findall(args))
+    return found
+
+
+def command_words(command: str) -> list[str]:
+    """Shell words of a command, tolerant of unbalanced quotes."""
+    try:
+        return shlex.split(command, comments=False, posix=True)
+    except ValueError:
+        return command.split()

@@ -1,0 +1,138 @@
+"""Running rules: whole traces, live event by event, and before a tool call (the gate).
+
+``Supervisor`` holds the per-conversation state of every rule, so feeding it one more
+event costs only that event; the gate asks it about a proposed call without changing
+that state. ``check_trace`` is the whole-trace convenience over the same object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from proctor.findings import Finding, finding_key
+from proctor.rules._policy import DEFAULT_POLICY, Policy, RuleMode
+from proctor.rules._rule import Hit, Rule, RuleContext
+from proctor.rules._trace import Event, Trace, TraceContext
+from proctor.transcript import ToolCall
+
+Decision = Literal["allow", "deny", "ask"]
+_DECISION_ORDER: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    """The answer to "may this call proceed?"."""
+
+    decision: Decision
+    reason: str = ""
+    rule: str | None = None
+    """The rule behind a deny or ask."""
+    findings: tuple[Finding, ...] = ()
+    """Everything the rules found about the proposed call, whatever the decision."""
+
+
+@dataclass
+class Supervisor:
+    """Incremental rule evaluation for one conversation."""
+
+    context: TraceContext
+    policy: Policy = DEFAULT_POLICY
+    rules: Sequence[Rule] | None = None
+    _rules: list[Rule] = field(init=False)
+    _states: dict[str, Any] = field(init=False)
+    _rule_context: RuleContext = field(init=False)
+    _next_index: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        from proctor.rules.builtin import builtin_rules
+
+        chosen = list(self.rules) if self.rules is not None else builtin_rules()
+        self._rules = [r for r in chosen if self.policy.rules.get(r.id) != "off"]
+        self._rule_context = RuleContext(self.policy, self.context)
+        self._states = {r.id: r.start(self._rule_context) for r in self._rules}
+
+    @property
+    def events_seen(self) -> int:
+        """How many events were observed."""
+        return self._next_index
+
+    def observe(self, event: Event) -> list[Finding]:
+        """Feed one event that happened; return the findings it caused."""
+        self._next_index = event.index + 1
+        found: list[Finding] = []
+        for rule in self._rules:
+            for hit in rule.observe(self._states[rule.id], event, self._rule_context):
+                found.append(self._finding(rule, hit))
+        return found
+
+    def observe_all(self, events: Iterable[Event]) -> list[Finding]:
+        """Feed many events in order."""
+        found: list[Finding] = []
+        for event in events:
+            found.extend(self.observe(event))
+        return found
+
+    def finish(self) -> list[Finding]:
+        """Conclude the run: end-of-run rules (required artifacts, final claims)."""
+        found: list[Finding] = []
+        for rule in self._rules:
+            for hit in rule.finish(self._states[rule.id], self._rule_context):
+                found.append(self._finding(rule, hit))
+        return found
+
+    def before_call(self, call: ToolCall) -> GateDecision:
+        """Decide on a call about to run, from the policy and everything observed so far."""
+        decision: Decision = "allow"
+        deciding: tuple[Rule, Hit] | None = None
+        findings: list[Finding] = []
+        for rule in self._rules:
+            mode = self.mode_of(rule)
+            for hit in rule.before_call(self._states[rule.id], call, self._rule_context):
+                findings.append(self._finding(rule, hit))
+                wanted: Decision = "deny" if mode == "deny" else "ask" if mode == "ask" else "allow"
+                if _DECISION_ORDER[wanted] > _DECISION_ORDER[decision]:
+                    decision, deciding = wanted, (rule, hit)
+        if deciding is None:
+            return GateDecision("allow", findings=tuple(findings))
+        rule, hit = deciding
+        reason = f"{hit.title} [{rule.id}]" + (f": {hit.content}" if hit.content else "")
+        return GateDecision(decision, reason=reason, rule=rule.id, findings=tuple(findings))
+
+    def mode_of(self, rule: Rule) -> RuleMode:
+        """What the gate does when ``rule`` fires: the policy's setting or the rule's default."""
+        return self.policy.rules.get(rule.id, rule.gate_mode)
+
+    def _finding(self, rule: Rule, hit: Hit) -> Finding:
+        conversation_id = self.context.conversation_id
+        return Finding(
+            key=finding_key(rule.id, conversation_id, hit.evidence, hit.title),
+            conversation_id=conversation_id,
+            origin="rule",
+            rule=rule.id,
+            rule_version=rule.version,
+            action=hit.action,
+            category=hit.category or rule.category,
+            severity=hit.severity,
+            title=hit.title,
+            content=hit.content,
+            evidence=list(hit.evidence),
+            confidence=hit.confidence,
+            actual=hit.actual,
+            threshold=hit.threshold,
+            trigger_source_id=hit.trigger,
+        )
+
+
+def check_trace(
+    trace: Trace, policy: Policy = DEFAULT_POLICY, rules: Sequence[Rule] | None = None
+) -> list[Finding]:
+    """Run every rule over a whole trace; one finding per key (the latest wins)."""
+    supervisor = Supervisor(trace.context, policy, rules)
+    found = supervisor.observe_all(trace.events)
+    found.extend(supervisor.finish())
+    by_key: dict[str, Finding] = {}
+    for finding in found:
+        by_key[finding.key] = finding
+    return list(by_key.values())

@@ -1,0 +1,38 @@
+"""The built-in rule families, one module each; every module exports ``RULES``."""
+
+from __future__ import annotations
+
+from proctor.rules._rule import Rule
+from proctor.rules.builtin import (
+    budgets,
+    claims,
+    destructive,
+    hard_stop,
+    idempotency,
+    injection,
+    loops,
+    output_schema,
+    permissions,
+    secrets,
+)
+
+FAMILIES = (
+    permissions,
+    budgets,
+    idempotency,
+    output_schema,
+    hard_stop,
+    loops,
+    destructive,
+    secrets,
+    claims,
+    injection,
+)
+
+
+def builtin_rules() -> list[Rule]:
+    """Fresh instances of every built-in rule, family by family."""
+    return [type(rule)() for family in FAMILIES for rule in family.RULES]
+
+
+__all__ = ["FAMILIES", "builtin_rules"]

@@ -1,0 +1,7 @@
+"""Rule family: idempotency (not written yet)."""
+
+from __future__ import annotations
+
+from proctor.rules._rule import Rule
+
+RULES: list[Rule] = []

@@ -1,0 +1,7 @@
+"""Rule family: permissions (not written yet)."""
+
+from __future__ import annotations
+
+from proctor.rules._rule import Rule
+
+RULES: list[Rule] = []
