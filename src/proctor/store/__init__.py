@@ -4,6 +4,8 @@ SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a UR
 run the same SQLAlchemy Core code and the same Alembic migrations.
 """
 
+from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._interfaces import Store, StoreReader
 from proctor.store._records import (
     ConversationSummary,
     ImportedFile,
@@ -16,7 +18,7 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
-from proctor.store._store import DEFAULT_PROJECT, SqlStore, Store, StoreReader, open_store
+from proctor.store._store import DEFAULT_PROJECT, SqlStore, open_store
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -24,7 +26,9 @@ __all__ = [
     "ImportIssueRecord",
     "ImportRecord",
     "ImportedFile",
+    "NotificationRecord",
     "ProjectSummary",
+    "RecordOutcome",
     "SourceVersion",
     "SqlStore",
     "Store",

@@ -1,8 +1,7 @@
 """The store: one writer, read-only readers, every write path one transaction.
 
-``StoreReader`` is what surfaces that only read (listing, showing, later the API and the
-MCP server) receive; ``Store`` adds the write paths (import, delete). ``SqlStore``
-implements both with SQLAlchemy Core on SQLite (the default) or PostgreSQL.
+``SqlStore`` implements ``StoreReader`` and ``Store`` (``_interfaces.py``) with SQLAlchemy
+Core on SQLite (the default) or PostgreSQL.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
 
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.engine import Connection
@@ -20,9 +18,12 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError, StoreError
+from proctor.findings import Finding, Status
+from proctor.store import _findings as findings_store
 from proctor.store import _reader as reads
 from proctor.store import _schema as t
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
+from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._records import (
     ConversationSummary,
     ImportedFile,
@@ -39,109 +40,6 @@ from proctor.store._writer import write_conversation
 from proctor.transcript import Message, PreparedBundle, SourceIssue
 
 DEFAULT_PROJECT = "default"
-
-
-class StoreReader(Protocol):
-    """Read-only access: everything a surface that only shows data may call."""
-
-    def list_conversations(
-        self,
-        *,
-        project: str | None = None,
-        include_children: bool = False,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[ConversationSummary]:
-        """Conversations, newest first."""
-        ...
-
-    def count_conversations(
-        self, *, project: str | None = None, include_children: bool = False
-    ) -> int:
-        """How many conversations match."""
-        ...
-
-    def resolve_conversation_id(self, ref: str) -> str:
-        """The full id for an id, external id or unique prefix."""
-        ...
-
-    def conversation(self, conversation_id: str) -> ConversationSummary:
-        """One conversation's summary."""
-        ...
-
-    def transcript(self, conversation_id: str) -> StoredTranscript:
-        """One conversation with everything in it."""
-        ...
-
-    def messages(self, conversation_id: str) -> list[Message]:
-        """Messages of one conversation in order."""
-        ...
-
-    def source(self, source_type: str, source_id: str) -> StoredSource:
-        """The current version of one source."""
-        ...
-
-    def source_versions(self, source_type: str, source_id: str) -> list[SourceVersion]:
-        """Every revision of one source."""
-        ...
-
-    def projects(self) -> list[ProjectSummary]:
-        """Every project."""
-        ...
-
-    def counts(self) -> StoreCounts:
-        """Row counts."""
-        ...
-
-    def imports(self, limit: int = 20) -> list[ImportRecord]:
-        """Recent imports."""
-        ...
-
-    def import_issues(self, import_id: str) -> list[ImportIssueRecord]:
-        """Issues of one import."""
-        ...
-
-    def imported_file(self, path: str) -> ImportedFile | None:
-        """Fast-path record of a read unit."""
-        ...
-
-    def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are stored."""
-        ...
-
-
-class Store(StoreReader, Protocol):
-    """Read and write access. Every method that writes is one transaction."""
-
-    def write_conversation(
-        self, prepared: PreparedBundle, *, project: str | None = None
-    ) -> WriteOutcome:
-        """Write one conversation; unchanged sources are not written."""
-        ...
-
-    def delete_conversation(self, conversation_id: str) -> list[str]:
-        """Delete a conversation, its sub-agent conversations and all their sources."""
-        ...
-
-    def begin_import(
-        self, paths: Sequence[str], *, format_name: str | None, project: str | None
-    ) -> str:
-        """Record the start of an import and return its id."""
-        ...
-
-    def finish_import(
-        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
-    ) -> None:
-        """Record the outcome of an import."""
-        ...
-
-    def record_imported_file(self, imported: ImportedFile) -> None:
-        """Remember that a read unit was imported with this content."""
-        ...
-
-    def close(self) -> None:
-        """Release connections."""
-        ...
 
 
 class SqlStore:
@@ -263,7 +161,59 @@ class SqlStore:
         with self._read() as c:
             return reads.existing_conversation_ids(c, ids)
 
+    def findings(
+        self,
+        *,
+        conversation_ids: Sequence[str] | None = None,
+        statuses: Sequence[Status] | None = None,
+        min_severity: str | None = None,
+        rule: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Finding], int]:
+        """A page of findings (most severe, newest first) and the total count."""
+        with self._read() as c:
+            return findings_store.list_findings(
+                c,
+                conversation_ids=conversation_ids,
+                statuses=statuses,
+                min_severity=min_severity,
+                rule=rule,
+                limit=limit,
+                offset=offset,
+            )
+
+    def finding(self, finding_id: str) -> Finding:
+        """One finding."""
+        with self._read() as c:
+            return findings_store.get_finding(c, finding_id)
+
+    def resolve_finding_id(self, ref: str) -> str:
+        """The finding id for an id, key or unique prefix."""
+        with self._read() as c:
+            return findings_store.resolve_finding_id(c, ref)
+
+    def notifications(self, *, unread_only: bool = True) -> list[NotificationRecord]:
+        """Notifications, newest first."""
+        with self._read() as c:
+            return findings_store.list_notifications(c, unread_only=unread_only)
+
     # -- writes ---------------------------------------------------------------------
+
+    def record_findings(self, findings: Sequence[Finding]) -> RecordOutcome:
+        """Insert or update findings by key in one transaction; notify once per key."""
+        with self._write() as c:
+            return findings_store.record_findings(c, findings, utcnow())
+
+    def set_finding_status(self, finding_id: str, status: Status) -> Finding:
+        """Move a finding along its lifecycle."""
+        with self._write() as c:
+            return findings_store.set_status(c, finding_id, status, utcnow())
+
+    def set_finding_digested(self, finding_id: str, digested: bool) -> None:
+        """Collapse (``True``) or expand a finding in lists."""
+        with self._write() as c:
+            findings_store.set_digested(c, finding_id, digested)
 
     def write_conversation(
         self, prepared: PreparedBundle, *, project: str | None = None

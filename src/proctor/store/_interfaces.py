@@ -1,0 +1,166 @@
+"""The store's two interfaces: what readers may call, and what writers add.
+
+``StoreReader`` is what surfaces that only read (listing, showing, later the API and the
+MCP server) receive; ``Store`` adds the write paths (import, delete, findings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from proctor.findings import Finding, Status
+from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._records import (
+    ConversationSummary,
+    ImportedFile,
+    ImportIssueRecord,
+    ImportRecord,
+    ProjectSummary,
+    SourceVersion,
+    StoreCounts,
+    StoredSource,
+    StoredTranscript,
+    WriteOutcome,
+)
+from proctor.transcript import Message, PreparedBundle, SourceIssue
+
+
+class StoreReader(Protocol):
+    """Read-only access: everything a surface that only shows data may call."""
+
+    def list_conversations(
+        self,
+        *,
+        project: str | None = None,
+        include_children: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[ConversationSummary]:
+        """Conversations, newest first."""
+        ...
+
+    def count_conversations(
+        self, *, project: str | None = None, include_children: bool = False
+    ) -> int:
+        """How many conversations match."""
+        ...
+
+    def resolve_conversation_id(self, ref: str) -> str:
+        """The full id for an id, external id or unique prefix."""
+        ...
+
+    def conversation(self, conversation_id: str) -> ConversationSummary:
+        """One conversation's summary."""
+        ...
+
+    def transcript(self, conversation_id: str) -> StoredTranscript:
+        """One conversation with everything in it."""
+        ...
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        """Messages of one conversation in order."""
+        ...
+
+    def source(self, source_type: str, source_id: str) -> StoredSource:
+        """The current version of one source."""
+        ...
+
+    def source_versions(self, source_type: str, source_id: str) -> list[SourceVersion]:
+        """Every revision of one source."""
+        ...
+
+    def projects(self) -> list[ProjectSummary]:
+        """Every project."""
+        ...
+
+    def counts(self) -> StoreCounts:
+        """Row counts."""
+        ...
+
+    def imports(self, limit: int = 20) -> list[ImportRecord]:
+        """Recent imports."""
+        ...
+
+    def import_issues(self, import_id: str) -> list[ImportIssueRecord]:
+        """Issues of one import."""
+        ...
+
+    def imported_file(self, path: str) -> ImportedFile | None:
+        """Fast-path record of a read unit."""
+        ...
+
+    def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are stored."""
+        ...
+
+    def findings(
+        self,
+        *,
+        conversation_ids: Sequence[str] | None = None,
+        statuses: Sequence[Status] | None = None,
+        min_severity: str | None = None,
+        rule: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Finding], int]:
+        """A page of findings and the total count."""
+        ...
+
+    def finding(self, finding_id: str) -> Finding:
+        """One finding."""
+        ...
+
+    def resolve_finding_id(self, ref: str) -> str:
+        """The finding id for an id, key or unique prefix."""
+        ...
+
+    def notifications(self, *, unread_only: bool = True) -> list[NotificationRecord]:
+        """Notifications, newest first."""
+        ...
+
+
+class Store(StoreReader, Protocol):
+    """Read and write access. Every method that writes is one transaction."""
+
+    def write_conversation(
+        self, prepared: PreparedBundle, *, project: str | None = None
+    ) -> WriteOutcome:
+        """Write one conversation; unchanged sources are not written."""
+        ...
+
+    def delete_conversation(self, conversation_id: str) -> list[str]:
+        """Delete a conversation, its sub-agent conversations and all their sources."""
+        ...
+
+    def begin_import(
+        self, paths: Sequence[str], *, format_name: str | None, project: str | None
+    ) -> str:
+        """Record the start of an import and return its id."""
+        ...
+
+    def finish_import(
+        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
+    ) -> None:
+        """Record the outcome of an import."""
+        ...
+
+    def record_imported_file(self, imported: ImportedFile) -> None:
+        """Remember that a read unit was imported with this content."""
+        ...
+
+    def record_findings(self, findings: Sequence[Finding]) -> RecordOutcome:
+        """Insert or update findings by key; notify once per key."""
+        ...
+
+    def set_finding_status(self, finding_id: str, status: Status) -> Finding:
+        """Move a finding along its lifecycle."""
+        ...
+
+    def set_finding_digested(self, finding_id: str, digested: bool) -> None:
+        """Collapse or expand a finding."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
