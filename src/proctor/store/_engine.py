@@ -29,6 +29,13 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
+def _json_loads(value: Any) -> Any:
+    # SQLite gives a JSON column NUMERIC affinity: a stored "12" comes back as 12.
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        return orjson.loads(value)
+    return value
+
+
 def sqlite_url(path: Path, *, read_only: bool = False) -> str:
     """SQLAlchemy URL of a SQLite file, read-only through SQLite's URI ``mode=ro``."""
     if read_only:
@@ -45,7 +52,7 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
         pool_size=1,
         max_overflow=4,
         json_serializer=_json_dumps,
-        json_deserializer=orjson.loads,
+        json_deserializer=_json_loads,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
     )
 
@@ -75,7 +82,7 @@ def create_url_engine(url: str) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     try:
-        return create_engine(url, json_serializer=_json_dumps, json_deserializer=orjson.loads)
+        return create_engine(url, json_serializer=_json_dumps, json_deserializer=_json_loads)
     except (SQLAlchemyError, ImportError) as exc:
         raise StoreError(f"cannot use database {url!r}: {exc}") from exc
 
