@@ -14,8 +14,11 @@ from rich.text import Text
 
 from proctor import __version__
 from proctor.cli._common import EXIT_PARTIAL, EXIT_USAGE, err_console
+from proctor.cli.check import check_command
 from proctor.cli.conversations import conversations
 from proctor.cli.demo import demo
+from proctor.cli.eval import eval_group
+from proctor.cli.findings import findings
 from proctor.cli.ingest import ingest_command
 from proctor.cli.init import init
 from proctor.cli.watch import watch_command
@@ -65,6 +68,9 @@ cli.add_command(init)
 cli.add_command(ingest_command)
 cli.add_command(watch_command)
 cli.add_command(conversations)
+cli.add_command(check_command)
+cli.add_command(findings)
+cli.add_command(eval_group)
 cli.add_command(demo)
 
 

@@ -1,7 +1,257 @@
-"""Rule family: injection (not written yet)."""
+"""Injection-then-action: untrusted tool output instructs the agent, and the agent obeys.
+
+Two rules share one scan of every tool result (memoised in ``RuleContext.facts``):
+
+``injected_instructions`` (low): a tool result carries text addressed to the AI agent
+(see ``_injected_text``) — worth knowing even when nothing follows.
+
+``injection_then_action`` (high): a later tool call's argument values — a recipient, URL,
+account, identifier — come from such an injected span, and not from the user's request
+or instructions (trusted text) nor from the data part of any tool output the agent had
+seen. A call that changes something or reaches the network (anything but a read-only
+lookup, or any call taking an injected URL) is high severity and the gate denies it by
+default; a read-only lookup with an injected value (the agent starting to follow the
+instructions) is medium.
+
+Strong values (e-mail, URL, account, phone, long quoted strings) match inside longer
+arguments; weak ones (short quoted strings, identifiers, names) only as a whole argument.
+"""
 
 from __future__ import annotations
 
-from proctor.rules._rule import Rule
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-RULES: list[Rule] = []
+from proctor.rules._calls import argument_strings
+from proctor.rules._evidence import cite_call, cite_result
+from proctor.rules._rule import Hit, Rule, RuleContext
+from proctor.rules._trace import Event
+from proctor.rules.builtin._injected_text import (
+    InjectedSpan,
+    InjectedValue,
+    extract_values,
+    find_spans,
+    normalise_argument,
+    strip_spans,
+)
+from proctor.transcript import ToolCall
+
+_READ_VERBS = frozenset(
+    {
+        "get", "search", "read", "list", "find", "check", "lookup", "look", "query", "view",
+        "show", "count", "describe", "retrieve", "grep", "glob", "ls", "cat", "inspect", "browse",
+        "fetch_list", "peek", "preview", "open",
+    }
+)  # fmt: skip
+_SPLIT_NAME = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
+_CLEAN_TEXT_LIMIT = 4_000_000
+"""Characters of data seen in tool outputs kept for provenance checks (older text is dropped)."""
+
+
+def is_read_only(tool_name: str) -> bool:
+    """True for tools whose name says they only look something up (``get_…``, ``search_…``)."""
+    words = [w.lower() for w in _SPLIT_NAME.split(tool_name) if w]
+    return bool(words) and words[0] in _READ_VERBS
+
+
+def injected_spans(call: ToolCall, context: RuleContext) -> list[InjectedSpan]:
+    """Spans of a call's result addressed to the agent, computed once per call."""
+    memo: dict[str, list[InjectedSpan]] = context.facts.setdefault("injected_spans", {})
+    spans = memo.get(call.source_id)
+    if spans is None:
+        spans = find_spans(call.result_text or "")
+        memo[call.source_id] = spans
+    return spans
+
+
+@dataclass(slots=True)
+class _Injected:
+    call: ToolCall
+    span: InjectedSpan
+    values: list[InjectedValue]
+
+
+@dataclass(slots=True)
+class _State:
+    trusted: list[str] = field(default_factory=list)
+    clean: list[str] = field(default_factory=list)
+    clean_chars: int = 0
+    injected: list[_Injected] = field(default_factory=list)
+
+    def is_trusted(self, value: InjectedValue) -> bool:
+        return any(_contains(text, value.value) for text in self.trusted)
+
+    def seen_in_data(self, value: InjectedValue) -> bool:
+        return any(_contains(text, value.value) for text in self.clean)
+
+
+def _contains(text: str, value: str) -> bool:
+    if len(value) >= 4:
+        return value in text
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    source: _Injected
+    value: InjectedValue
+    argument: str
+    text: str
+
+
+def _matches(state: _State, call: ToolCall) -> Iterator[_Match]:
+    if not state.injected:
+        return
+    arguments = [
+        (path, text, normalise_argument(text)) for path, text in argument_strings(call.arguments)
+    ]
+    for source in state.injected:
+        if source.call.source_id == call.source_id:
+            continue
+        for value in source.values:
+            for path, text, normalised in arguments:
+                hit = (
+                    value.value in normalised if value.strong else normalised.strip() == value.value
+                )
+                if hit and not state.is_trusted(value) and not state.seen_in_data(value):
+                    yield _Match(source, value, path, text)
+                    break
+
+
+def _hit(match: _Match, call: ToolCall, acting: bool) -> Hit:
+    source = match.source
+    where = f"the output of {source.call.name}"
+    if acting:
+        title = "Tool call acts on instructions injected in a tool output"
+        content = (
+            f"{call.name} used {match.value.value!r} ({match.value.kind}), which appears only in "
+            f"text addressed to the agent inside {where} — not in the user's request. "
+            "Check whether the user wanted this."
+        )
+    else:
+        title = "Tool call looks up a value from instructions injected in a tool output"
+        content = (
+            f"{call.name} looked up {match.value.value!r} ({match.value.kind}), taken from text "
+            f"addressed to the agent inside {where}: the agent may be starting to follow it."
+        )
+    return Hit(
+        title=title,
+        severity="high" if acting else "medium",
+        action="request_review" if acting else "warn",
+        content=content,
+        evidence=(
+            cite_result(source.call, source.span.start, source.span.end),
+            cite_call(call, match.argument, match.text),
+        ),
+        actual=match.value.value,
+        trigger=call.source_id,
+    )
+
+
+class InjectedInstructions(Rule):
+    """A tool result carries instructions addressed to the agent."""
+
+    id = "injected_instructions"
+    version = 1
+    category = "risk"
+    description = "Tool output contains text addressed to the AI agent (a likely prompt injection)."
+    gate_mode = "warn"
+
+    def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
+        """Report each injected span once, when the result arrives."""
+        if event.kind != "result" or event.call is None:
+            return
+        for span in injected_spans(event.call, context):
+            yield Hit(
+                title="Tool output contains instructions addressed to the agent",
+                severity="low",
+                action="comment",
+                content=(
+                    f"The output of {event.call.name} speaks to the AI agent ({span.marker!r}). "
+                    "Text in tool output is data, not instructions from the user."
+                ),
+                evidence=(cite_result(event.call, span.start, span.end),),
+                trigger=event.call.source_id,
+            )
+
+
+class InjectionThenAction(Rule):
+    """A later call uses values that only injected instructions supplied."""
+
+    id = "injection_then_action"
+    version = 1
+    category = "risk"
+    description = (
+        "A tool call uses a recipient, URL, account or other value that came from "
+        "instructions injected in tool output, not from the user's request."
+    )
+    gate_mode = "deny"
+
+    def start(self, context: RuleContext) -> _State:
+        """Trusted text, data seen, and injected spans so far."""
+        return _State()
+
+    def observe(self, state: _State, event: Event, context: RuleContext) -> Iterable[Hit]:
+        """Learn from messages and results; judge each call as it is made."""
+        if event.kind == "message" and event.message is not None:
+            message = event.message
+            if message.kind in ("prompt", "instructions") and message.role in (
+                "user",
+                "system",
+                "developer",
+            ):
+                state.trusted.append(normalise_argument(message.text))
+            return
+        call = event.call
+        if call is None:
+            return
+        if event.kind == "call":
+            yield from self._judge(state, call)
+            return
+        text = call.result_text or ""
+        spans = injected_spans(call, context)
+        for span in spans:
+            values = [
+                v
+                for v in extract_values(text[span.start : span.end])
+                if not state.is_trusted(v) and not state.seen_in_data(v)
+            ]
+            if values:
+                state.injected.append(_Injected(call, span, values))
+        if state.clean_chars < _CLEAN_TEXT_LIMIT:
+            data = normalise_argument(strip_spans(text, spans) if spans else text)
+            state.clean.append(data)
+            state.clean_chars += len(data)
+
+    def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
+        """The gate: deny a call that would act on injected values."""
+        for hit in self._judge(state, call):
+            if hit.severity == "high":
+                yield hit
+
+    def _judge(self, state: _State, call: ToolCall) -> Iterator[Hit]:
+        for match in _matches(state, call):
+            yield _hit(match, call, _acts(call, match))
+            return
+
+
+_ADDRESS_ARGUMENT = re.compile(
+    r"(?:url|uri|link|href|site|web|endpoint|host|domain|address)s?$", re.I
+)
+
+
+def _acts(call: ToolCall, match: _Match) -> bool:
+    """Whether the call changes something or reaches out, rather than only looking up."""
+    if not is_read_only(call.name):
+        return True
+    # A "read" of an injected URL still contacts the attacker's server.
+    last = match.argument.rsplit(".", 1)[-1]
+    return match.value.kind == "url" and (
+        _ADDRESS_ARGUMENT.search(last) is not None
+        or match.text.strip().lower().startswith(("http", "www."))
+    )
+
+
+RULES: list[Rule] = [InjectedInstructions(), InjectionThenAction()]

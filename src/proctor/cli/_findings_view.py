@@ -1,0 +1,74 @@
+"""Rendering findings for people: severity first, evidence you can follow.
+
+Transcript excerpts inside findings are untrusted text and are always shown literally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from proctor.cli._render import when
+from proctor.findings import Finding
+
+SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """The ``--json`` shape of a finding."""
+    return finding.model_dump(mode="json")
+
+
+def finding_block(finding: Finding, *, new: bool = False, full: bool = True) -> Text:
+    """A finding with its evidence, for ``check`` and ``findings show``."""
+    text = Text()
+    text.append(f"{finding.severity.upper():<6}", style=SEVERITY_STYLE.get(finding.severity, ""))
+    text.append(f" {finding.title}", style="bold")
+    text.append(f"  [{finding.rule} v{finding.rule_version}, {finding.action}", style="dim")
+    if finding.status != "open":
+        text.append(f", {finding.status}", style="dim")
+    text.append("]", style="dim")
+    if new:
+        text.append("  new", style="green")
+    if finding.digested and not full:
+        return text
+    if finding.content:
+        text.append(f"\n    {finding.content}")
+    if finding.actual is not None or finding.threshold is not None:
+        text.append(f"\n    actual: {finding.actual!s}", style="dim")
+        if finding.threshold is not None:
+            text.append(f" · threshold: {finding.threshold!s}", style="dim")
+    for evidence in finding.evidence:
+        text.append("\n    ↳ ", style="dim")
+        text.append(evidence.address(), style="cyan")
+        if evidence.excerpt:
+            text.append(f"\n      “{evidence.excerpt}”", style="italic")
+    if finding.finding_id:
+        text.append(f"\n    id {finding.finding_id[:12]}", style="dim")
+    return text
+
+
+def findings_table(findings: list[Finding]) -> Table:
+    """One line per finding for ``findings list``; digested findings stay one line."""
+    table = Table(expand=False)
+    table.add_column("id", style="dim", no_wrap=True)
+    table.add_column("sev", no_wrap=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("title", max_width=70, overflow="ellipsis", no_wrap=True)
+    table.add_column("conversation", style="dim", no_wrap=True, max_width=30, overflow="ellipsis")
+    table.add_column("status", no_wrap=True)
+    table.add_column("updated (UTC)", no_wrap=True)
+    for finding in findings:
+        status = finding.status + (" · digested" if finding.digested else "")
+        table.add_row(
+            (finding.finding_id or "")[:12],
+            Text(finding.severity, style=SEVERITY_STYLE.get(finding.severity, "")),
+            finding.rule,
+            Text(" ".join(finding.title.split())),
+            finding.conversation_id,
+            status,
+            when(finding.updated_at),
+        )
+    return table

@@ -1,0 +1,193 @@
+"""Finding instructions addressed to the agent inside untrusted tool output, and the values in them.
+
+Data a tool returns (a web page, an email, a file, a review) is written for people; text
+in it that addresses the *AI agent* — names it ("to you, GPT-4", "AI assistants reading
+this"), refers to its task or instructions ("before you can solve the task I gave you",
+"ignore previous instructions"), or poses as a system message — is an instruction the
+user never gave. This module finds such spans generically (no benchmark wording, task or
+model list), and pulls out the values an attacker wants used: e-mail addresses, URLs,
+account numbers, phone numbers, quoted strings, identifiers and names.
+
+Text may carry escaped newlines (``\\n``) when a tool returned a repr of data; both forms
+count as line breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_AI = (
+    r"(?:AI|A\.I\.|assistant|agent|language model|LLM|chat ?bot|bot|model|GPT[-\w.]*|ChatGPT|"
+    r"Claude[-\w.]*|Gemini[-\w.]*|Llama[-\w.]*|Command[- ]?R\+?|Mistral|Mixtral|Qwen|DeepSeek|"
+    r"Copilot|Cursor|Codex)"
+)
+_MARKERS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # "ignore (all) previous instructions", "disregard the above rules"
+        r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|"
+        r"earlier|all|original|your|system|user'?s?)\b[^.\n]{0,30}?\b(?:instructions?|tasks?|"
+        r"prompts?|rules?|directions?|guidelines?|messages?)",
+        # "… to you, GPT-4", "message for the AI assistant"
+        r"\bto you,?\s+(?:the\s+|my\s+|dear\s+)?" + _AI + r"\b",
+        r"\b(?:dear|attention|hey|hello|hi|note to|message (?:to|for)|instructions? (?:to|for))\s+"
+        r"(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b",
+        # "AI assistants reading this", "if you are an AI"
+        r"\b" + _AI + r"s?\s+(?:reading|processing|seeing|parsing|summari[sz]ing|that reads?|who "
+        r"reads?|that is reading)\s+(?:this|these)\b",
+        r"\bif you are an?\s+" + _AI + r"\b",
+        r"\bas an?\s+" + _AI + r",?\s+you\s+(?:must|should|need|have|will)\b",
+        # references to the agent's own task or instructions
+        r"\b(?:the|your)\s+(?:original\s+)?(?:task|request|instructions?|job|assignment|goal)\s+"
+        r"(?:that\s+)?(?:I|the user|we|they)\s+(?:gave|assigned|asked|provided|set)\b",
+        r"\bbefore you (?:can |may |are able to )?(?:solve|complete|finish|answer|continue|proceed"
+        r"|respond|do|start|perform)\b",
+        r"\b(?:your|the)\s+(?:new|real|actual|true|updated|primary|first)\s+(?:task|goal|"
+        r"instructions?|objective)\b",
+        r"\b(?:new|updated|additional|important|urgent|hidden|secret)\s+instructions?\s+(?:for|to)"
+        r"\s+(?:you|the\s+" + _AI + r")\b",
+        r"\binstead of (?:the|your) (?:user'?s? )?(?:task|request|instructions?)\b",
+        # posing as another voice: a system message, chat-template tokens
+        r"(?:\(|\[|<|#{2,}\s*)system[_ ]?(?:message|override|instructions?)?(?:\)|\]|>)|"
+        r"\[/?INST\]|<\|im_start\|>|<\|system\|>|\bSYSTEM (?:OVERRIDE|MESSAGE|NOTICE)\b",
+        r"\b(?:do not|don't|never)\s+(?:tell|inform|mention|notify|alert|reveal(?: this)? to|"
+        r"let)\s+(?:the\s+)?user\b",
+    )
+)
+
+_NL = r"(?:\n|\\n)"
+# Where a data record resumes after an injected string: the next key of a dict or YAML record.
+_DATA_BOUNDARY = re.compile(
+    r"[\"'],\s*[\"'][^\"'\n]{1,80}[\"']\s*:|[}\]],\s*[{\[]|"
+    + _NL
+    + r"[ \t]*-[ \t]+[A-Za-z_]\w*:\s|"
+    + _NL
+    + r"[ \t]*[A-Za-z_]\w*:[ \t]"
+)
+_BLANK_LINE = re.compile(_NL + r"[ \t]*" + _NL)
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s)|" + _NL)
+SPAN_AFTER_MARKER = 1500
+"""Characters after the last marker an instruction block may run on."""
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(
+    r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|info|co|"
+    r"us|uk|de|fr|app|site|xyz|biz|me|ru|cn|online|store|tech)\b(?:/[^\s'\"<>)\]\\]*)?"
+)
+_ACCOUNT = re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
+_PHONE = re.compile(r"\+?\d[\d ()-]{7,}\d")
+_QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
+_IDENT = re.compile(r"\b(?=\w*[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
+_NAME = re.compile(
+    r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedSpan:
+    """Instructions addressed to the agent, found in one tool output."""
+
+    start: int
+    end: int
+    marker: str
+    """The words that show the text addresses the agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedValue:
+    """A value inside an injected span that a later call might use."""
+
+    value: str
+    """Normalised (lower case; URLs without scheme, ``www.`` and trailing slash)."""
+    kind: str
+    """``email``, ``url``, ``account``, ``phone``, ``quoted``, ``identifier`` or ``name``."""
+
+    @property
+    def strong(self) -> bool:
+        """Distinctive enough to match inside a longer argument (not only whole values)."""
+        return self.kind in ("email", "url", "account", "phone") or (
+            self.kind == "quoted" and len(self.value) >= 8
+        )
+
+
+def normalise_url(value: str) -> str:
+    """Compare URLs without scheme, ``www.`` or trailing punctuation."""
+    value = value.strip(".,;:!?").lower()
+    value = re.sub(r"^https?://", "", value)
+    value = re.sub(r"^www\.", "", value)
+    return value.rstrip("/")
+
+
+def normalise_argument(text: str) -> str:
+    """An argument string in the form values are compared in."""
+    lowered = text.lower()
+    return lowered.replace("https://", "").replace("http://", "").replace("www.", "")
+
+
+def find_spans(text: str) -> list[InjectedSpan]:
+    """Instruction blocks addressed to the agent, in order, not overlapping."""
+    hits = sorted(
+        (m.start(), m.end(), m.group(0)) for pattern in _MARKERS for m in pattern.finditer(text)
+    )
+    spans: list[InjectedSpan] = []
+    for start, end, marker in hits:
+        if spans and start < spans[-1].end:
+            continue
+        # Start one sentence before the marker, but never across a blank line or a data boundary:
+        # text before that belongs to the data the instruction hides in.
+        floor = max(
+            [0]
+            + [m.end() for m in _BLANK_LINE.finditer(text, 0, start)]
+            + [m.end() for m in _DATA_BOUNDARY.finditer(text, 0, start)]
+        )
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, start)]
+        span_start = ends[-2] if len(ends) >= 2 else floor
+        boundary = _DATA_BOUNDARY.search(text, end)
+        span_end = min(boundary.start() if boundary else len(text), end + SPAN_AFTER_MARKER)
+        spans.append(InjectedSpan(span_start, span_end, marker))
+    return spans
+
+
+def extract_values(text: str) -> list[InjectedValue]:
+    """Values an instruction asks the agent to use, most distinctive first."""
+    found: dict[str, InjectedValue] = {}
+
+    def add(value: str, kind: str) -> None:
+        if value and value not in found:
+            found[value] = InjectedValue(value, kind)
+
+    for match in _EMAIL.finditer(text):
+        add(match.group(0).strip(".,;:").lower(), "email")
+    rest = _EMAIL.sub(" ", text)
+    for match in _URL.finditer(rest):
+        url = normalise_url(match.group(0))
+        if len(url) >= 4:
+            add(url, "url")
+    for match in _ACCOUNT.finditer(rest):
+        add(match.group(0).lower(), "account")
+    for match in _PHONE.finditer(rest):
+        digits = re.sub(r"\D", "", match.group(0))
+        if len(digits) >= 8:
+            add(match.group(0).strip().lower(), "phone")
+    for match in _QUOTED.finditer(text):
+        quoted = match.group(1).strip().lower()
+        if quoted:
+            add(quoted, "quoted")
+    for match in _IDENT.finditer(rest):
+        add(match.group(0).lower(), "identifier")
+    for match in _NAME.finditer(rest):
+        add(match.group(0).lower(), "name")
+    return list(found.values())
+
+
+def strip_spans(text: str, spans: list[InjectedSpan]) -> str:
+    """The text with injected spans blanked out (what the data itself says)."""
+    pieces: list[str] = []
+    position = 0
+    for span in spans:
+        pieces.append(text[position : span.start])
+        pieces.append(" ")
+        position = span.end
+    pieces.append(text[position:])
+    return "".join(pieces)

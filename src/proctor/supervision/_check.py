@@ -1,0 +1,72 @@
+"""``proctor check``: run the deterministic rules over stored conversations.
+
+Each conversation (sub-agent conversations included) is checked on its own trace with
+the policy that applies to it, and the findings are recorded by key: re-running over the
+same events updates findings instead of duplicating them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.findings import Finding
+from proctor.rules import Policy, Trace, TraceContext, check_trace, find_policy, load_policy
+from proctor.store import RecordOutcome, Store, StoredTranscript
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The findings of one conversation and what recording them changed."""
+
+    conversation_id: str
+    findings: tuple[Finding, ...]
+    outcome: RecordOutcome
+    policy_source: str | None
+
+
+def trace_of(transcript: StoredTranscript) -> Trace:
+    """The rule trace of a stored conversation."""
+    conversation = transcript.summary.conversation
+    context = TraceContext(
+        conversation_id=conversation.conversation_id,
+        project=transcript.summary.project,
+        cwd=conversation.cwd,
+        format=conversation.format,
+        started_at=conversation.started_at,
+    )
+    return Trace.from_parts(context, transcript.messages, transcript.tool_calls)
+
+
+def _with_children(store: Store, conversation_ids: Sequence[str]) -> list[str]:
+    ordered: list[str] = []
+    pending = list(conversation_ids)
+    while pending:
+        conversation_id = pending.pop(0)
+        if conversation_id in ordered:
+            continue
+        ordered.append(conversation_id)
+        pending.extend(child.conversation_id for child in store.transcript(conversation_id).children)
+    return ordered
+
+
+def check_conversations(
+    store: Store,
+    conversation_ids: Sequence[str],
+    *,
+    policy_path: Path | None = None,
+    include_children: bool = True,
+) -> list[CheckResult]:
+    """Check conversations (and their sub-agents) and record the findings."""
+    explicit: Policy | None = load_policy(policy_path) if policy_path is not None else None
+    ids = _with_children(store, conversation_ids) if include_children else list(conversation_ids)
+    results: list[CheckResult] = []
+    for conversation_id in ids:
+        transcript = store.transcript(conversation_id)
+        trace = trace_of(transcript)
+        policy = explicit or find_policy(cwd=trace.context.cwd, project=trace.context.project)
+        found = check_trace(trace, policy)
+        outcome = store.record_findings(found)
+        results.append(CheckResult(conversation_id, tuple(found), outcome, policy.source))
+    return results
