@@ -14,6 +14,7 @@ count as line breaks.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -22,39 +23,154 @@ _AI = (
     r"Claude[-\w.]*|Gemini[-\w.]*|Llama[-\w.]*|Command[- ]?R\+?|Mistral|Mixtral|Qwen|DeepSeek|"
     r"Copilot|Cursor|Codex)"
 )
-_MARKERS = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        # "ignore (all) previous instructions", "disregard the above rules"
+_AI_WORD = ("ai", "a.i.", "assistant", "agent", "model", "llm", "bot", "gpt", "claude", "gemini", "llama", "command", "mistral", "mixtral", "qwen", "deepseek", "copilot", "cursor", "codex")  # fmt: skip
+_TASK_WORD = ("task", "request", "instruction", "job", "assignment", "goal", "objective")
+
+# Each marker pattern with the literals (lower case) its match must contain: groups that
+# must all be present, any word of a group will do. Checking them with ``in`` first
+# keeps the regular expressions off the large majority of outputs they cannot match.
+_MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    # "ignore (all) previous instructions", "disregard the above rules"
+    (
         r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|"
         r"earlier|all|original|your|system|user'?s?)\b[^.\n]{0,30}?\b(?:instructions?|tasks?|"
         r"prompts?|rules?|directions?|guidelines?|messages?)",
-        # "… to you, GPT-4", "message for the AI assistant"
-        r"\bto you,?\s+(?:the\s+|my\s+|dear\s+)?" + _AI + r"\b",
+        (
+            ("ignore", "disregard", "forget", "override", "bypass"),
+            ("instruction", "task", "prompt", "rule", "direction", "guideline", "message"),
+        ),
+    ),
+    # "… to you, GPT-4", "message for the AI assistant"
+    (r"\bto you,?\s+(?:the\s+|my\s+|dear\s+)?" + _AI + r"\b", (("to you",), _AI_WORD)),
+    (
         r"\b(?:dear|attention|hey|hello|hi|note to|message (?:to|for)|instructions? (?:to|for))\s+"
         r"(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b",
-        # "AI assistants reading this", "if you are an AI"
+        (
+            (
+                "dear",
+                "attention",
+                "hey",
+                "hello",
+                "hi ",
+                "note to",
+                "message to",
+                "message for",
+                "instruction",
+            ),
+            _AI_WORD,
+        ),
+    ),
+    # "AI assistants reading this", "if you are an AI"
+    (
         r"\b" + _AI + r"s?\s+(?:reading|processing|seeing|parsing|summari[sz]ing|that reads?|who "
         r"reads?|that is reading)\s+(?:this|these)\b",
-        r"\bif you are an?\s+" + _AI + r"\b",
+        (("reading", "processing", "seeing", "parsing", "summari", "reads"), _AI_WORD),
+    ),
+    (r"\bif you are an?\s+" + _AI + r"\b", (("if you are a",), _AI_WORD)),
+    (
         r"\bas an?\s+" + _AI + r",?\s+you\s+(?:must|should|need|have|will)\b",
-        # references to the agent's own task or instructions
+        (("as a",), ("you must", "you should", "you need", "you have", "you will")),
+    ),
+    # references to the agent's own task or instructions
+    (
         r"\b(?:the|your)\s+(?:original\s+)?(?:task|request|instructions?|job|assignment|goal)\s+"
         r"(?:that\s+)?(?:I|the user|we|they)\s+(?:gave|assigned|asked|provided|set)\b",
+        (("gave", "assigned", "asked", "provided", "set"), _TASK_WORD),
+    ),
+    (
         r"\bbefore you (?:can |may |are able to )?(?:solve|complete|finish|answer|continue|proceed"
         r"|respond|do|start|perform)\b",
+        (("before you",),),
+    ),
+    (
         r"\b(?:your|the)\s+(?:new|real|actual|true|updated|primary|first)\s+(?:task|goal|"
         r"instructions?|objective)\b",
+        (_TASK_WORD, ("new", "real", "actual", "true", "updated", "primary", "first")),
+    ),
+    (
         r"\b(?:new|updated|additional|important|urgent|hidden|secret)\s+instructions?\s+(?:for|to)"
         r"\s+(?:you|the\s+" + _AI + r")\b",
+        (("instruction",),),
+    ),
+    (
         r"\binstead of (?:the|your) (?:user'?s? )?(?:task|request|instructions?)\b",
-        # posing as another voice: a system message, chat-template tokens
+        (("instead of",),),
+    ),
+    # posing as another voice: a system message, chat-template tokens
+    (
         r"(?:\(|\[|<|#{2,}\s*)system[_ ]?(?:message|override|instructions?)?(?:\)|\]|>)|"
         r"\[/?INST\]|<\|im_start\|>|<\|system\|>|\bSYSTEM (?:OVERRIDE|MESSAGE|NOTICE)\b",
+        (("system", "[inst", "[/inst", "im_start"),),
+    ),
+    (
         r"\b(?:do not|don't|never)\s+(?:tell|inform|mention|notify|alert|reveal(?: this)? to|"
         r"let)\s+(?:the\s+)?user\b",
-    )
+        (("do not", "don't", "never"), ("user",)),
+    ),
 )
+_MARKERS = tuple((re.compile(pattern, re.IGNORECASE), groups) for pattern, groups in _MARKER_SPECS)
+
+
+def _may_match(lowered: str, groups: tuple[tuple[str, ...], ...]) -> bool:
+    return all(any(word in lowered for word in group) for group in groups)
+
+
+_WINDOW_BEFORE = 120
+_WINDOW_AFTER = 400
+_LOOK_BACK = 2000
+"""How far before a marker the start of its instruction block is looked for."""
+
+
+class _MarkerScanner:
+    """Finds the next marker at or after a position, searching only near anchor words.
+
+    Once a marker is found, the caller skips past the whole instruction block, so an
+    output that repeats an injection twenty times costs twenty finds, not twenty times
+    every marker pattern.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        lowered = text.lower()
+        self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
+        for pattern, groups in _MARKERS:
+            if not _may_match(lowered, groups):
+                continue
+            anchors: list[int] = []
+            for word in groups[0]:
+                position = lowered.find(word)
+                while position != -1:
+                    anchors.append(position)
+                    position = lowered.find(word, position + 1)
+            self.patterns.append((pattern, sorted(anchors)))
+        self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
+
+    def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
+        """The earliest marker match starting at or after ``cursor``."""
+        best: tuple[int, int, str] | None = None
+        for index, (pattern, anchors) in enumerate(self.patterns):
+            cached = self.cache[index]
+            if cached is not None and cached[0] < cursor:
+                cached = self._search(pattern, anchors, cursor)
+                self.cache[index] = cached
+            if cached is not None and (best is None or cached[0] < best[0]):
+                best = cached
+        return best
+
+    def _search(
+        self, pattern: re.Pattern[str], anchors: list[int], cursor: int
+    ) -> tuple[int, int, str] | None:
+        searched = cursor
+        for position in anchors[bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE) :]:
+            end = min(len(self.text), position + _WINDOW_AFTER)
+            if end <= searched:
+                continue
+            match = pattern.search(self.text, max(searched, position - _WINDOW_BEFORE), end)
+            if match is not None:
+                return match.start(), match.end(), match.group(0)
+            searched = max(searched, end - _WINDOW_BEFORE)
+        return None
+
 
 _NL = r"(?:\n|\\n)"
 # Where a data record resumes after an injected string: the next key of a dict or YAML record.
@@ -127,25 +243,25 @@ def normalise_argument(text: str) -> str:
 
 def find_spans(text: str) -> list[InjectedSpan]:
     """Instruction blocks addressed to the agent, in order, not overlapping."""
-    hits = sorted(
-        (m.start(), m.end(), m.group(0)) for pattern in _MARKERS for m in pattern.finditer(text)
-    )
+    scanner = _MarkerScanner(text)
     spans: list[InjectedSpan] = []
-    for start, end, marker in hits:
-        if spans and start < spans[-1].end:
-            continue
+    cursor = 0
+    while (hit := scanner.next_hit(cursor)) is not None:
+        start, end, marker = hit
         # Start one sentence before the marker, but never across a blank line or a data boundary:
         # text before that belongs to the data the instruction hides in.
+        back = max(0, start - _LOOK_BACK)
         floor = max(
-            [0]
-            + [m.end() for m in _BLANK_LINE.finditer(text, 0, start)]
-            + [m.end() for m in _DATA_BOUNDARY.finditer(text, 0, start)]
+            [back]
+            + [m.end() for m in _BLANK_LINE.finditer(text, back, start)]
+            + [m.end() for m in _DATA_BOUNDARY.finditer(text, back, start)]
         )
         ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, start)]
         span_start = ends[-2] if len(ends) >= 2 else floor
         boundary = _DATA_BOUNDARY.search(text, end)
         span_end = min(boundary.start() if boundary else len(text), end + SPAN_AFTER_MARKER)
         spans.append(InjectedSpan(span_start, span_end, marker))
+        cursor = max(span_end, end)
     return spans
 
 

@@ -213,10 +213,9 @@ class InjectionThenAction(Rule):
         text = call.result_text or ""
         spans = injected_spans(call, context)
         for span in spans:
+            # Provenance in data is checked lazily, when a call uses a value: most never are.
             values = [
-                v
-                for v in extract_values(text[span.start : span.end])
-                if not state.is_trusted(v) and not state.seen_in_data(v)
+                v for v in extract_values(text[span.start : span.end]) if not state.is_trusted(v)
             ]
             if values:
                 state.injected.append(_Injected(call, span, values))
