@@ -1,0 +1,70 @@
+"""Small pieces the policy-driven rule families share: citations, wording, places."""
+
+from __future__ import annotations
+
+from proctor.findings import Evidence
+from proctor.rules._policy import Policy
+from proctor.rules._rule import RuleContext
+from proctor.rules.builtin._file_access import FileAccess
+from proctor.rules.builtin._locations import Places
+from proctor.transcript import ToolCall
+
+_EXCERPT = 200
+
+
+def origin(policy: Policy) -> str:
+    """Where the policy came from, for finding text."""
+    if policy.source in (None, "defaults"):
+        return "Proctor's default policy"
+    return f"the policy {policy.source}"
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def cite_span(
+    call: ToolCall, field: str, text: str, start: int | None = None, end: int | None = None
+) -> Evidence:
+    """A tool call argument, with the character range inside it when known."""
+    piece = text if start is None or end is None else text[start:end]
+    return Evidence(
+        source_type="tool_call",
+        source_id=call.source_id,
+        field=field,
+        start=start,
+        end=end,
+        excerpt=shorten(piece, _EXCERPT) or None,
+    )
+
+
+def cite_access(call: ToolCall, access: FileAccess) -> Evidence:
+    """The argument (and characters) of a call naming a path."""
+    return Evidence(
+        source_type="tool_call",
+        source_id=call.source_id,
+        field=access.field,
+        start=access.start,
+        end=access.end,
+        excerpt=shorten(access.path, _EXCERPT),
+    )
+
+
+def places(context: RuleContext) -> Places:
+    """The conversation's project roots and home, computed once per conversation."""
+    found = context.facts.get("policy_places")
+    if not isinstance(found, Places):
+        plan_roots = context.policy.plan.project_roots
+        found = Places.of(context.trace.cwd, plan_roots)
+        context.facts["policy_places"] = found
+    return found
+
+
+def resolved(places: Places, access: FileAccess) -> str | None:
+    """The access's absolute path, or None when a relative path has nothing to resolve against."""
+    path = places.resolve(access.path, access.base)
+    if path.startswith(("/", "~")) or (len(path) > 2 and path[1] == ":"):
+        return path
+    return None
