@@ -222,3 +222,17 @@ def test_the_examples_credential_upload_hits_a_credentials_stop_and_artifacts_ar
     assert (codex, "Required artifact missing: test/**/*.test.ts") not in found
     assert (codex, "Required artifact missing: CHANGELOG.md") in found
     assert (claude, "Required artifact missing: test/**/*.test.ts") in found
+
+
+def test_a_sub_agent_run_is_not_judged_for_the_whole_runs_artifacts() -> None:
+    import dataclasses
+
+    from proctor.rules import Trace, parse_policy
+    from proctor.rules.builtin.hard_stop import MissingRequiredArtifact
+    from tests.rules.helpers import assistant, findings, trace, user
+
+    policy = parse_policy('[[required_artifacts]]\npath = "CHANGELOG.md"\n', "policy.toml")
+    main = trace(user("Release it"), assistant("Done."))
+    assert findings(main, MissingRequiredArtifact(), policy)
+    child = Trace(dataclasses.replace(main.context, kind="subagent"), main.events)
+    assert findings(child, MissingRequiredArtifact(), policy) == []

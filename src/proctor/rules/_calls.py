@@ -43,7 +43,8 @@ _PATH_KEYS = (
     "paths",
     "files",
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_PATH = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$", re.MULTILINE)
+_REDACTED_ONLY = re.compile(r"^\[REDACTED[^\]]*\]$")
 
 
 def tool_matches(name: str, patterns: Iterable[str]) -> bool:
@@ -90,7 +91,14 @@ def command_text(call: ToolCall) -> str | None:
     """The shell command a call runs, as one string, or None for non-shell tools."""
     if not is_shell(call):
         return None
-    args = call.arguments
+    command = _raw_command(call.arguments)
+    # Arguments removed before storage (sanitised exports) say nothing about the command.
+    if command is None or _REDACTED_ONLY.match(command.strip()):
+        return None
+    return command
+
+
+def _raw_command(args: Any) -> str | None:
     if isinstance(args, str):
         return args
     if not isinstance(args, dict):

@@ -189,12 +189,22 @@ def parse_policy(text: str, source: str) -> Policy:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from None
     try:
-        return Policy.model_validate({**data, "source": source})
+        policy = Policy.model_validate({**data, "source": source})
     except ValidationError as exc:
         problems = "; ".join(
             f"{_location(e)}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()
         )
         raise ConfigError(f"{source}: invalid policy: {problems}") from None
+    from proctor.rules.builtin import builtin_rules
+
+    known = {rule.id for rule in builtin_rules()}
+    unknown = sorted(set(policy.rules) - known)
+    if unknown:
+        raise ConfigError(
+            f"{source}: invalid policy: rules.{unknown[0]}: unknown rule "
+            f"(`proctor rules` lists them: {', '.join(sorted(known))})"
+        )
+    return policy
 
 
 def load_policy(path: Path) -> Policy:

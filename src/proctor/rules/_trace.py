@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from proctor.transcript import ConversationBundle, Message, ToolCall
+from proctor.transcript import ConversationBundle, ConversationKind, Message, ToolCall
 
 EventKind = Literal["message", "call", "result"]
 
@@ -64,6 +64,9 @@ class TraceContext:
     cwd: str | None = None
     format: str | None = None
     started_at: datetime | None = None
+    kind: ConversationKind = "main"
+    """``subagent`` and ``compaction`` traces are parts of a larger run: end-of-run checks
+    (required artifacts, the final answer) belong to the main conversation only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ class Trace:
             cwd=conversation.cwd,
             format=conversation.format,
             started_at=conversation.started_at,
+            kind=conversation.kind,
         )
         return cls.from_parts(context, bundle.messages, bundle.tool_calls)
 

@@ -35,6 +35,7 @@ def trace_of(transcript: StoredTranscript) -> Trace:
         cwd=conversation.cwd,
         format=conversation.format,
         started_at=conversation.started_at,
+        kind=conversation.kind,
     )
     return Trace.from_parts(context, transcript.messages, transcript.tool_calls)
 
@@ -47,7 +48,9 @@ def _with_children(store: Store, conversation_ids: Sequence[str]) -> list[str]:
         if conversation_id in ordered:
             continue
         ordered.append(conversation_id)
-        pending.extend(child.conversation_id for child in store.transcript(conversation_id).children)
+        pending.extend(
+            child.conversation_id for child in store.transcript(conversation_id).children
+        )
     return ordered
 
 

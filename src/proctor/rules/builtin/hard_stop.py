@@ -142,6 +142,8 @@ class MissingRequiredArtifact(Rule):
         return ()
 
     def finish(self, state: _Produced, context: RuleContext) -> Iterable[Hit]:
+        if context.trace.kind != "main":
+            return []  # a sub-agent's run is part of its parent's; the parent is judged
         hits = []
         where = places(context)
         for required in context.policy.required_artifacts:

@@ -169,6 +169,8 @@ class OutputSchemaMismatch(Rule):
         return hits
 
     def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
+        if context.trace.kind != "main":
+            return []  # a sub-agent's run is part of its parent's; the parent is judged
         hits = []
         reply = state.last_reply
         for check in state.checks:
