@@ -34,6 +34,7 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/gate.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME)

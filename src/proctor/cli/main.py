@@ -19,6 +19,7 @@ from proctor.cli.conversations import conversations
 from proctor.cli.demo import demo
 from proctor.cli.eval import eval_group
 from proctor.cli.findings import findings
+from proctor.cli.gate import gate_command
 from proctor.cli.ingest import ingest_command
 from proctor.cli.init import init
 from proctor.cli.watch import watch_command
@@ -71,6 +72,7 @@ cli.add_command(conversations)
 cli.add_command(check_command)
 cli.add_command(findings)
 cli.add_command(eval_group)
+cli.add_command(gate_command)
 cli.add_command(demo)
 
 

@@ -1,0 +1,345 @@
+"""Gate decision latency and whole-trace rule evaluation, Proctor vs. Invariant's analyzer.
+
+On the AgentDojo traces in ``../shared/datasets/agentdojo/`` (read with the AgentDojo
+adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
+
+(a) the gate in process: every trace is fed event by event to a ``GateService``; before
+    each tool call is observed, ``decide`` is timed on it (p50/p99 per decision);
+(b) the gate as Claude Code runs it: ``proctor gate`` as a process with a ``PreToolUse``
+    payload on stdin, against real Claude Code sessions imported into a temporary store
+    (the transcript file is read too); p50/p99 over a few dozen calls;
+(c) whole-trace evaluation: ``check_trace`` with every built-in rule, per trace;
+(d) Invariant's analyzer (``invariant-ai``, ``LocalPolicy``) on the same traces, converted
+    to the OpenAI message list it reads, with an equivalent flow rule: a tool output that
+    addresses the agent, followed by a tool call that uses a value from it. Traces it
+    refuses (its default limit of 100 checking cycles) or fails on are counted.
+
+Every timing is ``time.perf_counter_ns`` after a warm-up pass; nothing is tuned to the
+traces. Targets (issue): gate p99 ≤ 2 ms in process; whole-trace p99 ≤ 1.2 ms and ≥ 10×
+Invariant's rate, with no trace refused.
+
+    pip install -e '.[bench]'
+    python bench/gate.py                # writes bench/results/gate.md
+    python bench/gate.py --hook-calls 60 --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import logging
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO.parent / "shared"))
+AGENTDOJO = SHARED / "datasets" / "agentdojo"
+SESSIONS = {
+    "small (13 events)": SHARED / "transcripts/claude-code/claude-code-log/real_projects/"
+    "-Users-dain-workspace-claude-code-log-sample/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
+    "large (2.7 MB log)": SHARED
+    / "transcripts/claude-code/marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+}
+INVARIANT_RULE = r"""
+raise "tool output addressed to the agent, then a call using a value from it" if:
+    (out: ToolOutput) -> (call: ToolCall)
+    match("(?is).*(ignore (all |any )?(previous|prior|above) instructions|<information>|important message|to you, |note to the (ai|assistant)|before you (can )?(solve|complete|continue)|do not tell the user)", out.content)
+    (value: str) in call.function.arguments
+    len(value) >= 6
+    value in out.content
+"""
+LEAD_INVARIANT = (
+    "lead's earlier measurement of Invariant: p50 0.84 ms, p99 12.3 ms, 491 traces/s, 5.5 % refused"
+)
+
+
+def percentile(samples: Sequence[int], q: float) -> float:
+    """The q-quantile (0–1) of nanosecond samples, in milliseconds (nearest rank)."""
+    ordered = sorted(samples)
+    rank = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[rank] / 1e6
+
+
+def load_traces() -> list[Any]:
+    """Every AgentDojo trace, prepared and ordered as the rules see it."""
+    from proctor.rules import Trace
+    from proctor.sources import prepare_bundle, read_paths
+    from proctor.transcript import ConversationBundle
+
+    files = sorted(AGENTDOJO.glob("*.jsonl"))
+    if not files:
+        raise SystemExit(f"no AgentDojo traces under {AGENTDOJO}; set PROCTOR_SHARED_DIR")
+    return [
+        Trace.from_bundle(prepare_bundle(item).bundle)
+        for item in read_paths(files, format_name="agentdojo")
+        if isinstance(item, ConversationBundle)
+    ]
+
+
+def gate_in_process(traces: Sequence[Any], warmup: int) -> tuple[list[int], int]:
+    """(a): decide on every call before observing it. Returns samples and denials."""
+    from proctor.gate import GateRequest, GateService, decide
+    from proctor.rules import DEFAULT_POLICY
+
+    def run(batch: Sequence[Any], samples: list[int] | None) -> int:
+        service = GateService(policy=DEFAULT_POLICY)
+        denied = 0
+        for trace in batch:
+            conversation_id = trace.context.conversation_id
+            service.observe(conversation_id, (), context=trace.context)
+            for event in trace.events:
+                if event.kind == "call" and event.call is not None:
+                    request = GateRequest(
+                        conversation_id=conversation_id,
+                        tool_name=event.call.name,
+                        tool_input=event.call.arguments,
+                        call_source_id=event.call.source_id,
+                    )
+                    started = time.perf_counter_ns()
+                    decision = decide(request, service=service)
+                    elapsed = time.perf_counter_ns() - started
+                    if samples is not None:
+                        samples.append(elapsed)
+                    denied += decision.decision == "deny"
+                service.observe(conversation_id, (event,))
+        return denied
+
+    run(traces[:warmup], None)
+    samples: list[int] = []
+    return samples, run(traces, samples)
+
+
+def whole_traces(traces: Sequence[Any], passes: int, warmup: int) -> tuple[list[int], int, int]:
+    """(c): ``check_trace`` per trace. Returns samples, failures and traces with findings."""
+    from proctor.rules import DEFAULT_POLICY, check_trace
+
+    for trace in traces[:warmup]:
+        check_trace(trace, DEFAULT_POLICY)
+    samples: list[int] = []
+    failed = flagged = 0
+    for number in range(passes):
+        for trace in traces:
+            started = time.perf_counter_ns()
+            try:
+                found = check_trace(trace, DEFAULT_POLICY)
+            except Exception:
+                failed += 1
+                continue
+            samples.append(time.perf_counter_ns() - started)
+            if number == 0:
+                flagged += any(f.rule == "injection_then_action" for f in found)
+    return samples, failed, flagged
+
+
+def openai_messages(trace: Any) -> list[dict[str, Any]]:
+    """A trace as the OpenAI chat message list Invariant reads (call ids made unique)."""
+    messages: list[dict[str, Any]] = []
+    ids: dict[str, str] = {}
+    for event in trace.events:
+        if event.kind == "message" and event.message is not None:
+            messages.append({"role": event.message.role, "content": event.message.text or ""})
+        elif event.kind == "call" and event.call is not None:
+            call_id = ids.setdefault(event.call.source_id, f"call_{len(ids)}")
+            arguments = event.call.arguments if isinstance(event.call.arguments, dict) else {}
+            tool_call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": event.call.name, "arguments": arguments},
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(tool_call)
+            else:
+                messages.append({"role": "assistant", "content": "", "tool_calls": [tool_call]})
+        elif event.kind == "result" and event.call is not None:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": ids[event.call.source_id],
+                    "content": event.call.result_text or "",
+                }
+            )
+    return messages
+
+
+def invariant(traces: Sequence[Any], warmup: int) -> tuple[list[int], int, int, int, str]:
+    """(d): Invariant's analyzer per trace. Returns samples, refused, errors, flagged, version."""
+    from importlib.metadata import version
+
+    from invariant.analyzer import LocalPolicy
+
+    # Invariant's evaluation tasks log every refused check; keep the table readable.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    policy = LocalPolicy.from_string(INVARIANT_RULE)
+    inputs = [openai_messages(trace) for trace in traces]
+    for messages in inputs[:warmup]:
+        with contextlib.suppress(Exception):  # counted in the measured pass
+            policy.analyze(messages)
+    samples: list[int] = []
+    refused = errors = flagged = 0
+    for messages in inputs:
+        started = time.perf_counter_ns()
+        try:
+            result = policy.analyze(messages)
+        except RuntimeError as exc:
+            samples.append(time.perf_counter_ns() - started)
+            refused += "Maximum checking cycles exceeded" in str(exc)
+            errors += "Maximum checking cycles exceeded" not in str(exc)
+            continue
+        except Exception:
+            samples.append(time.perf_counter_ns() - started)
+            errors += 1
+            continue
+        samples.append(time.perf_counter_ns() - started)
+        flagged += bool(result.errors)
+    return samples, refused, errors, flagged, version("invariant-ai")
+
+
+def hook_processes(calls: int) -> dict[str, list[int]]:
+    """(b): ``proctor gate`` processes against imported real sessions, per session size."""
+    results: dict[str, list[int]] = {}
+    with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
+        root = Path(scratch)
+        env = {**os.environ, "PROCTOR_HOME": str(root / "home")}
+        project = root / "project"
+        project.mkdir()
+        for label, source in SESSIONS.items():
+            if not source.exists():
+                continue
+            session_id = _first_session_id(source)
+            transcript = root / "logs" / label.split()[0] / f"{session_id}.jsonl"
+            transcript.parent.mkdir(parents=True)
+            transcript.write_bytes(source.read_bytes())
+            subprocess.run(
+                [sys.executable, "-m", "proctor.cli.main", "ingest", str(transcript)],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
+            payload = {
+                "session_id": session_id,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+                "permission_mode": "default",
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git status --short", "description": "Show changes"},
+                "tool_use_id": "toolu_01BenchGateCall",
+            }
+            data = json.dumps(payload).encode()
+            samples: list[int] = []
+            for number in range(calls + 2):  # two warm-up calls (page cache, .pyc files)
+                started = time.perf_counter_ns()
+                done = subprocess.run(
+                    [sys.executable, "-m", "proctor.cli.main", "gate"],
+                    input=data,
+                    env=env,
+                    capture_output=True,
+                    check=False,
+                )
+                elapsed = time.perf_counter_ns() - started
+                if done.returncode != 0:
+                    raise SystemExit(f"proctor gate failed: {done.stderr.decode().strip()}")
+                if number >= 2:
+                    samples.append(elapsed)
+            results[f"proctor gate process, {label} session"] = samples
+        floor: list[int] = []
+        for _ in range(calls // 2):
+            started = time.perf_counter_ns()
+            subprocess.run([sys.executable, "-c", "import proctor.cli.main"], check=True)
+            floor.append(time.perf_counter_ns() - started)
+        results["python -c 'import proctor.cli.main' (startup floor)"] = floor
+    return results
+
+
+def _first_session_id(path: Path) -> str:
+    with path.open() as handle:
+        for line in handle:
+            session = json.loads(line).get("sessionId")
+            if session:
+                return str(session)
+    return path.stem
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run (a)–(d), print the table, write ``bench/results/gate.md``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--passes", type=int, default=3, help="whole-trace passes (c)")
+    parser.add_argument("--hook-calls", type=int, default=40, help="hook processes per session")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    traces = load_traces()
+    warmup = min(200, len(traces))
+    calls = sum(1 for t in traces for e in t.events if e.kind == "call")
+    lines = [f"traces: {len(traces)} AgentDojo runs, {calls} tool calls, from {AGENTDOJO}"]
+
+    gate_samples, denied = gate_in_process(traces, warmup)
+    whole, failed, proctor_flagged = whole_traces(traces, args.passes, warmup)
+    inv, refused, inv_errors, inv_flagged, inv_version = invariant(traces, warmup)
+    hooks = hook_processes(args.hook_calls)
+
+    whole_rate = len(whole) / (sum(whole) / 1e9)
+    inv_rate = len(inv) / (sum(inv) / 1e9)
+    rows = [("(a) gate decision, in process (per call)", gate_samples, None, "p99 ≤ 2 ms")]
+    rows += [(f"(b) {label}", samples, None, "") for label, samples in hooks.items()]
+    rows += [
+        ("(c) whole trace, every built-in rule", whole, whole_rate, "p99 ≤ 1.2 ms"),
+        (f"(d) Invariant {inv_version} LocalPolicy, flow rule", inv, inv_rate, ""),
+    ]
+    lines.append(f"{'run':62} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'traces/s':>9}  target")
+    for label, samples, rate, target in rows:
+        shown_rate = f"{rate:9,.0f}" if rate is not None else f"{'':9}"
+        line = (
+            f"{label:62} {len(samples):6} {percentile(samples, 0.5):9.3f} "
+            f"{percentile(samples, 0.99):9.3f} {shown_rate}  {target}"
+        )
+        lines.append(line.rstrip())
+    lines += [
+        f"(a) calls denied: {denied}; (c) traces failed: {failed} of {len(traces) * args.passes}",
+        f"(d) refused at Invariant's default limit: {refused} of {len(inv)} "
+        f"({100 * refused / len(inv):.1f} %); other errors: {inv_errors}",
+        f"ratio whole-trace traces/s, Proctor / Invariant: {whole_rate / inv_rate:.1f}x (target ≥ 10x)",
+        f"traces flagged: Proctor injection_then_action {proctor_flagged}, Invariant rule {inv_flagged}",
+        LEAD_INVARIANT,
+        f"total bench time {time.perf_counter() - started:.0f} s",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if not args.no_write:
+        _write(report, argv)
+
+
+def _write(report: str, argv: Sequence[str] | None) -> None:
+    command = " ".join(["python bench/gate.py", *(argv if argv is not None else sys.argv[1:])])
+    if os.environ.get("PYTHONPATH"):
+        command = f"PYTHONPATH={os.environ['PYTHONPATH']} {command}"
+    machine = (
+        f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"CPython {platform.python_version()}"
+    )
+    today = datetime.date.today().isoformat()
+    text = (
+        "# bench/gate.py results\n\n"
+        f"Machine: {machine}. Measured {today}.\n\n"
+        f"```\n$ {command}\n{report}\n```\n\n"
+        "The Invariant rule used for (d):\n\n"
+        f"```\n{INVARIANT_RULE.strip()}\n```\n"
+    )
+    target = REPO / "bench" / "results" / "gate.md"
+    target.write_text(text)
+    print(f"wrote {target.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""``proctor gate``: the pre-tool gate as an agent hook (Claude Code ``PreToolUse``).
+
+Thin over ``proctor.gate``: read the hook payload from stdin, decide, print the agent's
+decision JSON. A broken supervisor must never wedge the agent, so every failure — a
+malformed payload, a bad option, a bug — is one line on stderr and exit status 1, which
+Claude Code treats as a non-blocking error (exit 2 would block the call).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+import orjson
+
+from proctor.errors import ProctorError
+
+EXIT_NOT_DECIDED = 1
+"""The hook could not decide; the agent goes on as if there were no hook."""
+
+
+class _HookCommand(click.Command):
+    """A command whose usage errors exit 1, not click's 2 (which Claude Code reads as "block")."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _fail(exc.format_message())
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"proctor gate: {message}", err=True)
+    sys.exit(EXIT_NOT_DECIDED)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"proctor gate: warning: {message}", err=True)
+
+
+@click.command("gate", cls=_HookCommand)
+@click.option(
+    "--format",
+    "hook_format",
+    type=click.Choice(["claude-code"]),
+    default="claude-code",
+    show_default=True,
+    help="The agent hook protocol spoken on stdin and stdout.",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Policy file to use instead of the one found from the payload's working folder.",
+)
+@click.option(
+    "--project",
+    help="Project whose policy applies (default: the stored conversation's project).",
+)
+def gate_command(hook_format: str, policy_path: Path | None, project: str | None) -> None:
+    """Decide whether an agent's next tool call may run (a Claude Code PreToolUse hook).
+
+    Reads the hook payload on stdin, checks the proposed call against the project's policy
+    and the session's history (stored conversation plus the transcript file; the database
+    is only read), and prints the decision for the agent: deny or ask with the rule and
+    reason. When no rule objects it prints nothing and the agent's own permission rules
+    apply. Other hook events are ignored. Errors go to stderr with exit status 1, which
+    does not block the agent.
+    """
+    # Imported when the hook runs, so other commands do not pay for the gate at start-up.
+    from proctor.gate import PRE_TOOL_USE, decide, gate_request, hook_output, parse_hook_input
+
+    del hook_format  # one protocol so far; the option keeps room for others
+    data = sys.stdin.buffer.read()
+    try:
+        hook = parse_hook_input(data)
+        if hook.hook_event_name != PRE_TOOL_USE:
+            return
+        decision = decide(gate_request(hook, project=project), policy_path=policy_path, warn=_warn)
+    except ProctorError as exc:
+        _fail(str(exc))
+    except Exception as exc:  # a bug in a rule must not block the agent; say what it was
+        _fail(f"internal error, the call was not checked: {type(exc).__name__}: {exc}")
+    output = hook_output(decision)
+    if output is not None:
+        # Bytes, so a reason with non-ASCII text is valid UTF-8 JSON whatever the locale.
+        sys.stdout.buffer.write(orjson.dumps(output) + b"\n")
+        sys.stdout.buffer.flush()
