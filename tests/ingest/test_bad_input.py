@@ -129,3 +129,12 @@ def test_bad_input_never_loses_what_was_stored_before(store: SqlStore, tmp_path:
     assert len(report.errors) == 2
     after = [m.text for m in store.messages(store.list_conversations()[0].conversation_id)]
     assert after == before
+
+
+def test_a_damaged_compressed_file_is_reported_and_skipped(store: SqlStore, tmp_path: Path) -> None:
+    damaged = tmp_path / "rollout.jsonl.zst"
+    damaged.write_bytes(b"(\xb5/\xfd" + b"\x00" * 64)
+    path, _ = _session_lines(tmp_path)
+    report = ingest(store, [damaged, path])
+    assert _only_error(report).startswith(f"{damaged}: the compressed data is damaged")
+    assert report.conversations == 1

@@ -80,6 +80,10 @@ def plan_import(
                     plan.issues.append(SourceIssue(str(path), "empty file; nothing to import"))
                 continue
             sample = Sample(path)
+            sample.head  # noqa: B018 - read now, so a damaged file is reported here
+        except SourceError as exc:
+            plan.issues.append(SourceIssue(str(path), exc.reason))
+            continue
         except OSError as exc:
             plan.issues.append(SourceIssue(str(path), f"cannot read: {exc.strerror or exc}"))
             continue

@@ -44,10 +44,29 @@ def open_binary(path: Path) -> IO[bytes]:
     return raw
 
 
+def _corrupt(exc: Exception) -> bool:
+    """True for errors that mean the compressed content itself is damaged."""
+    return isinstance(exc, EOFError | ValueError) or type(exc).__name__ in (
+        "ZstdError",
+        "BadGzipFile",
+    )
+
+
 def read_head(path: Path, size: int = 65_536) -> bytes:
     """The first ``size`` decompressed bytes of a file."""
     with open_binary(path) as handle:
-        return handle.read(size)
+        try:
+            return handle.read(size)
+        except (EOFError, ValueError, OSError) as exc:
+            raise SourceError(
+                path, f"the compressed data is damaged ({exc}); the file was skipped"
+            ) from None
+        except Exception as exc:
+            if _corrupt(exc):
+                raise SourceError(
+                    path, f"the compressed data is damaged ({exc}); the file was skipped"
+                ) from None
+            raise
 
 
 def looks_binary(head: bytes) -> bool:
@@ -74,7 +93,17 @@ def iter_jsonl(
     with open_binary(path) as handle:
         number = start_line - 1
         while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except Exception as exc:
+                if not (_corrupt(exc) or isinstance(exc, OSError)):
+                    raise
+                yield SourceIssue(
+                    shown,
+                    f"the compressed data is damaged after this line ({exc}); the rest was skipped",
+                    number,
+                )
+                return
             if not raw:
                 return
             number += 1
