@@ -133,7 +133,7 @@ def test_bad_input_never_loses_what_was_stored_before(store: SqlStore, tmp_path:
 
 def test_a_damaged_compressed_file_is_reported_and_skipped(store: SqlStore, tmp_path: Path) -> None:
     damaged = tmp_path / "rollout.jsonl.zst"
-    damaged.write_bytes(b"(\xb5/\xfd" + b"\x00" * 64)
+    damaged.write_bytes(b"(\xb5/\xfd\n\x00\x00\x00")
     path, _ = _session_lines(tmp_path)
     report = ingest(store, [damaged, path])
     assert _only_error(report).startswith(f"{damaged}: the compressed data is damaged")
