@@ -1,0 +1,300 @@
+"""The shared memory of the loop rules: recent steps, what "the same" means, runs, alternation.
+
+Every loop rule asks questions about the same recent history, so one ``LoopTracker`` per
+conversation (kept in ``RuleContext.facts`` and referenced from each rule's state) turns
+each finished tool call into a ``Step`` once, whichever loop rule sees the event first.
+
+*Same action*: same tool and same arguments after normalisation — whitespace collapsed,
+presentation-only keys (``description``, ``timeout``, ``yield_time_ms`` …) ignored, shell
+tools compared by their command line whatever the tool is called. *Same result*: same
+status, exit code and result text once volatile parts are masked (timestamps, durations,
+labelled ids, long hex ids, UUIDs, addresses, pids, temp paths, ANSI colours), so two runs
+of one failing command match although their ``Wall time`` differs, while ``2 failed`` and
+``1 failed`` stay different (that is progress).
+
+A user prompt starts a fresh history (the person may have asked for a retry). Memory is
+bounded: the last ``WINDOW`` steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.rules._calls import argument_strings, command_text, is_shell
+from proctor.rules._rule import RuleContext
+from proctor.rules._trace import Event
+from proctor.rules.builtin._call_effects import has_side_effects
+from proctor.transcript import Message, ToolCall
+
+WINDOW = 20
+"""Tool calls remembered; repeats further apart than this are not one loop."""
+
+_FACT = "loops.tracker"
+_IGNORED_ARGUMENTS = frozenset(
+    {
+        "description",
+        "timeout",
+        "timeout_ms",
+        "yield_time_ms",
+        "max_output_tokens",
+        "justification",
+        "explanation",
+        "reason",
+    }
+)
+_VOLATILE = [
+    (re.compile(r"\x1b\[[0-9;?]*[A-Za-z]"), ""),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+        ),
+        "<time>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>"),
+    # Labelled ids (`Chunk ID: 5dacf8`, `request id=ab12…`) and long random hex; a short
+    # unlabelled hash (`sha=16bcc09a`, a commit) may be the very thing that changed.
+    (re.compile(r"\b(id\b\s*[:=#]?\s*)[0-9A-Za-z_-]{4,}", re.IGNORECASE), r"\1<id>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"), "<hex>"),
+    (
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b"
+        ),
+        "<duration>",
+    ),
+    (re.compile(r"\b(pid|process|job)(\s*[:=#]?\s*)\d+\b", re.IGNORECASE), r"\1\2<n>"),
+    (re.compile(r"(?:/private)?(?:/tmp|/var/tmp|/var/folders)/[^\s'\"]+"), "<tmp>"),
+]
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).hexdigest()
+
+
+def normalise_output(text: str) -> str:
+    """``text`` with volatile parts masked and whitespace collapsed."""
+    for pattern, replacement in _VOLATILE:
+        text = pattern.sub(replacement, text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str):
+        return _WHITESPACE.sub(" ", value).strip()
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items() if str(k) not in _IGNORED_ARGUMENTS}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def action_key(call: ToolCall) -> str:
+    """What the call does, normalised: equal keys mean "the same action"."""
+    if is_shell(call):
+        command = command_text(call)
+        if command is not None:
+            return "shell\x00" + _WHITESPACE.sub(" ", command).strip()
+    body = json.dumps(_canonical(call.arguments), sort_keys=True, ensure_ascii=False, default=str)
+    return f"{call.name.lower()}\x00{body}"
+
+
+def failed(call: ToolCall) -> bool:
+    """True when the call ended in an error (status or a non-zero exit code)."""
+    return call.status == "error" or (call.exit_code is not None and call.exit_code != 0)
+
+
+def outcome_key(call: ToolCall) -> str:
+    """What the call gave back, normalised: equal keys mean "the same result"."""
+    text = normalise_output(call.result_text or "")
+    return _digest(f"{call.status}|{call.exit_code}|{text}")
+
+
+def action_label(call: ToolCall, limit: int = 80) -> str:
+    """A short human label for the action: the command line, or the tool and main argument."""
+    command = command_text(call)
+    if command is None:
+        strings = [s for _, s in argument_strings(call.arguments) if s.strip()]
+        command = f"{call.name} {', '.join(strings)}" if strings else call.name
+    command = _WHITESPACE.sub(" ", command).strip()
+    return command if len(command) <= limit else command[: limit - 1] + "…"
+
+
+@dataclass(slots=True)
+class Step:
+    """One finished tool call as the loop rules see it.
+
+    The result key and the side-effect guess cost a regex pass or a shell parse, so they
+    are computed on first use: most calls never repeat and never need them.
+    """
+
+    call: ToolCall
+    ordinal: int
+    """Number of the step since the conversation started."""
+    action: str
+    failed: bool
+    run: int = 0
+    """Id of the run of identical steps (same action and result, nothing else between)."""
+    run_length: int = 1
+    """Position of this step in its run, from 1."""
+    alternation: int | None = None
+    """Id of the A-B-A-B alternation it is part of, if any."""
+    _outcome: str | None = None
+    _effects: bool | None = None
+
+    @property
+    def outcome(self) -> str:
+        """The normalised result key."""
+        if self._outcome is None:
+            self._outcome = outcome_key(self.call)
+        return self._outcome
+
+    @property
+    def effects(self) -> bool:
+        """True when repeating the call could change something."""
+        if self._effects is None:
+            self._effects = has_side_effects(self.call)
+        return self._effects
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        """Action and result together."""
+        return self.action, self.outcome
+
+    def same_as(self, other: Step) -> bool:
+        """Same action and same result (the cheap comparison first)."""
+        return self.action == other.action and self.outcome == other.outcome
+
+
+@dataclass(slots=True)
+class LoopTracker:
+    """Recent steps of one conversation, advanced once per event."""
+
+    enabled: set[str] = field(default_factory=set)
+    """Ids of the loop rules running here (so a rule knows whom it may leave a case to)."""
+    steps: deque[Step] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    actions: Counter[str] = field(default_factory=Counter)
+    """How often each action occurs among ``steps``."""
+    epoch: int = 0
+    """Bumped at each user prompt; reports from an older epoch are over."""
+    latest: Step | None = None
+    """The step made by the latest event (None when that event was not a result)."""
+    _seen: int = -1
+    _ordinal: int = 0
+    _run: int = 0
+    _alternations: int = 0
+    _broken: bool = False
+    _pending: tuple[str, str] = ("", "")
+    """Source id and action key of the latest call event (its result usually follows)."""
+
+    @classmethod
+    def of(cls, context: RuleContext, rule_id: str) -> LoopTracker:
+        """The conversation's tracker, registering ``rule_id`` as running."""
+        tracker = context.facts.get(_FACT)
+        if not isinstance(tracker, LoopTracker):
+            tracker = cls()
+            context.facts[_FACT] = tracker
+        tracker.enabled.add(rule_id)
+        return tracker
+
+    def advance(self, event: Event) -> Step | None:
+        """Take in ``event`` (only the first call per event counts); return its step."""
+        if event.index <= self._seen:
+            return self.latest
+        self._seen = event.index
+        self.latest = None
+        if event.message is not None:
+            if is_user_prompt(event.message):
+                self._reset()
+            return None
+        call = event.call
+        assert call is not None
+        action = self._action(call)
+        if event.kind == "call":
+            self._pending = (call.source_id, action)
+            if self.steps and self.steps[-1].action != action:
+                self._broken = True  # a different call in between is progress
+            return None
+        self.latest = self._add(call, action)
+        return self.latest
+
+    def _action(self, call: ToolCall) -> str:
+        source_id, action = self._pending
+        return action if source_id == call.source_id else action_key(call)
+
+    def _reset(self) -> None:
+        self.steps.clear()
+        self.actions.clear()
+        self.epoch += 1
+        self._broken = False
+
+    def _add(self, call: ToolCall, action: str) -> Step:
+        self._ordinal += 1
+        step = Step(call, self._ordinal, action, failed(call))
+        previous = self.steps[-1] if self.steps else None
+        if previous is not None and not self._broken and previous.same_as(step):
+            step.run, step.run_length = previous.run, previous.run_length + 1
+        else:
+            self._run += 1
+            step.run = self._run
+        self._broken = False
+        if len(self.steps) == WINDOW:
+            dropped = self.steps[0].action
+            self.actions[dropped] -= 1
+            if self.actions[dropped] <= 0:
+                del self.actions[dropped]
+        self.steps.append(step)
+        self.actions[action] += 1
+        self._mark_alternation()
+        return step
+
+    def _mark_alternation(self) -> None:
+        if len(self.steps) < 6:
+            return
+        last = list(self.steps)[-6:]
+        a, b = last[-1], last[-2]
+        # Actions first (cheap); results only when the actions already alternate.
+        if a.action == b.action or any(
+            s.action != (a if i % 2 == 0 else b).action for i, s in enumerate(reversed(last))
+        ):
+            return
+        if not all(s.same_as(a if i % 2 == 0 else b) for i, s in enumerate(reversed(last))):
+            return
+        if last[-2].alternation is None:
+            self._alternations += 1
+        number = last[-2].alternation or self._alternations
+        for step in last:
+            step.alternation = number
+
+    def same_steps(self, step: Step) -> list[Step]:
+        """Steps in the window with the same action and result as ``step``, oldest first."""
+        if self.actions[step.action] < 2:
+            return [s for s in self.steps if s is step]
+        return [s for s in self.steps if s.same_as(step)]
+
+    def last_of(self, action: str) -> Step | None:
+        """The latest step in the window with this action."""
+        if not self.actions[action]:
+            return None
+        for step in reversed(self.steps):
+            if step.action == action:
+                return step
+        return None
+
+    def current_run(self) -> list[Step]:
+        """The steps of the latest run, oldest first (empty when a different call broke it)."""
+        if not self.steps or self._broken:
+            return []
+        length = self.steps[-1].run_length
+        return list(self.steps)[-length:]
+
+
+def is_user_prompt(message: Message) -> bool:
+    """True for what a person typed (progress for every loop rule)."""
+    return message.role == "user" and message.kind == "prompt"
