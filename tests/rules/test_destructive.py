@@ -307,11 +307,11 @@ def test_gate(name: str, command: str, decision: str) -> None:
     assert answer.rule == (None if decision == "allow" else "destructive_command")
 
 
-def test_the_gate_stops_medium_cases_too_until_hits_can_choose_ask() -> None:
-    # Medium cases should `ask`; the engine has one gate mode per rule, so they are denied.
+def test_the_gate_asks_about_medium_cases_and_denies_high_ones() -> None:
     answer = gate(trace(user("x")), bash("git branch -D old"), DestructiveCommand())
-    assert answer.decision != "allow"
+    assert answer.decision == "ask"
     assert [f.severity for f in answer.findings] == ["medium"]
+    assert gate(trace(user("x")), bash("rm -rf ~"), DestructiveCommand()).decision == "deny"
 
 
 @pytest.mark.shared

@@ -165,10 +165,8 @@ def test_injection_then_action(case: Case) -> None:
     injected, acting = finding.evidence
     assert injected.field == "result_text"
     assert injected.start is not None and injected.end is not None
-    assert (
-        (injected.excerpt is not None
-        and "to you" in injected.excerpt)
-        or "AI assistants" in (injected.excerpt or "")
+    assert (injected.excerpt is not None and "to you" in injected.excerpt) or "AI assistants" in (
+        injected.excerpt or ""
     )
     assert acting.field is not None and acting.field.startswith("arguments.")
     if case.value:

@@ -201,9 +201,9 @@ def test_the_cited_range_holds_the_placeholder_in_the_stored_text() -> None:
             "high",
         ),
         (
-            "the gate stops writing a raw key into a file",
+            "the gate asks before a raw key is written into a file",
             call("Write", None, file_path=".env", content=f"KEY={OPENAI}"),
-            "deny",
+            "ask",
             "medium",
         ),
         ("the gate allows a call without secrets", bash("curl https://example.com"), "allow", None),

@@ -166,3 +166,18 @@ def test_the_surrounding_text_is_kept() -> None:
     assert (
         redacted == "connect to postgres://app:[REDACTED:url_password]@db.internal:5432/app please"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'OPENAI_API_KEY = os.getenv("OPENAI_API_KEY")',
+        "GITHUB_TOKEN=<your-token-here>",
+        "API_KEY=${API_KEY}",
+        "DB_PASSWORD=changeme123",
+        "SECRET_KEY=your_secret_key_here",
+    ],
+)
+def test_secret_named_assignments_of_code_or_placeholders_are_left_alone(text: str) -> None:
+    redactor = Redactor()
+    assert redactor.redact(text) == text

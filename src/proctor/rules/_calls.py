@@ -54,8 +54,12 @@ def tool_matches(name: str, patterns: Iterable[str]) -> bool:
 
 
 def is_shell(call: ToolCall) -> bool:
-    """True for tools that run shell commands."""
-    return call.name.lower() in SHELL_TOOLS or call.name.lower().endswith(("_shell", "__bash"))
+    """True for tools that run shell commands (``Bash``, ``shell``, ``TerminalExecute`` …)."""
+    name = call.name.lower()
+    if name in SHELL_TOOLS or name.endswith(("_shell", "__bash")):
+        return True
+    # Terminal-like tools of other agents: a name that says so and a command string to run.
+    return ("terminal" in name or "shell" in name) and isinstance(argument(call, "command"), str)
 
 
 def argument(call: ToolCall, path: str) -> Any:

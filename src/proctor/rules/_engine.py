@@ -49,6 +49,8 @@ class Supervisor:
         from proctor.rules.builtin import builtin_rules
 
         chosen = list(self.rules) if self.rules is not None else builtin_rules()
+        if self.context.kind == "compaction":
+            chosen = []  # a compaction call summarises the run; it is not agent work to judge
         self._rules = [r for r in chosen if self.policy.rules.get(r.id) != "off"]
         self._rule_context = RuleContext(self.policy, self.context)
         self._states = {r.id: r.start(self._rule_context) for r in self._rules}
@@ -88,9 +90,9 @@ class Supervisor:
         deciding: tuple[Rule, Hit] | None = None
         findings: list[Finding] = []
         for rule in self._rules:
-            mode = self.mode_of(rule)
             for hit in rule.before_call(self._states[rule.id], call, self._rule_context):
                 findings.append(self._finding(rule, hit))
+                mode = self.policy.rules.get(rule.id) or hit.gate or rule.gate_mode
                 wanted: Decision = "deny" if mode == "deny" else "ask" if mode == "ask" else "allow"
                 if _DECISION_ORDER[wanted] > _DECISION_ORDER[decision]:
                     decision, deciding = wanted, (rule, hit)

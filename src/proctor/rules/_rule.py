@@ -38,6 +38,9 @@ class Hit:
     trigger: str | None = None
     """Source id of the event that made the rule fire."""
     confidence: float = 1.0
+    gate: RuleMode | None = None
+    """What the gate should do for this hit, when it differs from the rule's ``gate_mode``
+    (a rule whose serious cases deny and milder ones ask). The policy still wins."""
 
 
 @dataclass(slots=True)

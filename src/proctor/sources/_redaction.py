@@ -124,6 +124,9 @@ _COMPILED = [
 ]
 _ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
+_PLACEHOLDER_VALUE = re.compile(
+    r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
+)
 
 
 def _looks_random(token: str) -> bool:
@@ -177,6 +180,8 @@ class Redactor:
             return whole  # already replaced by a more specific pattern
         if kind in _NEEDS_NON_LETTER and secret.replace(" ", "").isalpha():
             return whole  # "Authorization: required" is prose, not a credential
+        if kind == "secret_assignment" and _PLACEHOLDER_VALUE.search(secret):
+            return whole  # TOKEN=<your-token>, KEY=os.getenv("KEY"): code, not a credential
         start, end = match.span(group)
         offset = match.start()
         self.counts[kind] += 1

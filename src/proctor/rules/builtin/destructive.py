@@ -101,8 +101,7 @@ class DestructiveCommand(Rule):
     category = "risk"
     description = "A shell command or SQL statement that destroys data or weakens the machine"
     gate_mode: ClassVar[RuleMode] = "deny"
-    """Deny: the right answer for the high-severity cases. Medium cases ought to ``ask``;
-    that needs a per-hit gate decision the engine does not have yet."""
+    """Deny the high-severity (irreversible) cases; each medium hit asks instead."""
 
     def observe(self, state: None, event: Event, context: RuleContext) -> Iterable[Hit]:
         if event.kind != "call" or event.call is None:
@@ -129,6 +128,7 @@ class DestructiveCommand(Rule):
                 action="request_review" if worst.severity == "high" else "warn",
                 actual=worst.text,
                 trigger=call.source_id,
+                gate="deny" if worst.severity == "high" else "ask",
             )
         ]
 

@@ -215,6 +215,7 @@ class SecretInOutput(Rule):
             actual=count,
             threshold=0,
             trigger=trigger,
+            gate="deny" if where == "network" else "ask",
         )
 
 
