@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _AI = (
@@ -241,7 +242,7 @@ def normalise_argument(text: str) -> str:
     return lowered.replace("https://", "").replace("http://", "").replace("www.", "")
 
 
-def find_spans(text: str) -> list[InjectedSpan]:
+def find_spans(text: str) -> tuple[InjectedSpan, ...]:
     """Instruction blocks addressed to the agent, in order, not overlapping."""
     scanner = _MarkerScanner(text)
     spans: list[InjectedSpan] = []
@@ -262,10 +263,10 @@ def find_spans(text: str) -> list[InjectedSpan]:
         span_end = min(boundary.start() if boundary else len(text), end + SPAN_AFTER_MARKER)
         spans.append(InjectedSpan(span_start, span_end, marker))
         cursor = max(span_end, end)
-    return spans
+    return tuple(spans)
 
 
-def extract_values(text: str) -> list[InjectedValue]:
+def extract_values(text: str) -> tuple[InjectedValue, ...]:
     """Values an instruction asks the agent to use, most distinctive first."""
     found: dict[str, InjectedValue] = {}
 
@@ -294,10 +295,10 @@ def extract_values(text: str) -> list[InjectedValue]:
         add(match.group(0).lower(), "identifier")
     for match in _NAME.finditer(rest):
         add(match.group(0).lower(), "name")
-    return list(found.values())
+    return tuple(found.values())
 
 
-def strip_spans(text: str, spans: list[InjectedSpan]) -> str:
+def strip_spans(text: str, spans: Sequence[InjectedSpan]) -> str:
     """The text with injected spans blanked out (what the data itself says)."""
     pieces: list[str] = []
     position = 0

@@ -23,6 +23,7 @@ import json
 import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from proctor.rules._calls import argument_strings, command_text, is_shell
@@ -110,10 +111,15 @@ def failed(call: ToolCall) -> bool:
     return call.status == "error" or (call.exit_code is not None and call.exit_code != 0)
 
 
+@lru_cache(maxsize=512)
+def _normalised_digest(text: str) -> str:
+    # Retries usually return the very same text: masking it once is enough.
+    return _digest(normalise_output(text))
+
+
 def outcome_key(call: ToolCall) -> str:
     """What the call gave back, normalised: equal keys mean "the same result"."""
-    text = normalise_output(call.result_text or "")
-    return _digest(f"{call.status}|{call.exit_code}|{text}")
+    return f"{call.status}|{call.exit_code}|{_normalised_digest(call.result_text or '')}"
 
 
 def action_label(call: ToolCall, limit: int = 80) -> str:

@@ -56,13 +56,18 @@ def is_read_only(tool_name: str) -> bool:
     return bool(words) and words[0] in _READ_VERBS
 
 
-def injected_spans(call: ToolCall, context: RuleContext) -> list[InjectedSpan]:
-    """Spans of a call's result addressed to the agent, computed once per call."""
-    memo: dict[str, list[InjectedSpan]] = context.facts.setdefault("injected_spans", {})
-    spans = memo.get(call.source_id)
+def injected_spans(call: ToolCall, context: RuleContext) -> tuple[InjectedSpan, ...]:
+    """Spans of a call's result addressed to the agent, computed once per distinct text.
+
+    Agents often call the same tool again and get the same text back; within one
+    conversation such a text is scanned once.
+    """
+    memo: dict[str, tuple[InjectedSpan, ...]] = context.facts.setdefault("injected_spans", {})
+    text = call.result_text or ""
+    spans = memo.get(text)
     if spans is None:
-        spans = find_spans(call.result_text or "")
-        memo[call.source_id] = spans
+        spans = find_spans(text)
+        memo[text] = spans
     return spans
 
 
