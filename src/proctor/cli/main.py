@@ -22,6 +22,7 @@ from proctor.cli.findings import findings
 from proctor.cli.gate import gate_command
 from proctor.cli.ingest import ingest_command
 from proctor.cli.init import init
+from proctor.cli.rules import policy_group, rules_command
 from proctor.cli.watch import watch_command
 from proctor.errors import ConfigError, NotFoundError, ProctorError
 
@@ -73,6 +74,8 @@ cli.add_command(check_command)
 cli.add_command(findings)
 cli.add_command(eval_group)
 cli.add_command(gate_command)
+cli.add_command(rules_command)
+cli.add_command(policy_group)
 cli.add_command(demo)
 
 
