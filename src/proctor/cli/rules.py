@@ -41,7 +41,7 @@ def rules_command(policy_path: Path | None, as_json: bool) -> None:
         table.add_column(column, no_wrap=column != "checks")
     for row in rows:
         table.add_row(
-            row["rule"], str(row["version"]), row["category"], row["gate"], row["description"]
+            *(str(row[key]) for key in ("rule", "version", "category", "gate", "description"))
         )
     console.print(table)
 
