@@ -10,9 +10,12 @@ from rich.text import Text
 
 from proctor._util.paths import database_path, proctor_home
 from proctor.cli._common import console, writable_store
+from proctor.cli._findings_view import SEVERITY_STYLE
 from proctor.cli._render import conversations_table, ingest_summary
 from proctor.errors import ConfigError
+from proctor.findings import SEVERITY_ORDER
 from proctor.ingest import ingest
+from proctor.supervision import check_conversations
 
 
 def examples_dir() -> Path:
@@ -53,19 +56,45 @@ def demo(examples: Path | None) -> None:
                         if call.exit_code is not None
                         else f"{row.conversation.format}: {call.name} failed"
                     )
+        results = check_conversations(
+            store,
+            [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
+        )
     console.print()
     console.print(Text("What the transcripts contain", style="bold"))
     statuses = ", ".join(f"{count} {status}" for status, count in tool_status.most_common())
     console.print(f"  tool calls: {statuses}", markup=False)
     console.print(f"  failed tool calls: {len(failing)}", markup=False)
-    for line in Counter(failing).most_common(6):
-        console.print(f"    {line[1]}× {line[0]}", markup=False)
+    for failure, count in Counter(failing).most_common(6):
+        console.print(f"    {count}× {failure}", markup=False)
     if report.redactions:
         console.print(f"  secrets redacted before storage: {report.redactions}", markup=False)
     if report.reasoning_removed:
         console.print(
             f"  inline reasoning blocks removed: {report.reasoning_removed}", markup=False
         )
+    found = sorted(
+        (f for result in results for f in result.findings),
+        key=lambda f: (-SEVERITY_ORDER[f.severity], f.conversation_id),
+    )
+    console.print()
+    console.print(
+        Text(
+            f"What Proctor found ({len(found)} findings, deterministic rules, no model)",
+            style="bold",
+        )
+    )
+    for finding in found:
+        line = Text("  ")
+        line.append(
+            f"{finding.severity.upper():<6}", style=SEVERITY_STYLE.get(finding.severity, "")
+        )
+        line.append(f" {finding.title}")
+        line.append(f"  [{finding.rule}] {finding.conversation_id[:24]}", style="dim")
+        console.print(line)
+        cited = next((e for e in finding.evidence if e.excerpt), None)
+        if cited is not None:
+            console.print(Text(f"         “{cited.excerpt}”", style="italic dim"))
     console.print()
     console.print(Text("Browse it", style="bold"))
     home = proctor_home()
@@ -76,3 +105,5 @@ def demo(examples: Path | None) -> None:
             f"  PROCTOR_HOME={home} .venv/bin/proctor conversations show {main_rows[0].conversation.external_id[:8]}",
             markup=False,
         )
+    console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings list", markup=False)
+    console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings show <id>", markup=False)
