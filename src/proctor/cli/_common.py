@@ -15,11 +15,6 @@ from rich.console import Console
 
 from proctor.store import SqlStore, open_store
 
-EXIT_OK = 0
-EXIT_PARTIAL = 1
-"""The command finished, but some input could not be read or something was not found."""
-EXIT_USAGE = 2
-
 
 def _width(stream: Any) -> int | None:
     # Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80.

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from proctor.cli._common import EXIT_PARTIAL, console, json_option, print_json, writable_store
+from proctor.cli._common import console, json_option, print_json, writable_store
+from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError
 from proctor.findings import SEVERITY_ORDER

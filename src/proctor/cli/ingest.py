@@ -10,13 +10,13 @@ import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from proctor.cli._common import (
-    EXIT_PARTIAL,
     console,
     err_console,
     json_option,
     print_json,
     writable_store,
 )
+from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._render import ingest_summary
 from proctor.errors import ConfigError
 from proctor.ingest import IngestReport, default_session_folders, ingest_plan

@@ -3,28 +3,36 @@
 Every ``ProctorError`` is printed as one sentence without a traceback. Exit status:
 0 success; 1 the command ran but some input failed or the store refused; 2 a usage or
 configuration mistake (including an unknown id); 130 interrupted.
+
+Subcommands are imported when used: ``proctor gate`` runs before every tool call of an
+agent, so it must not pay for importing the importers, the evaluations or the renderer.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import IO, Any
 
 import click
-from rich.text import Text
 
 from proctor import __version__
-from proctor.cli._common import EXIT_PARTIAL, EXIT_USAGE, err_console
-from proctor.cli.check import check_command
-from proctor.cli.conversations import conversations
-from proctor.cli.demo import demo
-from proctor.cli.eval import eval_group
-from proctor.cli.findings import findings
-from proctor.cli.gate import gate_command
-from proctor.cli.ingest import ingest_command
-from proctor.cli.init import init
-from proctor.cli.rules import policy_group, rules_command
-from proctor.cli.watch import watch_command
+from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
 from proctor.errors import ConfigError, NotFoundError, ProctorError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("proctor.cli.init", "init"),
+    "ingest": ("proctor.cli.ingest", "ingest_command"),
+    "watch": ("proctor.cli.watch", "watch_command"),
+    "conversations": ("proctor.cli.conversations", "conversations"),
+    "check": ("proctor.cli.check", "check_command"),
+    "findings": ("proctor.cli.findings", "findings"),
+    "gate": ("proctor.cli.gate", "gate_command"),
+    "rules": ("proctor.cli.rules", "rules_command"),
+    "policy": ("proctor.cli.rules", "policy_group"),
+    "eval": ("proctor.cli.eval", "eval_group"),
+    "demo": ("proctor.cli.demo", "demo"),
+}
+"""Command name → (module, attribute), in the order ``--help`` lists them."""
 
 
 class ProctorCliError(click.ClickException):
@@ -33,6 +41,10 @@ class ProctorCliError(click.ClickException):
     exit_code = EXIT_PARTIAL
 
     def show(self, file: IO[Any] | None = None) -> None:
+        from rich.text import Text
+
+        from proctor.cli._common import err_console
+
         err_console.print(Text.assemble(("Error: ", "red"), self.message))
 
 
@@ -43,7 +55,19 @@ class ProctorUsageError(ProctorCliError):
 
 
 class ProctorGroup(click.Group):
-    """A click group that turns Proctor's errors into messages and exit codes."""
+    """Loads subcommands on demand and turns Proctor's errors into messages and exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attribute = target
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -64,19 +88,6 @@ def cli() -> None:
 
     State lives in $PROCTOR_HOME (default ~/.proctor): one SQLite database.
     """
-
-
-cli.add_command(init)
-cli.add_command(ingest_command)
-cli.add_command(watch_command)
-cli.add_command(conversations)
-cli.add_command(check_command)
-cli.add_command(findings)
-cli.add_command(eval_group)
-cli.add_command(gate_command)
-cli.add_command(rules_command)
-cli.add_command(policy_group)
-cli.add_command(demo)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from proctor.rules import Event, Trace, TraceContext
 from proctor.transcript import ConversationBundle, SourceIssue
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported only when a database exists
+    from proctor.sources._source import SourceAdapter
     from proctor.store import StoredTranscript, StoreReader
 
 
@@ -123,18 +124,32 @@ def _context(request: GateRequest, stored: Trace | None, read: Trace | None) -> 
     )
 
 
+def _adapter(format_name: str | None) -> SourceAdapter:
+    if format_name in (None, "claude_code"):
+        from proctor.sources.claude_code import ClaudeCodeAdapter
+
+        return ClaudeCodeAdapter()
+    from proctor.sources import adapter_named
+
+    return adapter_named(format_name)
+
+
 def _read_transcript(request: GateRequest, notes: list[str]) -> Trace | None:
     if not request.transcript_path:
         return None
     path = Path(request.transcript_path)
     if not path.is_file() or path.stat().st_size == 0:
         return None  # a session that has not written its log yet
-    from proctor.sources import prepare_bundle, read_paths
+    from proctor.sources import prepare_bundle
+    from proctor.sources._detect import plan_import, read_unit
 
+    # Only the one adapter: importing every format would slow the hook down on every call.
+    adapter = _adapter(request.transcript_format)
+    plan = plan_import([path], [adapter], format_name=adapter.name)
     bundles: list[ConversationBundle] = []
-    problems: list[SourceIssue] = []
+    problems: list[SourceIssue] = list(plan.issues)
     try:
-        for item in read_paths([path], format_name=request.transcript_format):
+        for item in (i for a, unit in plan.units for i in read_unit(a, unit)):
             if isinstance(item, ConversationBundle):
                 bundles.append(item)
             elif item.severity == "error":

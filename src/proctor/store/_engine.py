@@ -11,10 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
@@ -87,7 +83,12 @@ def create_url_engine(url: str) -> Engine:
         raise StoreError(f"cannot use database {url!r}: {exc}") from exc
 
 
-def _alembic_config(connection: Connection) -> Config:
+# Alembic is imported when a migration may be needed, not by every read-only process.
+
+
+def _alembic_config(connection: Connection) -> Any:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.attributes["connection"] = connection
@@ -96,6 +97,9 @@ def _alembic_config(connection: Connection) -> Config:
 
 def head_revision() -> str:
     """The newest schema revision this version of Proctor knows."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     head = ScriptDirectory.from_config(config).get_current_head()
@@ -105,11 +109,17 @@ def head_revision() -> str:
 
 def current_revision(connection: Connection) -> str | None:
     """The schema revision a database is at (None for an empty database)."""
-    return MigrationContext.configure(connection).get_current_revision()
+    from alembic.runtime.migration import MigrationContext
+
+    revision: str | None = MigrationContext.configure(connection).get_current_revision()
+    return revision
 
 
 def upgrade_schema(engine: Engine) -> None:
     """Bring the schema to the newest revision in one transaction (no-op when current)."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
     head = head_revision()
     try:
         with engine.connect() as probe:
