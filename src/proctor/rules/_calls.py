@@ -147,11 +147,3 @@ def file_paths(call: ToolCall) -> list[str]:
     elif isinstance(args, str) and "*** " in args:
         found.extend(m.strip() for m in _PATCH_PATH.findall(args))
     return found
-
-
-def command_words(command: str) -> list[str]:
-    """Shell words of a command, tolerant of unbalanced quotes."""
-    try:
-        return shlex.split(command, comments=False, posix=True)
-    except ValueError:
-        return command.split()

@@ -29,19 +29,20 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 def open_binary(path: Path) -> IO[bytes]:
     """Open a file for reading, transparently decompressing zstd and gzip by content."""
-    raw = path.open("rb")
-    magic = raw.read(4)
-    raw.seek(0)
+    with path.open("rb") as probe:
+        magic = probe.read(4)
     if magic.startswith(_ZSTD_MAGIC):
         import zstandard
 
+        raw = path.open("rb")
         stream = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
         return cast(IO[bytes], io.BufferedReader(stream))
     if magic.startswith(_GZIP_MAGIC):
         import gzip
 
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
-    return raw
+        # gzip.open owns the file and closes it; GzipFile(fileobj=…) would leave it open.
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
 
 
 def _corrupt(exc: Exception) -> bool:

@@ -10,9 +10,10 @@ shell commands; nothing is executed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from proctor.rules._calls import argument, command_text, file_paths
-from proctor.rules.builtin._shell_parse import SimpleCommand, simple_commands
+from proctor.rules.builtin._shell_words import SimpleCommand, simple_commands
 from proctor.transcript import ToolCall
 
 # fmt: off
@@ -103,10 +104,10 @@ def shell_text(call: ToolCall) -> str | None:
     return None
 
 
-def commands_of(call: ToolCall) -> list[SimpleCommand]:
+def commands_of(call: ToolCall) -> Sequence[SimpleCommand]:
     """Parsed simple commands of a shell call (empty for other tools)."""
     text = shell_text(call)
-    return simple_commands(text) if text else []
+    return simple_commands(text) if text else ()
 
 
 def is_edit_tool(call: ToolCall) -> bool:
@@ -118,7 +119,7 @@ def is_edit_tool(call: ToolCall) -> bool:
     return not (isinstance(sub_command, str) and sub_command.lower() in _VIEW_COMMANDS)
 
 
-def edited_paths(call: ToolCall, commands: list[SimpleCommand] | None = None) -> list[str]:
+def edited_paths(call: ToolCall, commands: Sequence[SimpleCommand] | None = None) -> list[str]:
     """Source files a call changes (scratch files and docs left out); empty when none."""
     if is_edit_tool(call):
         paths = file_paths(call) or [call.name]
@@ -142,12 +143,10 @@ def _is_scratch_or_doc(path: str) -> bool:
     )
 
 
-def _shell_written_paths(commands: list[SimpleCommand]) -> list[str]:
+def _shell_written_paths(commands: Sequence[SimpleCommand]) -> list[str]:
     paths: list[str] = []
     for command in commands:
-        for operator, target in command.redirects:
-            if ">" in operator and not target.startswith("&") and target:
-                paths.append(target)
+        paths.extend(r.output_file for r in command.redirects if r.output_file)
         program, args = command.program, command.args
         if program in ("sed", "perl") and any(
             a.startswith(("-i", "-pi", "--in-place")) for a in args
@@ -170,7 +169,7 @@ def _shell_written_paths(commands: list[SimpleCommand]) -> list[str]:
     return paths
 
 
-def is_inspection(call: ToolCall, commands: list[SimpleCommand] | None = None) -> bool:
+def is_inspection(call: ToolCall, commands: Sequence[SimpleCommand] | None = None) -> bool:
     """True when a call only reads: file-reading tools or shell commands that change nothing."""
     if tool_base_name(call) in READ_TOOLS:
         return True
@@ -179,9 +178,7 @@ def is_inspection(call: ToolCall, commands: list[SimpleCommand] | None = None) -
         return False
     for command in commands:
         program = command.program
-        if any(
-            ">" in op and not t.startswith("&") and t != "/dev/null" for op, t in command.redirects
-        ):
+        if any(r.output_file not in (None, "/dev/null") for r in command.redirects):
             return False
         if program == "git":
             if not command.args or command.args[0] not in _GIT_INSPECTION:
@@ -195,7 +192,7 @@ def is_inspection(call: ToolCall, commands: list[SimpleCommand] | None = None) -
     return True
 
 
-def has_side_effects(call: ToolCall, commands: list[SimpleCommand] | None = None) -> bool:
+def has_side_effects(call: ToolCall, commands: Sequence[SimpleCommand] | None = None) -> bool:
     """True when repeating the call could change something (files, services, messages)."""
     if is_edit_tool(call):
         return True

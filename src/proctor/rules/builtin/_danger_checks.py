@@ -15,7 +15,7 @@ from collections.abc import Callable
 from proctor.findings import Severity
 from proctor.rules.builtin._danger_paths import Danger, is_system_path, path_danger
 from proctor.rules.builtin._danger_text import SQL_CLIENTS, sql_dangers
-from proctor.rules.builtin._shell_parse import SimpleCommand
+from proctor.rules.builtin._shell_words import SimpleCommand
 
 Checker = Callable[[SimpleCommand, str | None, str | None], list[Danger]]
 
@@ -330,15 +330,15 @@ _RUNNERS = frozenset({"npx", "pnpx", "bunx"})
 
 def command_dangers(command: SimpleCommand, cwd: str | None, after_cd: str | None) -> list[Danger]:
     """What is destructive about one simple command."""
-    if command.program in _RUNNERS and len(command.words) > 1:  # `npx prisma migrate reset`
-        command = SimpleCommand(command.words[1:], command.text, command.redirects)
+    if command.program in _RUNNERS and len(command.argv) > 1:  # `npx prisma migrate reset`
+        command = command.without_program()
     program = command.program
     checker = CHECKERS.get(program) or (CHECKERS["mkfs"] if program.startswith("mkfs.") else None)
     dangers = checker(command, cwd, after_cd) if checker else []
     if program in SQL_CLIENTS:
         dangers += sql_dangers(" ".join((*command.args, command.heredoc)))
-    for operator, target in command.redirects:
-        if ">" in operator and _BLOCK_DEVICE.match(target):
+    for redirect in command.redirects:
+        if redirect.output_file and _BLOCK_DEVICE.match(redirect.output_file):
             dangers.append(
                 Danger("high", "writing onto a disk device", "overwrites a disk", command.text)
             )

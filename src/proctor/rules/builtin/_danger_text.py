@@ -8,10 +8,11 @@ shell, and a fork bomb (which no word-level parse survives).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from proctor.findings import Severity
 from proctor.rules.builtin._danger_paths import Danger
-from proctor.rules.builtin._shell_parse import SHELLS, SimpleCommand
+from proctor.rules.builtin._shell_words import SHELLS, SimpleCommand
 
 # fmt: off
 SQL_CLIENTS = frozenset({
@@ -94,7 +95,7 @@ def sql_dangers(text: str) -> list[Danger]:
     return found
 
 
-def pipeline_dangers(commands: list[SimpleCommand]) -> list[Danger]:
+def pipeline_dangers(commands: Sequence[SimpleCommand]) -> list[Danger]:
     """Dangers that need several commands: ``curl … | sh``, SQL piped into a client."""
     dangers: list[Danger] = []
     for index, command in enumerate(commands):

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from proctor.rules._calls import argument_strings, command_text, file_paths, is_shell, tool_matches
+from proctor.rules.builtin._call_effects import tool_base_name
 from proctor.rules.builtin._shell_classify import command_effects
 from proctor.rules.builtin._shell_effects import Access, CommandEffects
 from proctor.transcript import ToolCall
@@ -56,7 +57,6 @@ _COMMAND_KEYS = ("command", "cmd", "commands", "script", "code", "input")
 _PATCH_HEADER = re.compile(
     r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE
 )
-_PLACEHOLDER = re.compile(r"^\[REDACTED[^\]]*\]$")
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -74,17 +74,13 @@ class FileAccess:
     """The folder ``path`` is relative to when not the working folder (``workdir``, ``cd``)."""
 
 
-def _short_name(name: str) -> str:
-    return name.rsplit("__", 1)[-1].lower()
-
-
 def writes_by_name(call: ToolCall, write_tools: list[str] | None = None) -> bool:
     """True for a non-shell tool that changes files or the outside world."""
     if write_tools is not None:
         return tool_matches(call.name, write_tools)
     if is_shell(call):
         return False
-    name = _short_name(call.name)
+    name = tool_base_name(call)
     if name in _BOOKKEEPING:
         return False
     if name in _FILE_WRITERS:
@@ -104,7 +100,7 @@ def writes_by_name(call: ToolCall, write_tools: list[str] | None = None) -> bool
 
 def is_spawn(call: ToolCall) -> bool:
     """True for a call that starts a sub-agent (``Task``, ``Agent``, Codex ``spawn_agent``)."""
-    name = _short_name(call.name)
+    name = tool_base_name(call)
     return name in _SPAWNERS or name.startswith("subagent")
 
 
@@ -114,10 +110,13 @@ def succeeded(call: ToolCall) -> bool:
 
 
 def shell_source(call: ToolCall) -> tuple[str, str, bool] | None:
-    """The command a shell call runs, the argument holding it, and whether offsets map 1:1."""
+    """The command a shell call runs, the argument holding it, and whether offsets map 1:1.
+
+    None for other tools, and for commands removed before storage (nothing to judge).
+    """
     text = command_text(call)
-    if text is None or _PLACEHOLDER.match(text.strip()):
-        return None  # arguments removed before storage: nothing to judge
+    if text is None:
+        return None
     args = call.arguments
     if isinstance(args, str):
         return text, "arguments", True
@@ -178,7 +177,7 @@ def _accesses(call: ToolCall, write_tools: list[str] | None) -> list[FileAccess]
             found.append(FileAccess(use.text, use.access, field, start, end, base))
         return found
     writes = writes_by_name(call, write_tools)
-    name = _short_name(call.name)
+    name = tool_base_name(call)
     default: Access = "read"
     if writes:
         default = "delete" if name in ("delete_file", "remove_file") else "write"

@@ -7,9 +7,8 @@ from proctor.rules._policy import Policy
 from proctor.rules._rule import RuleContext
 from proctor.rules.builtin._file_access import FileAccess
 from proctor.rules.builtin._locations import Places
+from proctor.rules.builtin._spans import cite_argument_span
 from proctor.transcript import ToolCall
-
-_EXCERPT = 200
 
 
 def origin(policy: Policy) -> str:
@@ -19,37 +18,17 @@ def origin(policy: Policy) -> str:
     return f"the policy {policy.source}"
 
 
-def shorten(text: str, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def cite_span(
     call: ToolCall, field: str, text: str, start: int | None = None, end: int | None = None
 ) -> Evidence:
     """A tool call argument, with the character range inside it when known."""
     piece = text if start is None or end is None else text[start:end]
-    return Evidence(
-        source_type="tool_call",
-        source_id=call.source_id,
-        field=field,
-        start=start,
-        end=end,
-        excerpt=shorten(piece, _EXCERPT) or None,
-    )
+    return cite_argument_span(call, field, start, end, piece)
 
 
 def cite_access(call: ToolCall, access: FileAccess) -> Evidence:
     """The argument (and characters) of a call naming a path."""
-    return Evidence(
-        source_type="tool_call",
-        source_id=call.source_id,
-        field=access.field,
-        start=access.start,
-        end=access.end,
-        excerpt=shorten(access.path, _EXCERPT),
-    )
+    return cite_argument_span(call, access.field, access.start, access.end, access.path)
 
 
 def places(context: RuleContext) -> Places:

@@ -227,9 +227,10 @@ def _command(command: SimpleCommand, base: str | None, into: Ctx) -> str | None:
 @lru_cache(maxsize=4096)
 def command_effects(line: str) -> CommandEffects:
     """What a shell command line writes and which paths it uses (cached by text)."""
-    commands = simple_commands(line)
     collected = Ctx(SimpleCommand((), (), 0, 0), None, run_program)
     base: str | None = None
-    for command in commands:
-        base = _command(command, base, collected)
+    for command in simple_commands(line):
+        # What `bash -c '…'` runs is classified from its word (see `_shell`), positions and all.
+        if command.origin != "script":
+            base = _command(command, base, collected)
     return CommandEffects(tuple(collected.changes), tuple(collected.paths))

@@ -17,13 +17,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from proctor.rules.builtin._shell_words import SimpleCommand, Word
+from proctor.rules.builtin._shell_words import ASSIGNMENT, SimpleCommand, Word
 
 Access = Literal["read", "write", "delete", "modify"]
 """``write``: content written or a file created; ``modify``: permissions, folders, staging."""
 Verdict = Literal["read_only", "writes", "unknown"]
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _STRICT_PATH = re.compile(
     r"^(?:/|~(?:/|$)|\.\.?(?:/|$)|\$HOME(?:/|$)|\$\{HOME\}(?:/|$)|[A-Za-z]:[\\/])"
 )
@@ -115,7 +114,7 @@ class Ctx:
 
 def is_assignment(word: Word) -> bool:
     """``NAME=value`` before a command."""
-    return _ASSIGNMENT.match(word.text) is not None
+    return ASSIGNMENT.match(word.text) is not None
 
 
 def looks_like_path(text: str, *, loose: bool = False) -> bool:

@@ -14,9 +14,10 @@ from proctor.rules._evidence import EXCERPT_CHARS, cite_call
 from proctor.transcript import ToolCall
 
 
-def _excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+def shorten(text: str, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters (blanks collapsed, ``…`` where cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def locate(call: ToolCall, needle: str) -> tuple[str, int, int] | None:
@@ -30,15 +31,28 @@ def locate(call: ToolCall, needle: str) -> tuple[str, int, int] | None:
     return None
 
 
-def cite_argument_span(call: ToolCall, field: str, start: int, end: int, text: str) -> Evidence:
-    """A character range of one argument (``text`` is what the range holds)."""
+def cite_argument_span(
+    call: ToolCall, field: str, start: int | None, end: int | None, text: str
+) -> Evidence:
+    """A character range of one argument (``text`` is what the range holds).
+
+    Args:
+        call: The tool call.
+        field: The argument's dot path (``arguments.command``).
+        start: Where the range starts in the argument; None when not known.
+        end: Where it ends; None when not known.
+        text: What the range holds, for the excerpt.
+
+    Returns:
+        Evidence citing the range, with ``text`` on one line as its excerpt.
+    """
     return Evidence(
         source_type="tool_call",
         source_id=call.source_id,
         field=field,
         start=start,
         end=end,
-        excerpt=_excerpt(text),
+        excerpt=shorten(text, EXCERPT_CHARS) or None,
     )
 
 

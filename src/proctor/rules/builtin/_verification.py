@@ -13,10 +13,11 @@ errors``, ``npm ERR!``) even when a pipe (``pytest | tail``) hid the exit code.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from proctor.rules.builtin._call_effects import tool_base_name
-from proctor.rules.builtin._shell_parse import SimpleCommand
+from proctor.rules.builtin._shell_words import SimpleCommand
 from proctor.transcript import ToolCall
 
 Topic = Literal["tests", "build", "lint"]
@@ -142,7 +143,7 @@ def _strip_runners(words: tuple[str, ...]) -> tuple[str, ...]:
 
 def command_topics(command: SimpleCommand) -> set[Topic]:
     """What a simple command verifies: tests, build, lint (empty for anything else)."""
-    words = _strip_runners(command.words)
+    words = _strip_runners(command.argv)
     if not words:
         return set()
     program = words[0].rsplit("/", 1)[-1].removesuffix(".exe")
@@ -183,7 +184,7 @@ def _script_topic(script: str) -> set[Topic]:
     return set()
 
 
-def call_topics(call: ToolCall, commands: list[SimpleCommand]) -> set[Topic]:
+def call_topics(call: ToolCall, commands: Sequence[SimpleCommand]) -> set[Topic]:
     """What a call verifies; shell calls by their commands, other tools by their name."""
     if commands:
         topics: set[Topic] = set()

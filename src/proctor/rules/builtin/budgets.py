@@ -55,6 +55,11 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
+def _minutes(start: datetime, end: datetime) -> float:
+    """Minutes from ``start`` to ``end``, to a tenth."""
+    return round((end - start).total_seconds() / 60, 1)
+
+
 def _cite_event(event: Event) -> Evidence:
     if event.message is not None:
         return cite_message(event.message)
@@ -213,7 +218,7 @@ class WallTimeBudget(_Budget):
         if meter.first_at is None or at < meter.first_at:
             meter.first_at = at
         meter.last_at = at if meter.last_at is None else max(meter.last_at, at)
-        minutes = round((meter.last_at - meter.first_at).total_seconds() / 60, 1)
+        minutes = _minutes(meter.first_at, meter.last_at)
         if minutes <= meter.value:
             return False
         meter.value = minutes
@@ -223,7 +228,7 @@ class WallTimeBudget(_Budget):
         at = call.created_at or meter.last_at
         if at is None or meter.first_at is None:
             return meter.value
-        return max(meter.value, round((at - meter.first_at).total_seconds() / 60, 1))
+        return max(meter.value, _minutes(meter.first_at, at))
 
 
 class ToolCallBudget(_Budget):

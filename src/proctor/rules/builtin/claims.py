@@ -24,7 +24,7 @@ read.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -42,7 +42,7 @@ from proctor.rules.builtin._call_effects import (
 )
 from proctor.rules.builtin._claim_text import Claim, ClaimTopic, find_claims
 from proctor.rules.builtin._loop_track import action_label
-from proctor.rules.builtin._shell_parse import SimpleCommand
+from proctor.rules.builtin._shell_words import SimpleCommand
 from proctor.rules.builtin._spans import cite_text_in_call
 from proctor.rules.builtin._verification import (
     Topic,
@@ -124,7 +124,7 @@ class _State:
     recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=_RECENT_CALLS))
     """Index and lower-cased arguments and result start of recent finished non-edit calls."""
     pending: list[_Pending] = field(default_factory=list)
-    parsed: tuple[str, list[SimpleCommand], frozenset[Topic]] = ("", [], frozenset())
+    parsed: tuple[str, Sequence[SimpleCommand], frozenset[Topic]] = ("", (), frozenset())
     """The latest call's parse, reused for its result event."""
     participants: dict[str, int] = field(default_factory=dict)
     """In multi-agent logs: each named author's latest message index."""

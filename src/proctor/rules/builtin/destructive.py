@@ -41,11 +41,11 @@ from proctor.rules._evidence import cite_call
 from proctor.rules._policy import RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
-from proctor.rules.builtin._call_effects import shell_text
+from proctor.rules.builtin._call_effects import shell_text, tool_base_name
 from proctor.rules.builtin._danger_checks import command_dangers
 from proctor.rules.builtin._danger_paths import Danger
 from proctor.rules.builtin._danger_text import pipeline_dangers, sql_dangers, text_dangers
-from proctor.rules.builtin._shell_parse import simple_commands
+from proctor.rules.builtin._shell_words import simple_commands
 from proctor.rules.builtin._spans import cite_argument_span, locate
 from proctor.transcript import ToolCall
 
@@ -76,7 +76,7 @@ def find_dangers(call: ToolCall, cwd: str | None) -> list[Danger]:
 
 
 def _runs_sql(call: ToolCall) -> bool:
-    name = call.name.rsplit("__", 1)[-1].lower()
+    name = tool_base_name(call)
     return name in _SQL_TOOL_WORDS or not _SQL_TOOL_WORDS.isdisjoint(name.split("_"))
 
 

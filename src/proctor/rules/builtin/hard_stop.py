@@ -21,7 +21,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.findings import Evidence
 from proctor.rules._calls import argument, argument_strings, tool_matches
 from proctor.rules._evidence import cite_absence
 from proctor.rules._policy import HardStop as HardStopEntry
@@ -29,7 +28,8 @@ from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._file_access import file_accesses, shell_source, succeeded
 from proctor.rules.builtin._locations import path_matches
-from proctor.rules.builtin._policy_support import origin, places, shorten
+from proctor.rules.builtin._policy_support import origin, places
+from proctor.rules.builtin._spans import cite_argument_span, shorten
 from proctor.transcript import ToolCall
 
 
@@ -84,14 +84,8 @@ class HardStop(Rule):
                 continue
             path, _, found, exact = matched
             text = found.group(0)
-            evidence = Evidence(
-                source_type="tool_call",
-                source_id=call.source_id,
-                field=path,
-                start=found.start() if exact else None,
-                end=found.end() if exact else None,
-                excerpt=shorten(text, 200) or None,
-            )
+            start, end = (found.start(), found.end()) if exact else (None, None)
+            evidence = cite_argument_span(call, path, start, end, text)
             why = f" {entry.reason.rstrip('.')}." if entry.reason else ""
             hits.append(
                 Hit(

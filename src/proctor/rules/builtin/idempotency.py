@@ -28,7 +28,8 @@ from proctor.rules._policy import IdempotencyKey
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._file_access import succeeded
-from proctor.rules.builtin._policy_support import cite_span, origin, shorten
+from proctor.rules.builtin._policy_support import cite_span, origin
+from proctor.rules.builtin._spans import shorten
 from proctor.transcript import ToolCall
 
 _Key = tuple[int, str, str]

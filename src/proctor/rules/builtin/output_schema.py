@@ -32,7 +32,8 @@ from proctor.rules._calls import tool_matches
 from proctor.rules._evidence import cite_absence, cite_message
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
-from proctor.rules.builtin._policy_support import cite_span, origin, shorten
+from proctor.rules.builtin._policy_support import cite_span, origin
+from proctor.rules.builtin._spans import shorten
 from proctor.transcript import Message, ToolCall
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)

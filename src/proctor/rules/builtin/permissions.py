@@ -41,9 +41,9 @@ from proctor.rules.builtin._policy_support import (
     origin,
     places,
     resolved,
-    shorten,
 )
 from proctor.rules.builtin._shell_classify import command_effects
+from proctor.rules.builtin._spans import shorten
 from proctor.transcript import ToolCall
 
 _SCRATCH = ("/tmp", "/var/tmp", "/private/tmp", "/var/folders", "/private/var/folders", "/dev")
