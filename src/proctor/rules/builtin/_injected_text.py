@@ -118,7 +118,7 @@ def _may_match(lowered: str, groups: tuple[tuple[str, ...], ...]) -> bool:
 
 _WINDOW_BEFORE = 120
 _WINDOW_AFTER = 400
-_LOOK_BACK = 2000
+_LOOK_BACK = 600
 """How far before a marker the start of its instruction block is looked for."""
 
 
@@ -148,10 +148,28 @@ class _MarkerScanner:
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
         """The earliest marker match starting at or after ``cursor``."""
-        best: tuple[int, int, str] | None = None
-        for index, (pattern, anchors) in enumerate(self.patterns):
+        order: list[tuple[int, int]] = []
+        for index, (_, anchors) in enumerate(self.patterns):
             cached = self.cache[index]
-            if cached is not None and cached[0] < cursor:
+            if cached is None:
+                continue
+            if cached[0] >= cursor:
+                order.append((cached[0], index))
+                continue
+            at = bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE)
+            if at < len(anchors):
+                order.append((anchors[at] - _WINDOW_BEFORE, index))
+            else:
+                self.cache[index] = None
+        best: tuple[int, int, str] | None = None
+        # Patterns in the order their next possible match starts: once the best match
+        # starts before a pattern's earliest window, that pattern cannot do better.
+        for earliest, index in sorted(order):
+            if best is not None and best[0] <= earliest:
+                break
+            cached = self.cache[index]
+            if cached is None or cached[0] < cursor:
+                pattern, anchors = self.patterns[index]
                 cached = self._search(pattern, anchors, cursor)
                 self.cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
