@@ -11,7 +11,10 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     │   ├── MigrationError     a schema migration failed; the database is unchanged
     │   └── ConversationWriteError  one conversation's data was refused; nothing of it written
     ├── NotFoundError          an id given by the user does not exist
-    └── BusyError              another run holds the one execution slot
+    ├── BusyError              another run holds the one execution slot
+    └── ModelError             a model call failed; ``kind`` says how: config, timeout,
+                               capacity, rate_limited, server, http, connection,
+                               invalid_output, length, cancelled, budget
 
 Per-record problems inside an import are not raised: they become ``SourceIssue`` data
 and the import goes on. Only infrastructure failures stop a run.
@@ -65,3 +68,19 @@ class NotFoundError(ProctorError):
 
 class BusyError(ProctorError):
     """The one execution slot is taken; try again when the running job ends."""
+
+
+class ModelError(ProctorError):
+    """A model call failed. ``kind`` tells retryable failures from settings to fix."""
+
+    RETRYABLE = frozenset({"rate_limited", "server", "connection"})
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        super().__init__(message)
+
+    @property
+    def retryable(self) -> bool:
+        """429, 5xx and dropped connections are worth one retry; nothing else is."""
+        return self.kind in self.RETRYABLE

@@ -331,3 +331,112 @@ notifications = Table(
     Column("created_at", UTCDateTime(), nullable=False),
     Column("read_at", UTCDateTime()),
 )
+
+settings = Table(
+    "settings",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("value", JSON, nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+model_connections = Table(
+    "model_connections",
+    metadata,
+    Column("name", String(80), primary_key=True),
+    Column("provider", String(16), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("base_url", Text),
+    Column("api_key_env", String(200)),
+    Column("path", Text),
+    Column("kind", String(16), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+model_calls = Table(
+    "model_calls",
+    metadata,
+    Column("call_id", Integer, primary_key=True, autoincrement=True),
+    Column("connection", String(80), nullable=False, index=True),
+    Column("model", String(200), nullable=False),
+    Column("stage", String(32), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("input_tokens", Integer),
+    Column("output_tokens", Integer),
+    Column("seconds", Float, nullable=False),
+    _id("target_id", index=True),
+    _id("run_id", index=True),
+    Column("created_at", UTCDateTime(), nullable=False, index=True),
+)
+
+supervision_sessions = Table(
+    "supervision_sessions",
+    metadata,
+    _id("session_id", primary_key=True),
+    Column("target_type", String(16), nullable=False),
+    _id("target_id", nullable=False, unique=True),
+    Column("mode", String(16), nullable=False),
+    Column("triggers", JSON, nullable=False),
+    Column("every_n_steps", Integer),
+    Column("throttle_seconds", Float, nullable=False),
+    Column("budget_calls", Integer),
+    Column("budget_tokens", Integer),
+    Column("budget_period_seconds", Float, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("state", String(32), nullable=False),
+    Column("last_run_at", UTCDateTime()),
+    Column("last_event_index", Integer, nullable=False),
+    Column("pending", Boolean, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+supervision_runs = Table(
+    "supervision_runs",
+    metadata,
+    _id("run_id", primary_key=True),
+    _id(
+        "session_id", ForeignKey("supervision_sessions.session_id", ondelete="CASCADE"), index=True
+    ),
+    _id("target_id", nullable=False, index=True),
+    Column("trigger", String(32), nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("prompt_version", Integer, nullable=False),
+    Column("connection", String(80)),
+    Column("model", String(200)),
+    Column("status", String(32), nullable=False),
+    Column("error", Text),
+    Column("findings", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("window_chars", Integer, nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime()),
+)
+
+goal_versions = Table(
+    "goal_versions",
+    metadata,
+    _id("target_id", primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("goal", Text, nullable=False),
+    Column("goal_hash", String(32), nullable=False),
+    _id("source_id"),
+    Column("reason", String(32), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+intent_labels = Table(
+    "intent_labels",
+    metadata,
+    _id("source_id", primary_key=True),
+    _id("target_id", nullable=False, index=True),
+    Column("intent", String(16), nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("low_confidence", Boolean, nullable=False),
+    Column("goal_version", Integer),
+    Column("model", String(200)),
+    Column("prompt_version", Integer, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)

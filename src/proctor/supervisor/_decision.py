@@ -1,0 +1,55 @@
+"""What the model supervisor answers (SPEC SUP-6): a list of decisions, strictly validated.
+
+The JSON Schema given to the provider's structured-output mode is generated from these
+models, so what the model is asked for and what Proctor accepts are one definition.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["general", "challenge", "evidence", "goal", "risk"]
+"""What the supervisor looks for (SPEC SUP-1)."""
+
+DecisionAction = Literal["continue", "comment", "warn", "request_review"]
+"""The model may comment, warn or ask for review; only deterministic rules may pause."""
+
+
+class Decision(BaseModel):
+    """One judgement about the window."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: DecisionAction
+    category: Literal[
+        "goal_drift",
+        "missing_requirement",
+        "evidence_gap",
+        "contradiction",
+        "repetition",
+        "quality",
+        "risk",
+        "budget",
+    ]
+    severity: Literal["info", "low", "medium", "high"]
+    title: str = Field(min_length=1, max_length=200)
+    content: str = Field(max_length=4000)
+    evidence: list[str] = Field(max_length=20)
+    """Ids of messages / tool calls / task events in the window (as given to the model)."""
+    confidence: float = Field(ge=0, le=1)
+    suggested_actions: list[str] = Field(default_factory=list, max_length=5)
+
+
+class SupervisorAnswer(BaseModel):
+    """The whole answer: zero or more decisions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decisions: list[Decision] = Field(max_length=12)
+
+
+def answer_schema() -> dict[str, Any]:
+    """The JSON Schema sent to the provider (strict: no extra keys anywhere)."""
+    return SupervisorAnswer.model_json_schema()
