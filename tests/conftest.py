@@ -16,9 +16,10 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 
 @pytest.fixture(autouse=True)
 def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own PROCTOR_HOME; nothing touches the user's ~/.proctor."""
+    """Every test gets its own PROCTOR_HOME and cannot reach a real model endpoint."""
     home = tmp_path / "proctor-home"
     monkeypatch.setenv("PROCTOR_HOME", str(home))
+    monkeypatch.setenv("PROCTOR_ALLOW_MODEL_REQUESTS", "0")
     return home
 
 

@@ -7,14 +7,12 @@ Core on SQLite (the default) or PostgreSQL.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.engine.base import OptionEngine
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError, StoreError
@@ -22,8 +20,11 @@ from proctor.findings import Finding, Status
 from proctor.store import _findings as findings_store
 from proctor.store import _reader as reads
 from proctor.store import _schema as t
+from proctor.store._base import StoreBase
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
 from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._goal_store import GoalStore
+from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
     ImportedFile,
@@ -36,47 +37,15 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
+from proctor.store._supervision_store import SupervisionStore
 from proctor.store._writer import write_conversation
 from proctor.transcript import Message, PreparedBundle, SourceIssue
 
 DEFAULT_PROJECT = "default"
 
 
-class SqlStore:
+class SqlStore(ModelSettingsStore, SupervisionStore, GoalStore, StoreBase):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
-
-    def __init__(self, writer: Engine, reader: Engine | OptionEngine, *, description: str) -> None:
-        self._writer = writer
-        self._reader = reader
-        self.description = description
-        """Where the data lives, for messages (a file path or a URL without password)."""
-
-    # -- plumbing -------------------------------------------------------------------
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        try:
-            with self._reader.connect() as connection:
-                yield connection
-        except OperationalError as exc:
-            raise StoreError(f"cannot read {self.description}: {exc.orig}") from exc
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        try:
-            with self._writer.begin() as connection:
-                yield connection
-        except IntegrityError as exc:
-            raise ConversationWriteError(
-                f"the write was refused and rolled back ({exc.orig}); nothing of it was stored"
-            ) from exc
-        except OperationalError as exc:
-            raise StoreError(f"cannot write {self.description}: {exc.orig}") from exc
-
-    def close(self) -> None:
-        """Release every pooled connection."""
-        self._writer.dispose()
-        self._reader.dispose()
 
     # -- reads ----------------------------------------------------------------------
 
