@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,10 @@ class ModelRequest:
     stage: Stage = "supervise"
     max_output_tokens: int = 2048
     temperature: float = 0.0
+    target_id: str | None = None
+    """The conversation/task the call is about, recorded with its usage."""
+    run_id: str | None = None
+    """The supervision or eval run the call belongs to, recorded with its usage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,9 @@ class AttemptUsage:
 class ModelResponse:
     """The parsed answer and what it cost."""
 
-    data: dict[str, Any]
+    data: dict[str, Any] | None
+    """The answer parsed as one JSON object; None when the text is not one (the caller
+    validates, repairs once, or gives up)."""
     text: str
     connection: str
     model: str
@@ -97,3 +103,44 @@ class ModelResponse:
     def output_tokens(self) -> int:
         """Output tokens over every attempt (unknown counts as 0)."""
         return sum(a.output_tokens or 0 for a in self.attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """The pool's limits (SPEC MOD-4), frozen into every run when it starts."""
+
+    concurrency: int = 1
+    """Calls in flight at once, 1–4."""
+    stage_timeout_s: float = 240.0
+    """Wall-clock limit of one stage (all attempts of one call), 30–600 s."""
+    capacity_kib: int = 1024
+    """Largest response accepted while streaming, 100–16,384 KiB; beyond it the stream is
+    aborted at once and the call fails without a retry."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.concurrency <= 4:
+            raise ValueError(f"concurrency must be 1–4, not {self.concurrency}")
+        if not 30 <= self.stage_timeout_s <= 600:
+            raise ValueError(f"stage timeout must be 30–600 s, not {self.stage_timeout_s}")
+        if not 100 <= self.capacity_kib <= 16384:
+            raise ValueError(f"response capacity must be 100–16,384 KiB, not {self.capacity_kib}")
+
+
+class ModelCaller(Protocol):
+    """What supervisor, intent and eval code call: one resolved connection behind the pool.
+
+    ``complete`` returns when the provider finished normally (``finish_reason`` not
+    ``length``); otherwise it raises ``ModelError`` with a ``kind`` (``config``, ``auth``,
+    ``rate_limited``, ``server``, ``connection``, ``timeout``, ``capacity``, ``length``,
+    ``bad_response``). Cancellation (an anyio cancel scope) propagates as cancellation and
+    always wins over a pending retry. Usage of every attempt is recorded by the caller.
+    """
+
+    @property
+    def connection(self) -> ModelConnection:
+        """The connection resolved for this execution (SPEC MOD-3)."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One strict-JSON call, with at most one retry on a transient failure."""
+        ...
