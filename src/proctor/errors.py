@@ -71,7 +71,14 @@ class BusyError(ProctorError):
 
 
 class ModelError(ProctorError):
-    """A model call failed. ``kind`` tells retryable failures from settings to fix."""
+    """A model call failed. ``kind`` tells retryable failures from settings to fix.
+
+    Kinds: ``config`` (a setting to fix: missing or broken connection, wrong model or
+    endpoint), ``auth`` (the key), ``rejected`` (this request refused, e.g. too long),
+    ``rate_limited``, ``server``, ``connection`` (these three retried once), ``timeout``,
+    ``capacity`` (response over the limit), ``length`` (answer cut at the token limit),
+    ``bad_response`` (not the provider's wire format).
+    """
 
     RETRYABLE = frozenset({"rate_limited", "server", "connection"})
 

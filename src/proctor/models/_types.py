@@ -131,8 +131,8 @@ class ModelCaller(Protocol):
 
     ``complete`` returns when the provider finished normally (``finish_reason`` not
     ``length``); otherwise it raises ``ModelError`` with a ``kind`` (``config``, ``auth``,
-    ``rate_limited``, ``server``, ``connection``, ``timeout``, ``capacity``, ``length``,
-    ``bad_response``). Cancellation (an anyio cancel scope) propagates as cancellation and
+    ``rejected``, ``rate_limited``, ``server``, ``connection``, ``timeout``, ``capacity``,
+    ``length``, ``bad_response``). Cancellation (an anyio cancel scope) propagates as cancellation and
     always wins over a pending retry. Usage of every attempt is recorded by the caller.
     """
 

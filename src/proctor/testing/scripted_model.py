@@ -160,7 +160,10 @@ class ScriptedModelServer:
     def start(self) -> ScriptedModelServer:
         """Serve in a background thread."""
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="scripted-model", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="scripted-model",
+            daemon=True,
         )
         self._thread.start()
         return self
