@@ -18,9 +18,11 @@ from proctor.cli._common import (
 )
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._render import ingest_summary
+from proctor.cli.supervise import outcome_line
 from proctor.errors import ConfigError
 from proctor.ingest import IngestReport, default_session_folders, ingest_plan
 from proctor.sources import Limits, default_adapters, plan_import
+from proctor.supervision import on_conversations_changed
 
 FORMATS = [adapter.name for adapter in default_adapters()]
 
@@ -143,9 +145,12 @@ def ingest_command(
                 force=force,
                 jobs=jobs,
             )
+        supervised = on_conversations_changed(store, report.conversation_ids)
     if as_json:
-        print_json(report_json(report))
+        print_json({**report_json(report), "supervision": [outcome_line(o) for o in supervised]})
     else:
         ingest_summary(report, console)
+        for outcome in supervised:
+            console.print(outcome_line(outcome), markup=False)
     if report.errors:
         ctx.exit(EXIT_PARTIAL)

@@ -2,7 +2,7 @@
 
 Every ``ProctorError`` is printed as one sentence without a traceback. Exit status:
 0 success; 1 the command ran but some input failed or the store refused; 2 a usage or
-configuration mistake (including an unknown id); 130 interrupted.
+configuration mistake (an unknown id, a model setting to fix); 130 interrupted.
 
 Subcommands are imported when used: ``proctor gate`` runs before every tool call of an
 agent, so it must not pay for importing the importers, the evaluations or the renderer.
@@ -17,7 +17,7 @@ import click
 
 from proctor import __version__
 from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
-from proctor.errors import ConfigError, NotFoundError, ProctorError
+from proctor.errors import ConfigError, ModelError, NotFoundError, ProctorError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("proctor.cli.init", "init"),
@@ -25,6 +25,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("proctor.cli.watch", "watch_command"),
     "conversations": ("proctor.cli.conversations", "conversations"),
     "check": ("proctor.cli.check", "check_command"),
+    "supervise": ("proctor.cli.supervise", "supervise"),
+    "supervisor": ("proctor.cli.supervisor_model", "supervisor"),
+    "models": ("proctor.cli.models", "models"),
     "findings": ("proctor.cli.findings", "findings"),
     "gate": ("proctor.cli.gate", "gate_command"),
     "rules": ("proctor.cli.rules", "rules_command"),
@@ -74,6 +77,10 @@ class ProctorGroup(click.Group):
             return super().invoke(ctx)
         except (ConfigError, NotFoundError) as exc:
             raise ProctorUsageError(str(exc)) from exc
+        except ModelError as exc:
+            if exc.kind == "config":
+                raise ProctorUsageError(str(exc)) from exc
+            raise ProctorCliError(str(exc)) from exc
         except ProctorError as exc:
             raise ProctorCliError(str(exc)) from exc
 

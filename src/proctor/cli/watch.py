@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -10,8 +12,11 @@ import click
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, writable_store
 from proctor.cli._render import when
-from proctor.errors import ConfigError
+from proctor.cli.supervise import outcome_line
+from proctor.errors import ConfigError, ProctorError
 from proctor.ingest import IngestReport, Watcher, default_session_folders
+from proctor.store import Store
+from proctor.supervision import LiveSupervision, ScheduleOutcome
 
 
 @click.command("watch")
@@ -46,9 +51,53 @@ def watch_command(folders: tuple[Path, ...], project: str | None) -> None:
     console.print(
         "Following " + ", ".join(str(f) for f in chosen) + " (Ctrl-C to stop)", markup=False
     )
-    with writable_store() as store:
+    with writable_store() as store, BackgroundSupervision(store) as supervision:
+
+        def imported(result: IngestReport) -> None:
+            report(result)
+            supervision.changed(result.conversation_ids)
+
         try:
-            Watcher(store, chosen, project=project).run(report, stop)
+            Watcher(store, chosen, project=project).run(imported, stop, on_idle=supervision.tick)
         except KeyboardInterrupt:
             stop.set()
     console.print("Stopped.")
+
+
+class BackgroundSupervision:
+    """Live supervision on one worker thread, so imports never wait for a model.
+
+    Triggered analyses run in order on that thread; idle ticks are skipped while it is
+    busy (the scheduler keeps anything due as pending, so nothing is lost).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._live = LiveSupervision(store)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="supervision")
+        self._busy: Future[None] | None = None
+
+    def changed(self, conversation_ids: Sequence[str]) -> None:
+        """Schedule the analyses that newly written conversations trigger."""
+        if conversation_ids:
+            ids = list(conversation_ids)
+            self._busy = self._worker.submit(self._print, lambda: self._live.changed(ids))
+
+    def tick(self) -> None:
+        """While idle, start analyses that became due (throttle ended, run ended)."""
+        if self._busy is None or self._busy.done():
+            self._busy = self._worker.submit(self._print, self._live.tick)
+
+    @staticmethod
+    def _print(outcomes: Callable[[], list[ScheduleOutcome]]) -> None:
+        try:
+            lines = [outcome_line(o) for o in outcomes()]
+        except ProctorError as exc:
+            lines = [f"supervision: {exc}"]
+        for line in lines:
+            console.print(f"{when(utcnow())}  {line}", markup=False)
+
+    def __enter__(self) -> BackgroundSupervision:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._worker.shutdown(wait=True, cancel_futures=True)

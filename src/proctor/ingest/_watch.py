@@ -73,11 +73,18 @@ class Watcher:
         )
         return _quiet(report)
 
-    def run(self, on_report: ReportCallback, stop: threading.Event | None = None) -> None:
+    def run(
+        self,
+        on_report: ReportCallback,
+        stop: threading.Event | None = None,
+        *,
+        on_idle: Callable[[], None] | None = None,
+    ) -> None:
         """Sync once, then import changes until ``stop`` is set (or forever).
 
         The sync runs only once the file-system watch is in place, so a line appended
-        between the sync and the first event cannot be missed.
+        between the sync and the first event cannot be missed. ``on_idle`` is called
+        whenever a quiet interval passes with no change (about every 200 ms).
         """
         synced = False
         for changes in watchfiles.watch(
@@ -97,6 +104,8 @@ class Watcher:
                 Path(path) for change, path in changes if change != watchfiles.Change.deleted
             ]
             if not changed:
+                if on_idle is not None:
+                    on_idle()
                 continue
             report = self.import_changes(changed)
             if report is not None:

@@ -11,6 +11,8 @@ from typing import Protocol
 
 from proctor.findings import Finding, Status
 from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._goal_store import GoalStoreProtocol
+from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
     ImportedFile,
@@ -23,6 +25,7 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
+from proctor.store._supervision_store import SupervisionRecords
 from proctor.transcript import Message, PreparedBundle, SourceIssue
 
 
@@ -120,8 +123,11 @@ class StoreReader(Protocol):
         ...
 
 
-class Store(StoreReader, Protocol):
-    """Read and write access. Every method that writes is one transaction."""
+class Store(StoreReader, ModelSettings, SupervisionRecords, GoalStoreProtocol, Protocol):
+    """Read and write access, model settings, supervision records and goals.
+
+    Every method that writes is one transaction.
+    """
 
     def write_conversation(
         self, prepared: PreparedBundle, *, project: str | None = None

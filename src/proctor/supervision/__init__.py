@@ -1,5 +1,74 @@
-"""Supervising stored conversations: run the rules, record the findings."""
+"""Supervising stored conversations: the rules (``check``) and live model supervision.
+
+``check_conversations`` runs the deterministic rules and records their findings. Live
+supervision is off until a session is enabled for a target (``enable_supervision``);
+then ``on_conversations_changed`` — called after ingest and watch write conversations —
+fires the session's triggers and runs analyses under the throttle, single-flight,
+coalescing and budget rules of ``Scheduler``; ``run_due_analyses`` is the idle tick that
+starts pending analyses once they may run; ``LiveSupervision`` bundles both for a
+long-running process.
+"""
 
 from proctor.supervision._check import CheckResult, check_conversations, trace_of
+from proctor.supervision._hook import (
+    LiveSupervision,
+    on_conversations_changed,
+    run_due_analyses,
+    supervise_changes,
+    supervise_due,
+)
+from proctor.supervision._scheduler import (
+    Analysis,
+    AnalysisResult,
+    Clock,
+    Executor,
+    ScheduleOutcome,
+    Scheduler,
+    SystemClock,
+)
+from proctor.supervision._sessions import (
+    TRIGGERS,
+    SessionSettings,
+    SessionState,
+    SessionStatus,
+    SessionStore,
+    Target,
+    Trigger,
+    disable_supervision,
+    enable_supervision,
+    resolve_target,
+    session_status,
+)
+from proctor.supervision._triggers import Observation, fired_triggers, observe
 
-__all__ = ["CheckResult", "check_conversations", "trace_of"]
+__all__ = [
+    "TRIGGERS",
+    "Analysis",
+    "AnalysisResult",
+    "CheckResult",
+    "Clock",
+    "Executor",
+    "LiveSupervision",
+    "Observation",
+    "ScheduleOutcome",
+    "Scheduler",
+    "SessionSettings",
+    "SessionState",
+    "SessionStatus",
+    "SessionStore",
+    "SystemClock",
+    "Target",
+    "Trigger",
+    "check_conversations",
+    "disable_supervision",
+    "enable_supervision",
+    "fired_triggers",
+    "observe",
+    "on_conversations_changed",
+    "resolve_target",
+    "run_due_analyses",
+    "session_status",
+    "supervise_changes",
+    "supervise_due",
+    "trace_of",
+]

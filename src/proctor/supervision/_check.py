@@ -1,7 +1,8 @@
 """``proctor check``: run the deterministic rules over stored conversations.
 
 Each conversation (sub-agent conversations included) is checked on its own trace with
-the policy that applies to it, and the findings are recorded by key: re-running over the
+the policy that applies to it and by the goal detectors (against the goal versions live
+supervision recorded; context loss needs none), and the findings are recorded by key: re-running over the
 same events updates findings instead of duplicating them.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from proctor.findings import Finding
 from proctor.rules import Policy, Trace, TraceContext, check_trace, find_policy, load_policy
 from proctor.store import RecordOutcome, Store, StoredTranscript
+from proctor.supervisor import detect_goal_findings
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,7 @@ def check_conversations(
         trace = trace_of(transcript)
         policy = explicit or find_policy(cwd=trace.context.cwd, project=trace.context.project)
         found = check_trace(trace, policy)
+        found += detect_goal_findings(trace, store.goal_versions(conversation_id))
         outcome = store.record_findings(found)
         results.append(CheckResult(conversation_id, tuple(found), outcome, policy.source))
     return results
