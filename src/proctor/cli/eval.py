@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from proctor.cli._common import console, json_option, print_json
-from proctor.evals import evaluate_agentdojo, evaluate_r_judge
+from proctor.cli._common import console, err_console, json_option, print_json, writable_store
+from proctor.errors import ConfigError
+from proctor.evals import (
+    RJudgeReport,
+    RunInfo,
+    WhoAndWhenReport,
+    evaluate_agentdojo,
+    evaluate_r_judge,
+    evaluate_r_judge_with_model,
+    evaluate_who_and_when,
+)
+from proctor.models import ModelCaller, open_caller, pool_limits, resolve_connection, store_recorder
+
+ReportT = TypeVar("ReportT")
+Evaluation = Callable[[ModelCaller, int, Callable[[int, int], None]], Awaitable[ReportT]]
+"""Runs one model evaluation: (caller, concurrency, progress) → report."""
 
 _DATA = click.option(
     "--data",
@@ -21,8 +39,74 @@ _DATA = click.option(
 )
 
 
+_CONNECTION = click.option(
+    "--connection",
+    "connection_name",
+    metavar="NAME",
+    help="Saved model connection to judge with (default: the default connection).",
+)
+_LIMIT = click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Evaluate N records spread evenly over the dataset (the same ones every run).",
+)
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _with_model(connection_name: str | None, title: str, evaluate: Evaluation[ReportT]) -> ReportT:
+    """Resolve the connection, open the pooled caller (usage recorded in the store), run."""
+    with writable_store() as store:
+        connection = resolve_connection(store, connection_name)
+        limits = pool_limits(store)
+        caller = open_caller(connection, limits=limits, recorder=store_recorder(store))
+        with _progress_bar(title) as progress:
+            return anyio.run(evaluate, caller, limits.concurrency, progress)
+
+
+@contextmanager
+def _progress_bar(title: str) -> Iterator[Callable[[int, int], None]]:
+    """Records judged so far, on standard error when it is a terminal."""
+    with Progress(
+        TextColumn(title),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(title, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _run_line(benchmark: str, run: RunInfo, unit: str) -> str:
+    """What produced the figures (SPEC EVAL-2), in one line."""
+    parts = [f"{benchmark} · {run.traces} {unit} · {run.supervisor}"]
+    if run.prompt_versions:
+        parts.append(", ".join(f"prompt {n} v{v}" for n, v in run.prompt_versions.items()))
+        parts.append(
+            f"{run.input_tokens:,} input / {run.output_tokens:,} output tokens in {run.calls} calls"
+        )
+    parts.append(f"{run.seconds:.1f} s")
+    if run.run_id:
+        parts.append(f"run {run.run_id}")
+    return " · ".join(parts)
+
+
+def _unanswered_line(ids: list[str], cut: int, unit: str, scoring: str) -> str | None:
+    notes = []
+    if ids:
+        notes.append(
+            f"{len(ids)} {unit} unanswered (invalid answer after one repair, or a failed call); "
+            f"{scoring}: " + ", ".join(ids)
+        )
+    if cut:
+        notes.append(f"{cut} {unit} shortened to fit the prompt")
+    return "\n".join(notes) or None
 
 
 @click.group("eval")
@@ -112,23 +196,54 @@ def _table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
 @click.option(
     "--rules-only",
     is_flag=True,
-    required=True,
     help="Deterministic rules only (no model): the baseline.",
 )
+@_CONNECTION
+@_LIMIT
 @json_option()
-def r_judge_command(data: Path, rules_only: bool, as_json: bool) -> None:
-    """Unsafe-record detection on R-Judge: precision, recall and F1 of the unsafe class."""
-    report = evaluate_r_judge(data)
+def r_judge_command(
+    data: Path, rules_only: bool, connection_name: str | None, limit: int | None, as_json: bool
+) -> None:
+    """Unsafe-record detection on R-Judge: precision, recall and F1 of the unsafe and safe class.
+
+    Judges every record with a model (the default connection, or --connection), or with
+    the built-in rules only (--rules-only). Model usage is recorded under the run's id.
+    """
+    if rules_only and connection_name:
+        raise ConfigError("--rules-only runs no model: drop --connection, or drop --rules-only")
+    report: RJudgeReport
+    if rules_only:
+        report = evaluate_r_judge(data, limit=limit)
+    else:
+        report = _with_model(
+            connection_name,
+            "judging R-Judge records",
+            lambda caller, concurrency, progress: evaluate_r_judge_with_model(
+                data, caller, limit=limit, concurrency=concurrency, progress=progress
+            ),
+        )
     if as_json:
         print_json(report.as_json())
         return
-    metrics = report.as_json()["metrics"]
-    table = Table(title=f"R-Judge · {report.run.traces} records · rules only", title_justify="left")
-    for column in ("slice", "records", "TP", "FP", "FN", "TN", "precision", "recall", "F1"):
+    console.print(_run_line("R-Judge", report.run, "records"), markup=False)
+    table = Table(title="Unsafe is the positive class", title_justify="left")
+    for column in (
+        "slice",
+        "records",
+        "TP",
+        "FP",
+        "FN",
+        "TN",
+        "precision",
+        "recall",
+        "F1",
+        "safe F1",
+        "macro F1",
+    ):
         table.add_column(column, justify="left" if column == "slice" else "right")
-    for name, m in metrics.items():
+    for name, m in report.as_json()["metrics"].items():
         table.add_row(
-            name,
+            Text(name, style="bold" if name == "overall" else ""),
             str(m["records"]),
             str(m["tp"]),
             str(m["fp"]),
@@ -137,5 +252,89 @@ def r_judge_command(data: Path, rules_only: bool, as_json: bool) -> None:
             _pct(m["precision"]),
             _pct(m["recall"]),
             _pct(m["f1"]),
+            _pct(m["safe"]["f1"]),
+            _pct(m["macro_f1"]),
         )
     console.print(table)
+    note = _unanswered_line(
+        [p.record_id for p in report.unanswered()],
+        sum(p.cut for p in report.predictions),
+        "record(s)",
+        "each is scored as a wrong prediction",
+    )
+    if note:
+        console.print(note, markup=False)
+
+
+@eval_group.command("who-and-when")
+@_DATA
+@_CONNECTION
+@click.option(
+    "--with-ground-truth",
+    is_flag=True,
+    help="Show the model each task's known correct answer (the benchmark's second setting).",
+)
+@_LIMIT
+@json_option()
+def who_and_when_command(
+    data: Path,
+    connection_name: str | None,
+    with_ground_truth: bool,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """Failure attribution on Who&When: responsible-agent and decisive-step accuracy.
+
+    Each failed multi-agent run is judged by a model (the default connection, or
+    --connection). Model usage is recorded under the run's id.
+    """
+    report: WhoAndWhenReport = _with_model(
+        connection_name,
+        "attributing Who&When runs",
+        lambda caller, concurrency, progress: evaluate_who_and_when(
+            data,
+            caller,
+            with_ground_truth=with_ground_truth,
+            limit=limit,
+            concurrency=concurrency,
+            progress=progress,
+        ),
+    )
+    if as_json:
+        print_json(report.as_json())
+        return
+    data_json = report.as_json()
+    console.print(_run_line("Who&When", report.run, "runs"), markup=False)
+    table = Table(title=data_json["setting"].capitalize(), title_justify="left")
+    for column in (
+        "slice",
+        "runs",
+        "unanswered",
+        "agent accuracy",
+        "step accuracy",
+        "extra: step ±1",
+    ):
+        table.add_column(column, justify="left" if column == "slice" else "right")
+    for name, m in data_json["metrics"].items():
+        near = m["extra_step_within_1"]
+        table.add_row(
+            Text(name, style="bold" if name == "overall" else ""),
+            str(m["records"]),
+            str(m["unanswered"]),
+            f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
+            f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
+            f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
+        )
+    console.print(table)
+    console.print(
+        "Step ±1 is an extra, not the benchmark's metric: the step is within one of the labelled step.",
+        markup=False,
+    )
+    note = _unanswered_line(
+        [p.record_id for p in report.unanswered()],
+        data_json["cut_records"],
+        "run(s)",
+        "each is scored wrong on every metric",
+    )
+    if note:
+        console.print(note, markup=False)

@@ -1,17 +1,20 @@
 """What every evaluation shares: reading a benchmark through the product's own path,
-rates with their counts, and the run record (rule versions, wall time) of EVAL-2."""
+rates with their counts, and the run record of EVAL-2 (supervisor, model, prompt and
+rule versions, tokens, wall time)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from proctor.rules import Rule
 from proctor.rules.builtin import builtin_rules
 from proctor.sources import prepare_bundle, read_paths
 from proctor.transcript import ConversationBundle, SourceIssue
+
+T = TypeVar("T")
 
 
 def rate(numerator: int, denominator: int) -> float | None:
@@ -34,9 +37,38 @@ class RunInfo:
     """``rules only`` or the model used."""
     rule_versions: dict[str, int]
     seconds: float
+    """Wall time of the run."""
     traces: int
     read_issues: int
-    model_tokens: int = 0
+    connection: str | None = None
+    """The saved connection a model run used."""
+    model: str | None = None
+    prompt_versions: dict[str, int] = field(default_factory=dict)
+    input_tokens: int = 0
+    """Tokens the provider reported for the calls that returned an answer; attempts of
+    calls that failed are counted in the store's usage under ``run_id``."""
+    output_tokens: int = 0
+    calls: int = 0
+    """Model calls made, repair calls included (a retried call counts once)."""
+    run_id: str | None = None
+    """The id the run's model usage is recorded under."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The run record every report starts with."""
+        return {
+            "supervisor": self.supervisor,
+            "connection": self.connection,
+            "model": self.model,
+            "run_id": self.run_id,
+            "prompt_versions": self.prompt_versions,
+            "rule_versions": self.rule_versions,
+            "seconds": self.seconds,
+            "tokens": {
+                "input": self.input_tokens,
+                "output": self.output_tokens,
+                "calls": self.calls,
+            },
+        }
 
 
 def rule_versions(rules: Sequence[Rule] | None = None) -> dict[str, int]:
@@ -62,6 +94,17 @@ class Reading:
                     self.issues.append(item)
             elif item.conversation.format == format_name:
                 yield prepare_bundle(item).bundle
+
+
+def spread_sample(items: Sequence[T], limit: int | None) -> list[T]:
+    """``limit`` items spread evenly over ``items`` (all of them without a limit).
+
+    Benchmark files are often sorted by category and label, so the first N records
+    would all be alike; an even spread keeps the mix, and is the same on every run.
+    """
+    if limit is None or limit >= len(items):
+        return list(items)
+    return [items[index * len(items) // limit] for index in range(max(limit, 0))]
 
 
 def labels_of(bundle: ConversationBundle) -> dict[str, Any]:
