@@ -34,6 +34,11 @@ def finding_block(finding: Finding, *, new: bool = False, full: bool = True) -> 
         text.append("  new", style="green")
     if finding.digested and not full:
         return text
+    if finding.origin == "model":
+        judged = f"\n    model judgement · confidence {finding.confidence:.2f}"
+        if finding.speculative:
+            judged += " · speculative: no evidence it cited could be verified"
+        text.append(judged, style="magenta")
     if finding.content:
         text.append(f"\n    {finding.content}")
     if finding.actual is not None or finding.threshold is not None:
