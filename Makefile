@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/supervisor.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME)
