@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.findings import Category, Severity
+
 Mode = Literal["general", "challenge", "evidence", "goal", "risk"]
 """What the supervisor looks for (SPEC SUP-1)."""
 
@@ -23,17 +25,8 @@ class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: DecisionAction
-    category: Literal[
-        "goal_drift",
-        "missing_requirement",
-        "evidence_gap",
-        "contradiction",
-        "repetition",
-        "quality",
-        "risk",
-        "budget",
-    ]
-    severity: Literal["info", "low", "medium", "high"]
+    category: Category
+    severity: Severity
     title: str = Field(min_length=1, max_length=200)
     content: str = Field(max_length=4000)
     evidence: list[str] = Field(max_length=20)
