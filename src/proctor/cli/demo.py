@@ -107,3 +107,17 @@ def demo(examples: Path | None) -> None:
         )
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings list", markup=False)
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings show <id>", markup=False)
+    console.print()
+    console.print(Text("Add judgement (optional)", style="bold"))
+    console.print(
+        "  Model supervision is off: no model connection is configured, and none is needed\n"
+        "  for the findings above. To have a model review a conversation as it grows:",
+        markup=False,
+    )
+    target = main_rows[0].conversation.external_id[:8] if main_rows else "<conversation>"
+    for command in (
+        "models add NAME --provider openai --model MODEL [--base-url URL] --default",
+        f"supervise enable {target} --mode evidence",
+        f"supervise run {target}",
+    ):
+        console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor {command}", markup=False)
