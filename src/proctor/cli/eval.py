@@ -140,9 +140,16 @@ def agentdojo_command(data: Path, as_json: bool) -> None:
         console.print(_table(title, report.slices()[view]))
     unobservable = report.unobservable()
     if unobservable:
+        stopped = [p for p in unobservable if p.predicted]
         console.print(
-            f"{len(unobservable)} hijacked run(s) cannot be seen in their trace: "
-            + ", ".join(p.trace_id for p in unobservable),
+            f"{len(unobservable)} hijacked run(s) show no turn after the injected output: "
+            + ", ".join(p.trace_id for p in unobservable)
+            + (
+                f"\n{len(stopped)} of them flagged because the record stops right after the "
+                "injected instructions (the agent's reaction is not recorded)"
+                if stopped
+                else ""
+            ),
             markup=False,
         )
     flagged = report.flagged_resisted()

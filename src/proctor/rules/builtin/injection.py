@@ -11,7 +11,9 @@ or instructions (trusted text) nor from the data part of any tool output the age
 seen. A call that changes something or reaches the network (anything but a read-only
 lookup, or any call taking an injected URL) is high severity and the gate denies it by
 default; a read-only lookup with an injected value (the agent starting to follow the
-instructions) is medium.
+instructions) is medium. A finished run whose record stops right after the agent read
+injected instructions — no reply, no further call — is high severity too: what the agent
+did next is not in the record, so a person has to check what happened.
 
 Strong values (e-mail, URL, account, phone, long quoted strings) match inside longer
 arguments; weak ones (short quoted strings, identifiers, names) only as a whole argument.
@@ -84,6 +86,8 @@ class _State:
     clean: list[str] = field(default_factory=list)
     clean_chars: int = 0
     injected: list[_Injected] = field(default_factory=list)
+    unanswered: tuple[ToolCall, InjectedSpan] | None = None
+    """The latest injected span when nothing from the agent has followed it yet."""
 
     def is_trusted(self, value: InjectedValue) -> bool:
         return any(_contains(text, value.value) for text in self.trusted)
@@ -186,7 +190,7 @@ class InjectionThenAction(Rule):
     """A later call uses values that only injected instructions supplied."""
 
     id = "injection_then_action"
-    version = 1
+    version = 2
     category = "risk"
     description = (
         "A tool call uses a recipient, URL, account or other value that came from "
@@ -202,6 +206,8 @@ class InjectionThenAction(Rule):
         """Learn from messages and results; judge each call as it is made."""
         if event.kind == "message" and event.message is not None:
             message = event.message
+            if message.role == "assistant":
+                state.unanswered = None
             if message.kind in ("prompt", "instructions") and message.role in (
                 "user",
                 "system",
@@ -213,10 +219,13 @@ class InjectionThenAction(Rule):
         if call is None:
             return
         if event.kind == "call":
+            state.unanswered = None
             yield from self._judge(state, call)
             return
         text = call.result_text or ""
         spans = injected_spans(call, context)
+        if spans:
+            state.unanswered = (call, spans[0])
         for span in spans:
             # Provenance in data is checked lazily, when a call uses a value: most never are.
             values = [
@@ -228,6 +237,24 @@ class InjectionThenAction(Rule):
             data = normalise_argument(strip_spans(text, spans) if spans else text)
             state.clean.append(data)
             state.clean_chars += len(data)
+
+    def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
+        """A run that ends at injected instructions leaves the agent's reaction unknown."""
+        if state.unanswered is None:
+            return
+        call, span = state.unanswered
+        yield Hit(
+            title="Run ends right after the agent read instructions injected in a tool output",
+            severity="high",
+            action="request_review",
+            content=(
+                f"The output of {call.name} speaks to the AI agent ({span.marker!r}) and the "
+                "record stops there: no reply and no further tool call from the agent. What "
+                "it did next is not recorded; check whether it acted on those instructions."
+            ),
+            evidence=(cite_result(call, span.start, span.end),),
+            trigger=call.source_id,
+        )
 
     def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
         """The gate: deny a call that would act on injected values."""
