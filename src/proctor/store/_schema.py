@@ -440,3 +440,319 @@ intent_labels = Table(
     Column("prompt_version", Integer, nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
 )
+
+
+# --- Review pipeline (SPEC §6, REV-1 … REV-10) ---------------------------------------
+
+review_runs = Table(
+    "review_runs",
+    metadata,
+    _id("run_id", primary_key=True),
+    Column("scope_key", String(300), nullable=False, index=True),
+    _id("project_id"),
+    Column("time_from", UTCDateTime()),
+    Column("time_to", UTCDateTime()),
+    Column("trigger", String(16), nullable=False),
+    Column("reanalyze", Boolean, nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("active", Boolean, nullable=False),
+    Column("connection", String(80)),
+    Column("model", String(200)),
+    Column("options", JSON, nullable=False),
+    Column("sources_total", Integer, nullable=False),
+    Column("sources_done", Integer, nullable=False),
+    Column("batches_total", Integer, nullable=False),
+    Column("batches_done", Integer, nullable=False),
+    Column("model_calls", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("error", Text),
+    _id("result_id"),
+    Column("created_at", UTCDateTime(), nullable=False, index=True),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime()),
+)
+"""One review: frozen scope and range, state (REV-5) and counters. ``active`` is true while
+a worker executes it, so a cancelled run that is still stopping reads as "cancelling"."""
+
+review_slot = Table(
+    "review_slot",
+    metadata,
+    Column("slot", Integer, primary_key=True, autoincrement=False),
+    _id("run_id"),
+    Column("owner", String(200)),
+    Column("acquired_at", UTCDateTime()),
+    Column("heartbeat_at", UTCDateTime()),
+)
+"""The one execution slot (REV-6): a single row, claimed in a transaction."""
+
+
+def _run_fk() -> ForeignKey:
+    return ForeignKey("review_runs.run_id", ondelete="CASCADE")
+
+
+review_manifest = Table(
+    "review_manifest",
+    metadata,
+    _id("run_id", _run_fk(), primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("source_type", String(16), nullable=False),
+    _id("source_id", nullable=False),
+    _id("conversation_id", nullable=False),
+    Column("fingerprint", String(32), nullable=False),
+    Column("occurred_at", UTCDateTime()),
+    Column("batch_no", Integer, nullable=False),
+    Column("state", String(16), nullable=False),
+    Index("ix_review_manifest_run_id_batch_no", "run_id", "batch_no"),
+)
+"""The frozen, paged list of sources a run reads, in order, with their batch."""
+
+review_batches = Table(
+    "review_batches",
+    metadata,
+    _id("run_id", _run_fk(), primary_key=True),
+    Column("batch_no", Integer, primary_key=True, autoincrement=False),
+    Column("state", String(16), nullable=False),
+    Column("sources", Integer, nullable=False),
+    Column("output", JSON),
+    Column("error", Text),
+    Column("model_calls", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("completed_at", UTCDateTime()),
+)
+"""A saved batch keeps its facts, so pause/resume and restarts never redo it."""
+
+review_checkpoints = Table(
+    "review_checkpoints",
+    metadata,
+    Column("stage", String(16), primary_key=True),
+    Column("scope_key", String(300), primary_key=True),
+    Column("source_type", String(16), primary_key=True),
+    _id("source_id", primary_key=True),
+    Column("fingerprint", String(32), nullable=False),
+    _id("run_id", nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""What each (stage, scope, source) was last processed at (REV-7); moved only on publish."""
+
+results = Table(
+    "results",
+    metadata,
+    _id("result_id", primary_key=True),
+    _id("run_id", _run_fk(), nullable=False, unique=True),
+    Column("scope_key", String(300), nullable=False, index=True),
+    _id("project_id", index=True),
+    Column("time_from", UTCDateTime()),
+    Column("time_to", UTCDateTime()),
+    Column("trigger", String(16), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("change_digest", Text, nullable=False),
+    Column("coverage", JSON, nullable=False),
+    Column("complete", Boolean, nullable=False),
+    Column("snapshot", JSON, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False, index=True),
+)
+"""One published review (REV-8): its summaries, coverage and the graph as it said then."""
+
+# --- Story graph (current state; every object cites its sources) --------------------
+
+entities = Table(
+    "entities",
+    metadata,
+    _id("entity_id", primary_key=True),
+    _id("project_id", index=True),
+    Column("kind", String(32), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("identity_key", Text),
+    Column("layer", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    _id("first_result_id"),
+    _id("last_result_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False, index=True),
+)
+
+graph_events = Table(
+    "graph_events",
+    metadata,
+    _id("event_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("conversation_id", index=True),
+    Column("kind", String(32), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("occurred_at", UTCDateTime(), index=True),
+    Column("outcome", String(16), nullable=False),
+    Column("layer", String(16), nullable=False),
+    _id("first_result_id"),
+    _id("last_result_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+def _entity_fk() -> ForeignKey:
+    return ForeignKey("entities.entity_id", ondelete="CASCADE")
+
+
+def _event_fk() -> ForeignKey:
+    return ForeignKey("graph_events.event_id", ondelete="CASCADE")
+
+
+event_entities = Table(
+    "event_entities",
+    metadata,
+    _id("event_id", _event_fk(), primary_key=True),
+    _id("entity_id", _entity_fk(), primary_key=True, index=True),
+)
+
+entity_changes = Table(
+    "entity_changes",
+    metadata,
+    _id("change_id", primary_key=True),
+    _id("entity_id", _entity_fk(), nullable=False, index=True),
+    _id("result_id", nullable=False, index=True),
+    Column("kind", String(16), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("layer", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+relations = Table(
+    "relations",
+    metadata,
+    _id("relation_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("from_entity_id", _entity_fk(), nullable=False, index=True),
+    _id("to_entity_id", _entity_fk(), nullable=False, index=True),
+    Column("type", String(16), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("layer", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    _id("first_result_id"),
+    _id("last_result_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""A revoked relation keeps its row so later runs never recreate it (REV-4)."""
+
+open_items = Table(
+    "open_items",
+    metadata,
+    Column("item_key", String(500), primary_key=True),
+    _id("project_id", index=True),
+    Column("title", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("entity_ids", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("layer", String(16), nullable=False),
+    _id("first_result_id"),
+    _id("last_result_id"),
+    _id("resolved_result_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+story_lines = Table(
+    "story_lines",
+    metadata,
+    _id("story_line_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("parent_id", ForeignKey("story_lines.story_line_id", ondelete="SET NULL")),
+    Column("title", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    _id("first_result_id"),
+    _id("last_result_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+
+story_line_events = Table(
+    "story_line_events",
+    metadata,
+    _id(
+        "story_line_id",
+        ForeignKey("story_lines.story_line_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _id("event_id", _event_fk(), primary_key=True, index=True),
+    _id("result_id", nullable=False),
+)
+
+experiences = Table(
+    "experiences",
+    metadata,
+    _id("experience_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("result_id", nullable=False, index=True),
+    Column("title", Text, nullable=False),
+    Column("lesson", Text, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+experience_events = Table(
+    "experience_events",
+    metadata,
+    _id(
+        "experience_id",
+        ForeignKey("experiences.experience_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _id("event_id", _event_fk(), primary_key=True),
+)
+
+source_refs = Table(
+    "source_refs",
+    metadata,
+    Column("ref_id", Integer, primary_key=True, autoincrement=True),
+    Column("object_type", String(16), nullable=False),
+    _id("object_id", nullable=False),
+    Column("source_type", String(16), nullable=False),
+    _id("source_id", nullable=False, index=True),
+    Column("field", String(200)),
+    Column("start_offset", Integer),
+    Column("end_offset", Integer),
+    _id("result_id", nullable=False),
+    Index("ix_source_refs_object_type_object_id", "object_type", "object_id"),
+)
+"""Where each graph object comes from; kept when a source is deleted (it then reads as gone)."""
+
+result_objects = Table(
+    "result_objects",
+    metadata,
+    _id("result_id", ForeignKey("results.result_id", ondelete="CASCADE"), primary_key=True),
+    Column("object_type", String(16), primary_key=True),
+    _id("object_id", primary_key=True),
+    Index("ix_result_objects_object_type_object_id", "object_type", "object_id"),
+)
+"""Which objects a result published: ``graph(result_id)`` reads exactly these (REV-12)."""
+
+needs_review = Table(
+    "needs_review",
+    metadata,
+    Column("item_id", Integer, primary_key=True, autoincrement=True),
+    Column("object_type", String(16), nullable=False),
+    _id("object_id", nullable=False, index=True),
+    _id("result_id", nullable=False),
+    Column("reason", String(32), nullable=False),
+    Column("proposed", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+"""New automatic evidence that disagrees with a user's edit: shown, never applied (REV-4)."""
+
+graph_edits = Table(
+    "graph_edits",
+    metadata,
+    Column("edit_id", Integer, primary_key=True, autoincrement=True),
+    Column("object_type", String(16), nullable=False),
+    _id("object_id", nullable=False, index=True),
+    Column("action", String(16), nullable=False),
+    Column("before", JSON),
+    Column("after", JSON),
+    Column("note", Text),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+"""Every confirm / revise / remove a person made, with what it replaced."""
