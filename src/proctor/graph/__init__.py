@@ -1,0 +1,61 @@
+"""The story graph's domain types: facts as reviews produce them (SPEC §6).
+
+Like ``proctor.findings``, this package sits below the store: the store persists these
+types, the review pipeline produces them, and queries read them back.
+"""
+
+from proctor.graph._facts import (
+    STRUCTURAL_KINDS,
+    BatchFacts,
+    ChangeKind,
+    Checkpoint,
+    Coverage,
+    EntityCandidate,
+    EntityChangeFact,
+    EntityFact,
+    EntityKind,
+    EventFact,
+    EventKind,
+    ExperienceFact,
+    Layer,
+    ObjectState,
+    OpenItemFact,
+    RelationFact,
+    RelationState,
+    RelationType,
+    ResultDraft,
+    SourceRef,
+    StoryLineCandidate,
+    StoryLineFact,
+    new_entity_id,
+    structural_entity_id,
+    structural_event_id,
+)
+
+__all__ = [
+    "STRUCTURAL_KINDS",
+    "BatchFacts",
+    "ChangeKind",
+    "Checkpoint",
+    "Coverage",
+    "EntityCandidate",
+    "EntityChangeFact",
+    "EntityFact",
+    "EntityKind",
+    "EventFact",
+    "EventKind",
+    "ExperienceFact",
+    "Layer",
+    "ObjectState",
+    "OpenItemFact",
+    "RelationFact",
+    "RelationState",
+    "RelationType",
+    "ResultDraft",
+    "SourceRef",
+    "StoryLineCandidate",
+    "StoryLineFact",
+    "new_entity_id",
+    "structural_entity_id",
+    "structural_event_id",
+]
