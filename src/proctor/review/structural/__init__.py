@@ -1,0 +1,35 @@
+"""The deterministic structural layer of a review (SPEC REV-13).
+
+Before any model call, what is already structured in the sources becomes graph facts with
+exact source references: files read, edited and created; commands and their exit
+status; test runs and their outcome; errors; packages installed; URLs fetched; commits;
+sub-agent runs; task status changes; relations structure proves (a test command
+``tests`` the file it names, a commit ``modifies`` files it is shown to hold); open items
+(a test or command whose last run failed); and one story line per conversation.
+
+Identity (REV-3) follows exact locators only — a normalised path, a test command, a
+command line, ``name@ecosystem``, a URL, a commit hash, an agent type, a task id — inside
+the project, via :func:`proctor.graph.structural_entity_id`. Shell lines are read with
+the rules' parser (``proctor.rules.builtin._shell_*``), so both see the same commands.
+"""
+
+from proctor.review.structural._extract import extract_structural
+from proctor.review.structural._open_items import derive_open_items, open_item_key
+from proctor.review.structural._story import (
+    STORY_LINE_NAMESPACE,
+    activity_summary,
+    conversation_story_lines,
+    story_line_id,
+    story_line_key,
+)
+
+__all__ = [
+    "STORY_LINE_NAMESPACE",
+    "activity_summary",
+    "conversation_story_lines",
+    "derive_open_items",
+    "extract_structural",
+    "open_item_key",
+    "story_line_id",
+    "story_line_key",
+]
