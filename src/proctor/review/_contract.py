@@ -8,7 +8,8 @@ changes, relations and open items link to entities by the answer-local ``id``. U
 fields are rejected everywhere, and a leaf must carry every array, even when empty.
 
 A **merge** (navigation) answer combines leaf summaries into the result's summary,
-story lines and experiences; it may omit fact arrays.
+story lines, experiences and open items; it may omit those arrays. It sees no sources,
+only the events offered to it (``ev1`` …), so its facts cite those.
 
 The JSON field names are camelCase as in the contract; Python attributes are
 snake_case.
@@ -120,6 +121,15 @@ class MergeExperience(_Strict):
     event_refs: list[str] = Field(min_length=1, max_length=50)
 
 
+class MergeOpenItem(_Strict):
+    """Something the whole review leaves unresolved, shown by the events it cites."""
+
+    title: str = Field(min_length=1, max_length=200)
+    detail: str = Field(max_length=1000)
+    event_refs: list[str] = Field(min_length=1, max_length=50)
+    """Ids of the events offered to the merge (``ev1`` …); their sources back the item."""
+
+
 class MergeOutput(_Strict):
     """The navigation answer: summaries always, fact arrays optional."""
 
@@ -127,7 +137,7 @@ class MergeOutput(_Strict):
     change_digest: str = Field(max_length=2000)
     story_lines: list[MergeStoryLine] = Field(default_factory=list, max_length=40)
     experiences: list[MergeExperience] = Field(default_factory=list, max_length=20)
-    open_items: list[LeafOpenItem] | None = None
+    open_items: list[MergeOpenItem] = Field(default_factory=list, max_length=20)
 
 
 def leaf_schema() -> dict[str, Any]:
