@@ -488,3 +488,26 @@ def test_the_same_loop_after_a_user_prompt_is_a_new_finding() -> None:
     found = run_loops(t)
     assert [(f.rule, f.actual) for f in found] == [("repeated_action_error", 3)] * 2
     assert len({f.key for f in found}) == 2
+
+
+@pytest.mark.parametrize(
+    "switched_off",
+    [
+        ("repeated_tool_call",),
+        ("repeated_tool_call", "repeated_action_result", "alternating_loop"),
+    ],
+)
+def test_a_user_prompt_ends_the_loop_whichever_loop_rules_are_switched_off(
+    switched_off: tuple[str, ...],
+) -> None:
+    # One loop rule passes every event to the shared tracker, the others see only results:
+    # the prompt must reach the tracker whichever rule is left to pass it on.
+    t = trace(
+        user("export"),
+        assistant("", *[export()] * 3),
+        user("I closed the other program, try again"),
+        assistant("", *[export()] * 3),
+    )
+    found = run_loops(t, Policy(rules=dict.fromkeys(switched_off, "off")))
+    assert [(f.rule, f.actual) for f in found] == [("repeated_action_error", 3)] * 2
+    assert len({f.key for f in found}) == 2

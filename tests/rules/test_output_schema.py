@@ -4,6 +4,8 @@ policy's JSON Schemas, citing the failing field and the validator's message."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,3 +204,15 @@ def test_tool_arguments(
 def test_gate(proposed: CallSpec, decision: str) -> None:
     answer = gate(trace(user("file it")), proposed, OutputSchemaMismatch(), FINAL)
     assert answer.decision == decision
+
+
+def test_jsonschema_is_imported_only_for_a_policy_with_output_schemas() -> None:
+    # The gate hook is a fresh process per tool call: it must not pay for jsonschema.
+    code = (
+        "import sys\n"
+        "from proctor.rules import DEFAULT_POLICY, Supervisor, TraceContext\n"
+        "Supervisor(TraceContext('c'), DEFAULT_POLICY).finish()\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

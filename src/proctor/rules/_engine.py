@@ -1,8 +1,9 @@
 """Running rules: whole traces, live event by event, and before a tool call (the gate).
 
 ``Supervisor`` holds the per-conversation state of every rule, so feeding it one more
-event costs only that event; the gate asks it about a proposed call without changing
-that state. ``check_trace`` is the whole-trace convenience over the same object.
+event costs only that event, and only for the rules that watch its kind; the gate asks
+it about a proposed call without changing that state. ``check_trace`` is the whole-trace
+convenience over the same object.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Literal
 from proctor.findings import Finding, finding_key
 from proctor.rules._policy import DEFAULT_POLICY, Policy, RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event, Trace, TraceContext
+from proctor.rules._trace import EVENT_KINDS, Event, EventKind, Trace, TraceContext
 from proctor.transcript import ToolCall
 
 Decision = Literal["allow", "deny", "ask"]
@@ -42,6 +43,8 @@ class Supervisor:
     rules: Sequence[Rule] | None = None
     _rules: list[Rule] = field(init=False)
     _states: dict[str, Any] = field(init=False)
+    _watching: dict[EventKind, list[tuple[Rule, Any]]] = field(init=False)
+    """Per event kind, the rules that watch it (in rule order) with their state."""
     _rule_context: RuleContext = field(init=False)
     _next_index: int = field(init=False, default=0)
 
@@ -54,6 +57,10 @@ class Supervisor:
         self._rules = [r for r in chosen if self.policy.rules.get(r.id) != "off"]
         self._rule_context = RuleContext(self.policy, self.context)
         self._states = {r.id: r.start(self._rule_context) for r in self._rules}
+        self._watching = {kind: [] for kind in EVENT_KINDS}
+        for rule in self._rules:
+            for kind in rule.watches(self._rule_context):
+                self._watching[kind].append((rule, self._states[rule.id]))
 
     @property
     def events_seen(self) -> int:
@@ -64,8 +71,8 @@ class Supervisor:
         """Feed one event that happened; return the findings it caused."""
         self._next_index = event.index + 1
         found: list[Finding] = []
-        for rule in self._rules:
-            for hit in rule.observe(self._states[rule.id], event, self._rule_context):
+        for rule, state in self._watching[event.kind]:
+            for hit in rule.observe(state, event, self._rule_context):
                 found.append(self._finding(rule, hit))
         return found
 

@@ -1,9 +1,10 @@
 """What a rule is: a small versioned state machine over trace events.
 
-A rule gets its own state per conversation (``start``), sees every event as it happens
-(``observe``), may be asked about a tool call that is about to run (``before_call``, the
-gate), and may conclude at the end of a run (``finish``). It yields ``Hit``s; the engine
-turns them into ``Finding``s with stable keys.
+A rule gets its own state per conversation (``start``), sees the kinds of event it
+watches as they happen (``observe``; ``observes`` and ``watches`` name the kinds), may be
+asked about a tool call that is about to run (``before_call``, the gate), and may conclude
+at the end of a run (``finish``). It yields ``Hit``s; the engine turns them into
+``Finding``s with stable keys.
 
 Rules are deterministic: the same events give the same hits. They never see labels,
 never call a model, and run in a few microseconds per event.
@@ -18,7 +19,7 @@ from typing import Any, ClassVar
 
 from proctor.findings import Action, Category, Evidence, Severity
 from proctor.rules._policy import Policy, RuleMode
-from proctor.rules._trace import Event, TraceContext
+from proctor.rules._trace import EVENT_KINDS, Event, EventKind, TraceContext
 from proctor.transcript import ToolCall
 
 
@@ -66,6 +67,15 @@ class Rule(ABC):
     """One line for docs and ``proctor rules``."""
     gate_mode: ClassVar[RuleMode] = "warn"
     """What the gate does when this rule fires before a call, unless the policy says otherwise."""
+    observes: ClassVar[frozenset[EventKind]] = EVENT_KINDS
+    """The kinds of event ``observe`` looks at; the engine passes it no others."""
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        """The kinds of event to pass to ``observe`` in this conversation (``observes``).
+
+        A rule with nothing to do under the policy (a budget with no limit) returns none.
+        """
+        return self.observes
 
     def start(self, context: RuleContext) -> Any:
         """Fresh per-conversation state (default: none)."""

@@ -19,6 +19,7 @@ from typing import Literal
 from proctor.transcript import ConversationBundle, ConversationKind, Message, ToolCall
 
 EventKind = Literal["message", "call", "result"]
+EVENT_KINDS: frozenset[EventKind] = frozenset({"message", "call", "result"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,8 +112,21 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
 _MARKERS = tuple((re.compile(pattern, re.IGNORECASE), groups) for pattern, groups in _MARKER_SPECS)
 
 
-def _may_match(lowered: str, groups: tuple[tuple[str, ...], ...]) -> bool:
-    return all(any(word in lowered for word in group) for group in groups)
+class _Positions(dict[str, list[int]]):
+    """Where each word starts in a text (overlaps included), located on first use."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def __missing__(self, word: str) -> list[int]:
+        found: list[int] = []
+        position = self.text.find(word)
+        while position != -1:
+            found.append(position)
+            position = self.text.find(word, position + 1)
+        self[word] = found
+        return found
 
 
 _WINDOW_BEFORE = 120
@@ -133,17 +146,20 @@ class _MarkerScanner:
     def __init__(self, text: str) -> None:
         self.text = text
         lowered = text.lower()
+        contains = lowered.__contains__
+        present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
+        positions = _Positions(lowered)
         self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
         for pattern, groups in _MARKERS:
-            if not _may_match(lowered, groups):
-                continue
-            anchors: list[int] = []
-            for word in groups[0]:
-                position = lowered.find(word)
-                while position != -1:
-                    anchors.append(position)
-                    position = lowered.find(word, position + 1)
-            self.patterns.append((pattern, sorted(anchors)))
+            for group in groups:
+                found = present.get(group)
+                if found is None:
+                    found = present[group] = any(map(contains, group))
+                if not found:
+                    break
+            else:
+                anchors = sorted(at for word in groups[0] for at in positions[word])
+                self.patterns.append((pattern, anchors))
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
@@ -292,9 +308,13 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         if value and value not in found:
             found[value] = InjectedValue(value, kind)
 
+    pieces: list[str] = []  # the text with each e-mail address replaced by a space
+    position = 0
     for match in _EMAIL.finditer(text):
         add(match.group(0).strip(".,;:").lower(), "email")
-    rest = _EMAIL.sub(" ", text)
+        pieces += (text[position : match.start()], " ")
+        position = match.end()
+    rest = "".join(pieces) + text[position:]
     for match in _URL.finditer(rest):
         url = normalise_url(match.group(0))
         if len(url) >= 4:

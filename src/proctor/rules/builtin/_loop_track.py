@@ -198,6 +198,7 @@ class LoopTracker:
     _broken: bool = False
     _pending: tuple[str, str] = ("", "")
     """Source id and action key of the latest call event (its result usually follows)."""
+    _feeder: str | None = None
 
     @classmethod
     def of(cls, context: RuleContext, rule_id: str) -> LoopTracker:
@@ -208,6 +209,17 @@ class LoopTracker:
             context.facts[_FACT] = tracker
         tracker.enabled.add(rule_id)
         return tracker
+
+    def feeds(self, rule_id: str) -> bool:
+        """Whether ``rule_id`` is the one loop rule that passes the tracker every event.
+
+        The tracker must see every event (a user prompt starts over, a different call
+        breaks a run), but one rule passing them on is enough: the first to ask is chosen,
+        and the others need only the results, where steps are made.
+        """
+        if self._feeder is None:
+            self._feeder = rule_id
+        return self._feeder == rule_id
 
     def advance(self, event: Event) -> Step | None:
         """Take in ``event`` (only the first call per event counts); return its step."""

@@ -29,7 +29,7 @@ from typing import ClassVar
 from proctor.findings import Evidence
 from proctor.rules._evidence import cite_message
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event
+from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._file_access import file_accesses, is_spawn, succeeded
 from proctor.rules.builtin._policy_support import cite_access, cite_span, origin, places
 from proctor.transcript import ToolCall
@@ -82,6 +82,9 @@ class _Budget(Rule):
     def limit(self, context: RuleContext) -> float | None:
         value = getattr(context.policy.budgets, self.key)
         return None if value is None else float(value)
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if self.limit(context) is not None else frozenset()
 
     def start(self, context: RuleContext) -> Meter:
         return Meter(first_at=context.trace.started_at)
@@ -191,6 +194,7 @@ class TokenBudget(_Budget):
     noun = "Token"
     unit = "tokens"
     blocks_when_spent = True
+    observes = frozenset({"message"})
 
     def measure(self, meter: Meter, event: Event, context: RuleContext) -> bool:
         usage = event.message.usage if event.message is not None else None
@@ -240,6 +244,7 @@ class ToolCallBudget(_Budget):
     key = "tool_calls"
     noun = "Tool call"
     unit = "calls"
+    observes = frozenset({"call"})
 
     def measure(self, meter: Meter, event: Event, context: RuleContext) -> bool:
         if event.kind != "call":
@@ -260,6 +265,7 @@ class SubtaskBudget(_Budget):
     key = "subtasks"
     noun = "Sub-task"
     unit = "sub-agents"
+    observes = frozenset({"call"})
 
     def measure(self, meter: Meter, event: Event, context: RuleContext) -> bool:
         if event.kind != "call" or event.call is None or not is_spawn(event.call):
@@ -280,6 +286,7 @@ class ArtifactBudget(_Budget):
     key = "artifacts"
     noun = "Artifact"
     unit = "files"
+    observes = frozenset({"result"})
 
     def cite(self, event: Event, context: RuleContext) -> Evidence:
         assert event.call is not None

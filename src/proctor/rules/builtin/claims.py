@@ -97,6 +97,23 @@ class _Run:
         return self.checked if self.checked is not None else outcome(self.call) == "passed"
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A finished call, or another participant's message, a "verified X" claim may rest on."""
+
+    index: int
+    call: ToolCall | None = None
+    said: str = ""
+    """For a message: its author and start, as ``text`` gives them."""
+
+    def text(self) -> str:
+        """Lower-cased: the call's arguments and the start of its result, or the message."""
+        if self.call is None:
+            return self.said
+        arguments = " ".join(v for _, v in argument_strings(self.call.arguments))
+        return f"{arguments}\n{(self.call.result_text or '')[:_RESULT_CHARS]}".lower()
+
+
 @dataclass(slots=True)
 class _Edit:
     call: ToolCall
@@ -121,8 +138,8 @@ class _State:
     last_execution: _Run | None = None
     """Latest finished call that ran something (not an edit, not a pure read)."""
     last_edit: _Edit | None = None
-    recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=_RECENT_CALLS))
-    """Index and lower-cased arguments and result start of recent finished non-edit calls."""
+    recent: deque[_Seen] = field(default_factory=lambda: deque(maxlen=_RECENT_CALLS))
+    """Recent finished non-edit calls (their text is only read when a claim needs it)."""
     pending: list[_Pending] = field(default_factory=list)
     parsed: tuple[str, Sequence[SimpleCommand], frozenset[Topic]] = ("", (), frozenset())
     """The latest call's parse, reused for its result event."""
@@ -182,7 +199,7 @@ def _heard(state: _State, index: int, message: Message) -> None:
     assert message.author is not None
     state.participants[message.author] = index
     text = message.text[:_RESULT_CHARS].lower()
-    state.recent.append((index, f"\x00{message.author}\x00{text}"))
+    state.recent.append(_Seen(index, said=f"\x00{message.author}\x00{text}"))
 
 
 def _others_since(state: _State, message: Message, since: int) -> bool:
@@ -214,11 +231,7 @@ def _record(state: _State, event: Event) -> None:
         return
     if call.status in ("pending", "interrupted", "rejected") or is_edit_tool(call):
         return
-    # What a "verified X" claim may rest on: the call's arguments and the start of its result.
-    text = " ".join(v for _, v in argument_strings(call.arguments))
-    state.recent.append(
-        (event.index, f"{text}\n{(call.result_text or '')[:_RESULT_CHARS]}".lower())
-    )
+    state.recent.append(_Seen(event.index, call))
     if topics:
         run = _Run(call, event.index, outcome(call) == "passed")
         for topic in topics:
@@ -317,12 +330,13 @@ def _touched(claims: list[Claim], state: _State, since: int, message: Message) -
     """True when a call (or another participant) after ``since`` mentions what the claims name."""
     own = f"\x00{message.author}\x00"
     terms = [t for claim in claims for t in claim.terms]
-    return any(
-        term in text
-        for index, text in state.recent
-        if index > since and not text.startswith(own)
-        for term in terms
-    )
+    for seen in state.recent:
+        if seen.index <= since:
+            continue
+        text = seen.text()
+        if not text.startswith(own) and any(term in text for term in terms):
+            return True
+    return False
 
 
 def _named(claims: list[Claim]) -> list[str]:

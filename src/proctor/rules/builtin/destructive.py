@@ -101,6 +101,7 @@ class DestructiveCommand(Rule):
     category = "risk"
     description = "A shell command or SQL statement that destroys data or weakens the machine"
     gate_mode: ClassVar[RuleMode] = "deny"
+    observes = frozenset({"call"})
     """Deny the high-severity (irreversible) cases; each medium hit asks instead."""
 
     def observe(self, state: None, event: Event, context: RuleContext) -> Iterable[Hit]:

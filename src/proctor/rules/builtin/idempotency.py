@@ -26,7 +26,7 @@ from proctor.findings import Evidence
 from proctor.rules._calls import argument, tool_matches
 from proctor.rules._policy import IdempotencyKey
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event
+from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._file_access import succeeded
 from proctor.rules.builtin._policy_support import cite_span, origin
 from proctor.rules.builtin._spans import shorten
@@ -85,6 +85,10 @@ class IdempotencyConflict(Rule):
         "A second call with the idempotency key of a successful call (policy [[idempotency]])."
     )
     gate_mode = "deny"
+    observes = frozenset({"call", "result"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if context.policy.idempotency else frozenset()
 
     def start(self, context: RuleContext) -> dict[_Key, _Done]:
         return {}

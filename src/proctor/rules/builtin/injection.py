@@ -73,6 +73,26 @@ def injected_spans(call: ToolCall, context: RuleContext) -> tuple[InjectedSpan, 
     return spans
 
 
+def _injected_values(text: str, context: RuleContext) -> tuple[InjectedValue, ...]:
+    """The values in an injected span's text, extracted once per distinct text."""
+    memo: dict[str, tuple[InjectedValue, ...]] = context.facts.setdefault("injected_values", {})
+    values = memo.get(text)
+    if values is None:
+        values = extract_values(text)
+        memo[text] = values
+    return values
+
+
+def _data_text(text: str, spans: tuple[InjectedSpan, ...], context: RuleContext) -> str:
+    """A result's data (its injected spans left out), normalised once per distinct text."""
+    memo: dict[str, str] = context.facts.setdefault("injection_data", {})
+    data = memo.get(text)
+    if data is None:
+        data = normalise_argument(strip_spans(text, spans) if spans else text)
+        memo[text] = data
+    return data
+
+
 @dataclass(slots=True)
 class _Injected:
     call: ToolCall
@@ -167,6 +187,7 @@ class InjectedInstructions(Rule):
     category = "risk"
     description = "Tool output contains text addressed to the AI agent (a likely prompt injection)."
     gate_mode = "warn"
+    observes = frozenset({"result"})
 
     def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
         """Report each injected span once, when the result arrives."""
@@ -229,12 +250,14 @@ class InjectionThenAction(Rule):
         for span in spans:
             # Provenance in data is checked lazily, when a call uses a value: most never are.
             values = [
-                v for v in extract_values(text[span.start : span.end]) if not state.is_trusted(v)
+                v
+                for v in _injected_values(text[span.start : span.end], context)
+                if not state.is_trusted(v)
             ]
             if values:
                 state.injected.append(_Injected(call, span, values))
         if state.clean_chars < _CLEAN_TEXT_LIMIT:
-            data = normalise_argument(strip_spans(text, spans) if spans else text)
+            data = _data_text(text, spans, context)
             state.clean.append(data)
             state.clean_chars += len(data)
 

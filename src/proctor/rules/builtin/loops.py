@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 from proctor.findings import Evidence, Severity
 from proctor.rules._policy import RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event
+from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._loop_evidence import cite_action, cite_error, error_line
 from proctor.rules.builtin._loop_track import (
     WINDOW,
@@ -88,10 +88,16 @@ class _LoopRule(Rule):
     def start(self, context: RuleContext) -> _State:
         return _State(LoopTracker.of(context, self.id))
 
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        tracker = LoopTracker.of(context, self.id)
+        return self.observes if tracker.feeds(self.id) else frozenset({"result"})
+
     def observe(self, state: _State, event: Event, context: RuleContext) -> Iterable[Hit]:
         step = state.tracker.advance(event)
         if state.epoch != state.tracker.epoch:
-            state.reports.clear()  # a user prompt ended every loop; keep memory bounded
+            # A user prompt ended every loop; keep memory bounded. (A rule that sees only
+            # results notices at the next one, before it reports again.)
+            state.reports.clear()
             state.epoch = state.tracker.epoch
         return () if step is None else self.on_step(state, step)
 

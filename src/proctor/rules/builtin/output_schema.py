@@ -21,20 +21,21 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from proctor.findings import Evidence
 from proctor.rules._calls import tool_matches
 from proctor.rules._evidence import cite_absence, cite_message
+from proctor.rules._policy import OutputSchema
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event
+from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._policy_support import cite_span, origin
 from proctor.rules.builtin._spans import shorten
 from proctor.transcript import Message, ToolCall
+
+if TYPE_CHECKING:  # jsonschema is imported only for a policy with output schemas
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _LISTED = 5
@@ -82,11 +83,31 @@ def _errors(check: _Check, instance: Any) -> list[ValidationError]:
     return sorted(check.validator.iter_errors(instance), key=lambda e: (_path(e), e.message))
 
 
+def _check(index: int, schema: OutputSchema) -> _Check:
+    # Imported here, not at the top: the gate hook is a fresh process per tool call, and
+    # most policies have no output schemas.
+    from jsonschema import Draft202012Validator, validators
+
+    document = schema.json_schema
+    cls = validators.validator_for(document, default=Draft202012Validator)
+    title = document.get("title")
+    label = repr(title) if isinstance(title, str) else f"output_schemas[{index}]"
+    return _Check(label, schema.target, cls(document, format_checker=cls.FORMAT_CHECKER))
+
+
+def _best(errors: list[ValidationError]) -> ValidationError:
+    """The error most worth showing (``jsonschema``'s choice)."""
+    from jsonschema.exceptions import best_match
+
+    best: ValidationError | None = best_match(errors)
+    assert best is not None
+    return best
+
+
 def _summary(
     errors: list[ValidationError], check: _Check, context: RuleContext
 ) -> tuple[str, list[dict[str, str]]]:
-    best = best_match(errors)
-    assert best is not None
+    best = _best(errors)
     others = [e for e in errors if e is not best]
     listed = "; ".join(
         f"{_path(e) or '(top level)'}: {shorten(e.message, 80)}" for e in others[:_LISTED]
@@ -108,18 +129,13 @@ class OutputSchemaMismatch(Rule):
     category = "quality"
     description = "The final reply or a tool call's arguments fail a policy output schema."
     gate_mode = "deny"
+    observes = frozenset({"message", "call"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if context.policy.output_schemas else frozenset()
 
     def start(self, context: RuleContext) -> _State:
-        checks = []
-        for index, schema in enumerate(context.policy.output_schemas):
-            document = schema.json_schema
-            cls = validators.validator_for(document, default=Draft202012Validator)
-            title = document.get("title")
-            label = repr(title) if isinstance(title, str) else f"output_schemas[{index}]"
-            checks.append(
-                _Check(label, schema.target, cls(document, format_checker=cls.FORMAT_CHECKER))
-            )
-        return _State(checks)
+        return _State([_check(i, s) for i, s in enumerate(context.policy.output_schemas)])
 
     def observe(self, state: _State, event: Event, context: RuleContext) -> Iterable[Hit]:
         message = event.message
@@ -149,8 +165,7 @@ class OutputSchemaMismatch(Rule):
             errors = _errors(check, instance)
             if not errors:
                 continue
-            best = best_match(errors)
-            assert best is not None
+            best = _best(errors)
             where = _path(best)
             content, actual = _summary(errors, check, context)
             failing = json.dumps(best.instance, ensure_ascii=False, default=str)
@@ -201,8 +216,7 @@ class OutputSchemaMismatch(Rule):
             value, start, end = parsed
             errors = _errors(check, value)
             if errors:
-                best = best_match(errors)
-                assert best is not None
+                best = _best(errors)
                 content, actual = _summary(errors, check, context)
                 hits.append(self._hit(
                     f"Final reply fails output schema {check.label} at {_path(best) or '(top level)'}",

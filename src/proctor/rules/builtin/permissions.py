@@ -26,7 +26,7 @@ from typing import Any
 from proctor.findings import Severity
 from proctor.rules._calls import is_shell, tool_matches
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event
+from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._file_access import (
     FileAccess,
     file_accesses,
@@ -61,6 +61,10 @@ class WriteInAskMode(Rule):
     category = "risk"
     description = 'A tool or shell command that writes while the policy sets mode = "ask".'
     gate_mode = "deny"
+    observes = frozenset({"call"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if context.policy.mode == "ask" else frozenset()
 
     def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
         call = _calls(event)
@@ -140,6 +144,10 @@ class OutOfPlanTool(Rule):
     category = "goal_drift"
     description = "A tool call whose tool does not match the plan's allowed_tools."
     gate_mode = "deny"
+    observes = frozenset({"call"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if context.policy.plan.allowed_tools is not None else frozenset()
 
     def start(self, context: RuleContext) -> set[str]:
         return set()
@@ -189,6 +197,10 @@ class OutOfPlanPath(Rule):
     category = "goal_drift"
     description = "A file path, from a file tool or a shell command, outside plan.allowed_paths."
     gate_mode = "deny"
+    observes = frozenset({"call"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return self.observes if context.policy.plan.allowed_paths is not None else frozenset()
 
     def start(self, context: RuleContext) -> set[tuple[str, bool]]:
         return set()
@@ -256,6 +268,11 @@ class CrossProjectRead(Rule):
     category = "risk"
     description = "A read outside every project root (credential stores always count)."
     gate_mode = "ask"
+    observes = frozenset({"call"})
+
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        # Without a project root (no working folder, no plan roots) nothing is outside one.
+        return self.observes if places(context).roots else frozenset()
 
     def start(self, context: RuleContext) -> set[str]:
         return set()

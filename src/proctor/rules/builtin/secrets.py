@@ -119,6 +119,7 @@ class SecretInOutput(Rule):
     gate_mode: ClassVar[RuleMode] = "deny"
     """Deny: right for secrets sent over the network. Writing one into a file ought to
     ``ask``; that needs a per-hit gate decision the engine does not have yet."""
+    observes = frozenset({"message", "call"})
 
     def start(self, context: RuleContext) -> Redactor:
         return Redactor()

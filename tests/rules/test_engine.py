@@ -1,0 +1,77 @@
+"""The engine passes each rule only the kinds of event it watches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from proctor.rules import (
+    DEFAULT_POLICY,
+    Event,
+    EventKind,
+    Hit,
+    Rule,
+    RuleContext,
+    Supervisor,
+    check_trace,
+)
+from proctor.rules.builtin import builtin_rules
+from proctor.transcript import ToolCall
+from tests.rules.helpers import assistant, bash, trace, user
+
+
+class _Recorder(Rule):
+    """Reports, when the run finishes, the kinds of event it was shown."""
+
+    id = "recorder"
+    category = "quality"
+    description = "test rule"
+
+    def start(self, context: RuleContext) -> list[str]:
+        return []
+
+    def observe(self, state: list[str], event: Event, context: RuleContext) -> Iterable[Hit]:
+        state.append(event.kind)
+        return ()
+
+    def finish(self, state: list[str], context: RuleContext) -> Iterable[Hit]:
+        return [Hit(title="seen", severity="low", evidence=(), actual=list(state))]
+
+
+class _ResultsOnly(_Recorder):
+    observes = frozenset({"result"})
+
+
+class _Idle(_Recorder):
+    def watches(self, context: RuleContext) -> frozenset[EventKind]:
+        return frozenset()
+
+    def before_call(self, state: Any, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
+        return [Hit(title="asked", severity="low", evidence=())]
+
+
+def _seen(rule: Rule) -> Any:
+    t = trace(user("run the tests"), assistant("On it.", bash("pytest", "1 passed")))
+    (finding,) = check_trace(t, DEFAULT_POLICY, [rule])
+    return finding.actual
+
+
+def test_a_rule_sees_every_event_unless_it_says_otherwise() -> None:
+    assert _seen(_Recorder()) == ["message", "message", "call", "result"]
+
+
+def test_a_rule_sees_only_the_kinds_it_observes() -> None:
+    assert _seen(_ResultsOnly()) == ["result"]
+
+
+def test_a_rule_watching_nothing_still_finishes_and_answers_the_gate() -> None:
+    assert _seen(_Idle()) == []
+    t = trace(user("run the tests"))
+    supervisor = Supervisor(t.context, DEFAULT_POLICY, [_Idle()])
+    decision = supervisor.before_call(ToolCall(source_id="proposed", name="Bash", arguments={}))
+    assert [f.title for f in decision.findings] == ["asked"]
+
+
+def test_every_builtin_rule_observes_kinds_of_event_that_exist() -> None:
+    for rule in builtin_rules():
+        assert rule.observes and rule.observes <= {"message", "call", "result"}, rule.id
