@@ -12,6 +12,7 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     │   └── ConversationWriteError  one conversation's data was refused; nothing of it written
     ├── NotFoundError          an id given by the user does not exist
     ├── BusyError              another run holds the one execution slot
+    ├── ReviewStateError       a review run cannot do that now (resume a cancelled run)
     └── ModelError             a model call failed; ``kind`` says how: config, timeout,
                                capacity, rate_limited, server, http, connection,
                                invalid_output, length, cancelled, budget
@@ -68,6 +69,10 @@ class NotFoundError(ProctorError):
 
 class BusyError(ProctorError):
     """The one execution slot is taken; try again when the running job ends."""
+
+
+class ReviewStateError(ProctorError):
+    """A review run is in a state that does not allow the request (e.g. resume after cancel)."""
 
 
 class ModelError(ProctorError):

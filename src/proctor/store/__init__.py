@@ -18,6 +18,13 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
+from proctor.store._review_records import (
+    ManifestEntry,
+    ReviewRunRecord,
+    ReviewScope,
+    SavedBatch,
+    SourceContents,
+)
 from proctor.store._store import DEFAULT_PROJECT, SqlStore, open_store
 
 __all__ = [
@@ -26,9 +33,14 @@ __all__ = [
     "ImportIssueRecord",
     "ImportRecord",
     "ImportedFile",
+    "ManifestEntry",
     "NotificationRecord",
     "ProjectSummary",
     "RecordOutcome",
+    "ReviewRunRecord",
+    "ReviewScope",
+    "SavedBatch",
+    "SourceContents",
     "SourceVersion",
     "SqlStore",
     "Store",

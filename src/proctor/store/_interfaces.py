@@ -12,6 +12,7 @@ from typing import Protocol
 from proctor.findings import Finding, Status
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStoreProtocol
+from proctor.store._graph_interfaces import GraphRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
@@ -25,6 +26,7 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
+from proctor.store._review_records import ReviewRecords
 from proctor.store._supervision_store import SupervisionRecords
 from proctor.transcript import Message, PreparedBundle, SourceIssue
 
@@ -123,7 +125,15 @@ class StoreReader(Protocol):
         ...
 
 
-class Store(StoreReader, ModelSettings, SupervisionRecords, GoalStoreProtocol, Protocol):
+class Store(
+    StoreReader,
+    ModelSettings,
+    SupervisionRecords,
+    GoalStoreProtocol,
+    ReviewRecords,
+    GraphRecords,
+    Protocol,
+):
     """Read and write access, model settings, supervision records and goals.
 
     Every method that writes is one transaction.

@@ -24,6 +24,7 @@ from proctor.store._base import StoreBase
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStore
+from proctor.store._graph_store import GraphStore
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
@@ -37,6 +38,7 @@ from proctor.store._records import (
     StoredTranscript,
     WriteOutcome,
 )
+from proctor.store._review_store import ReviewStore
 from proctor.store._supervision_store import SupervisionStore
 from proctor.store._writer import write_conversation
 from proctor.transcript import Message, PreparedBundle, SourceIssue
@@ -44,7 +46,7 @@ from proctor.transcript import Message, PreparedBundle, SourceIssue
 DEFAULT_PROJECT = "default"
 
 
-class SqlStore(ModelSettingsStore, SupervisionStore, GoalStore, StoreBase):
+class SqlStore(GraphStore, ModelSettingsStore, SupervisionStore, GoalStore, ReviewStore, StoreBase):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
 
     # -- reads ----------------------------------------------------------------------

@@ -1,0 +1,253 @@
+"""Publishing entities, events, entity changes and relations (REV-3, REV-4).
+
+An existing entity or relation is updated only while it is ``automatic``; a protected
+one keeps a person's values and a differing proposal becomes a ``needs_review`` row. A
+revoked relation (same from, to and type, so the same id) is never recreated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import bindparam, insert, select, update
+
+from proctor.graph import EntityFact, EventFact, RelationFact
+from proctor.store import _schema as t
+from proctor.store._graph_publish_state import PublishState, merged_sources
+from proctor.store._graph_rows import chunks, derived_id, relation_id
+
+
+def write_entities(p: PublishState) -> None:
+    """Insert new entities, update automatic ones, record differences for protected ones."""
+    grouped: dict[str, list[EntityFact]] = {}
+    for fact in p.draft.entities:
+        grouped.setdefault(fact.entity_id, []).append(fact)
+    stored = p.rows(t.entities, t.entities.c.entity_id, grouped)
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    for entity_id, facts in grouped.items():
+        fact = facts[-1]
+        sources = merged_sources(facts)
+        row = stored.get(entity_id)
+        p.publishes("entity", entity_id, sources)
+        if row is None:
+            p.entity_projects[entity_id] = fact.project_id
+            inserts.append(
+                {
+                    "entity_id": entity_id,
+                    "project_id": fact.project_id,
+                    "kind": fact.kind,
+                    "name": fact.name,
+                    "description": fact.description,
+                    "identity_key": fact.identity_key,
+                    "layer": fact.layer,
+                    "state": "automatic",
+                    "first_result_id": p.result_id,
+                    "last_result_id": p.result_id,
+                    "created_at": p.now,
+                    "updated_at": p.now,
+                }
+            )
+            continue
+        p.entity_projects[entity_id] = row["project_id"]
+        if row["state"] == "automatic":
+            updates.append(
+                {
+                    "b_id": entity_id,
+                    "kind": fact.kind,
+                    "name": fact.name,
+                    "description": fact.description,
+                    "identity_key": fact.identity_key or row["identity_key"],
+                    "last_result_id": p.result_id,
+                    "updated_at": p.now,
+                }
+            )
+            continue
+        proposed = {"name": fact.name, "description": fact.description, "kind": fact.kind}
+        if proposed != {key: row[key] for key in proposed}:
+            p.needs_review("entity", entity_id, proposed)
+    if inserts:
+        p.c.execute(insert(t.entities), inserts)
+    if updates:
+        e = t.entities.c
+        # ``state = automatic`` again here: a person's edit committed meanwhile wins.
+        p.c.execute(
+            update(t.entities)
+            .where(e.entity_id == bindparam("b_id"), e.state == "automatic")
+            .values(
+                kind=bindparam("kind"),
+                name=bindparam("name"),
+                description=bindparam("description"),
+                identity_key=bindparam("identity_key"),
+                last_result_id=bindparam("last_result_id"),
+                updated_at=bindparam("updated_at"),
+            ),
+            updates,
+        )
+    p.counts["entities"] = len(grouped)
+    p.counts["entities_new"] = len(inserts)
+
+
+def write_events(p: PublishState) -> None:
+    """Insert or update events (they have no user state) and link them to their entities."""
+    grouped: dict[str, list[EventFact]] = {}
+    for fact in p.draft.events:
+        grouped.setdefault(fact.event_id, []).append(fact)
+    linked = {
+        event_id: list(dict.fromkeys(e for fact in facts for e in fact.entity_ids))
+        for event_id, facts in grouped.items()
+    }
+    p.require(
+        "entities",
+        set(p.entity_projects),
+        t.entities.c.entity_id,
+        (e for ids in linked.values() for e in ids),
+    )
+    stored = p.rows(t.graph_events, t.graph_events.c.event_id, grouped)
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    for event_id, facts in grouped.items():
+        fact = facts[-1]
+        p.event_projects[event_id] = fact.project_id
+        p.publishes("event", event_id, merged_sources(facts))
+        values = {
+            "project_id": fact.project_id,
+            "conversation_id": fact.conversation_id,
+            "kind": fact.kind,
+            "title": fact.title,
+            "summary": fact.summary,
+            "occurred_at": fact.occurred_at,
+            "outcome": fact.outcome,
+            "layer": fact.layer,
+            "last_result_id": p.result_id,
+        }
+        if event_id in stored:
+            updates.append({"b_id": event_id, **values})
+        else:
+            inserts.append(
+                {
+                    "event_id": event_id,
+                    "first_result_id": p.result_id,
+                    "created_at": p.now,
+                    **values,
+                }
+            )
+    if inserts:
+        p.c.execute(insert(t.graph_events), inserts)
+    if updates:
+        p.c.execute(
+            update(t.graph_events)
+            .where(t.graph_events.c.event_id == bindparam("b_id"))
+            .values({name: bindparam(name) for name in updates[0] if name != "b_id"}),
+            updates,
+        )
+    ee = t.event_entities.c
+    have: set[tuple[str, str]] = set()
+    for part in chunks(sorted(stored)):
+        query = select(ee.event_id, ee.entity_id).where(ee.event_id.in_(part))
+        have.update((row[0], row[1]) for row in p.c.execute(query))
+    links = [
+        {"event_id": event_id, "entity_id": entity_id}
+        for event_id, ids in linked.items()
+        for entity_id in ids
+        if (event_id, entity_id) not in have
+    ]
+    if links:
+        p.c.execute(insert(t.event_entities), links)
+    p.counts["events"] = len(grouped)
+
+
+def write_changes(p: PublishState) -> None:
+    """Record this result's entity changes: new rows, so earlier ones are never touched."""
+    p.require(
+        "entities",
+        set(p.entity_projects),
+        t.entities.c.entity_id,
+        (fact.entity_id for fact in p.draft.changes),
+    )
+    rows = []
+    for index, fact in enumerate(p.draft.changes):
+        change_id = derived_id("change", p.result_id, str(index))
+        p.publishes("entity_change", change_id, fact.sources)
+        rows.append(
+            {
+                "change_id": change_id,
+                "entity_id": fact.entity_id,
+                "result_id": p.result_id,
+                "kind": fact.kind,
+                "description": fact.description,
+                "layer": fact.layer,
+                "state": "automatic",
+                "created_at": p.now,
+            }
+        )
+    if rows:
+        p.c.execute(insert(t.entity_changes), rows)
+    p.counts["changes"] = len(rows)
+
+
+def write_relations(p: PublishState) -> None:
+    """Insert, update (automatic), protect (edited) or skip (revoked) each relation."""
+    grouped: dict[str, list[RelationFact]] = {}
+    for fact in p.draft.relations:
+        key = relation_id(fact.from_entity_id, fact.to_entity_id, fact.type)
+        grouped.setdefault(key, []).append(fact)
+    p.require(
+        "entities",
+        set(p.entity_projects),
+        t.entities.c.entity_id,
+        (e for facts in grouped.values() for e in (facts[0].from_entity_id, facts[0].to_entity_id)),
+    )
+    stored = p.rows(t.relations, t.relations.c.relation_id, grouped)
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    for key, facts in grouped.items():
+        fact = facts[-1]
+        row = stored.get(key)
+        if row is not None and row["state"] == "revoked":
+            p.counts["revoked_relations_skipped"] += 1
+            continue
+        p.publishes("relation", key, merged_sources(facts))
+        if row is None:
+            inserts.append(
+                {
+                    "relation_id": key,
+                    "project_id": p.entity_project(fact.from_entity_id),
+                    "from_entity_id": fact.from_entity_id,
+                    "to_entity_id": fact.to_entity_id,
+                    "type": fact.type,
+                    "reason": fact.reason,
+                    "layer": fact.layer,
+                    "state": "automatic",
+                    "first_result_id": p.result_id,
+                    "last_result_id": p.result_id,
+                    "created_at": p.now,
+                    "updated_at": p.now,
+                }
+            )
+        elif row["state"] == "automatic":
+            updates.append(
+                {
+                    "b_id": key,
+                    "reason": fact.reason,
+                    "last_result_id": p.result_id,
+                    "updated_at": p.now,
+                }
+            )
+        elif fact.reason != row["reason"]:
+            p.needs_review("relation", key, {"reason": fact.reason})
+        p.counts["relations"] += 1
+    if inserts:
+        p.c.execute(insert(t.relations), inserts)
+    if updates:
+        r = t.relations.c
+        p.c.execute(
+            update(t.relations)
+            .where(r.relation_id == bindparam("b_id"), r.state == "automatic")
+            .values(
+                reason=bindparam("reason"),
+                last_result_id=bindparam("last_result_id"),
+                updated_at=bindparam("updated_at"),
+            ),
+            updates,
+        )

@@ -1,0 +1,177 @@
+"""The state of one publish while it runs: what it wrote, and rows gathered for the end.
+
+Shared by the writers in ``_graph_publish_facts`` and ``_graph_publish_threads``; see
+``_graph_publish`` for what a publish guarantees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection, RowMapping
+
+from proctor.errors import NotFoundError
+from proctor.graph import ResultDraft, SourceRef
+from proctor.store import _schema as t
+from proctor.store._graph_rows import NEEDS_REVIEW_REASON, chunks, existing_ids
+
+COUNTS = (
+    "entities",
+    "entities_new",
+    "events",
+    "relations",
+    "changes",
+    "open_items",
+    "resolved_open_items",
+    "story_lines",
+    "experiences",
+    "needs_review",
+    "revoked_relations_skipped",
+    "checkpoints",
+)
+
+
+def merged_sources(facts: Iterable[Any]) -> tuple[SourceRef, ...]:
+    return tuple(dict.fromkeys(ref for fact in facts for ref in fact.sources))
+
+
+@dataclass
+class PublishState:
+    """One publish: what it wrote so far and the rows it will add at the end."""
+
+    c: Connection
+    draft: ResultDraft
+    now: datetime
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+    objects: dict[tuple[str, str], None] = field(default_factory=dict)
+    refs: dict[tuple[str, str, SourceRef], None] = field(default_factory=dict)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    entity_projects: dict[str, str | None] = field(default_factory=dict)
+    """Project of every entity the publish touched (the draft's, or the stored row's)."""
+    event_projects: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def result_id(self) -> str:
+        """The result being published."""
+        return self.draft.result_id
+
+    def publishes(
+        self, object_type: str, object_id: str, sources: Sequence[SourceRef] = ()
+    ) -> None:
+        self.objects[(object_type, object_id)] = None
+        for ref in sources:
+            self.refs[(object_type, object_id, ref)] = None
+
+    def rows(self, table: Any, column: Any, ids: Iterable[str]) -> dict[str, RowMapping]:
+        wanted = sorted(set(ids))
+        found: dict[str, RowMapping] = {}
+        for part in chunks(wanted):
+            for row in self.c.execute(select(table).where(column.in_(part))).mappings():
+                found[row[column.name]] = row
+        return found
+
+    def needs_review(self, object_type: str, object_id: str, proposed: dict[str, Any]) -> None:
+        self.reviews.append(
+            {
+                "object_type": object_type,
+                "object_id": object_id,
+                "result_id": self.result_id,
+                "reason": NEEDS_REVIEW_REASON,
+                "proposed": proposed,
+                "status": "open",
+                "created_at": self.now,
+            }
+        )
+
+    def require(self, what: str, known: set[str], column: Any, ids: Iterable[str]) -> None:
+        """Fail (rolling everything back) when a fact points at an id nobody holds."""
+        missing = set(ids) - known
+        if missing:
+            missing -= existing_ids(self.c, column, missing)
+        if missing:
+            raise NotFoundError(
+                f"the draft of result {self.result_id} refers to {what} that do not exist: "
+                f"{', '.join(sorted(missing)[:5])}; nothing was published"
+            )
+
+    def entity_project(self, entity_id: str) -> str | None:
+        """The project of an entity of the draft or of the graph (a relation takes its from's)."""
+        if entity_id not in self.entity_projects:
+            row = self.c.execute(
+                select(t.entities.c.project_id).where(t.entities.c.entity_id == entity_id)
+            ).first()
+            self.entity_projects[entity_id] = None if row is None else row[0]
+        return self.entity_projects[entity_id]
+
+    def project_of(self, event_ids: Sequence[str]) -> str | None:
+        """The project of the first of these events with one, else the draft's."""
+        for event_id in event_ids:
+            project = self.event_projects.get(event_id)
+            if project is not None:
+                return project
+        return self.draft.project_id
+
+    def flush(self) -> None:
+        """Write what was gathered: source references, result objects, needs-review rows."""
+        if self.refs:
+            self.c.execute(
+                insert(t.source_refs),
+                [
+                    {
+                        "object_type": object_type,
+                        "object_id": object_id,
+                        "source_type": ref.source_type,
+                        "source_id": ref.source_id,
+                        "field": ref.field,
+                        "start_offset": ref.start,
+                        "end_offset": ref.end,
+                        "result_id": self.result_id,
+                    }
+                    for object_type, object_id, ref in self.refs
+                ],
+            )
+        if self.objects:
+            self.c.execute(
+                insert(t.result_objects),
+                [
+                    {
+                        "result_id": self.result_id,
+                        "object_type": object_type,
+                        "object_id": object_id,
+                    }
+                    for object_type, object_id in self.objects
+                ],
+            )
+        fresh = self._unseen_reviews()
+        if fresh:
+            self.c.execute(insert(t.needs_review), fresh)
+        self.counts["needs_review"] = len(fresh)
+
+    def _unseen_reviews(self) -> list[dict[str, Any]]:
+        """Proposals not raised before (open or dismissed): each difference is shown once."""
+        if not self.reviews:
+            return []
+        nr = t.needs_review.c
+        seen: set[tuple[str, str, str]] = set()
+        ids = sorted({review["object_id"] for review in self.reviews})
+        for part in chunks(ids):
+            for object_type, object_id, proposed in self.c.execute(
+                select(nr.object_type, nr.object_id, nr.proposed).where(nr.object_id.in_(part))
+            ):
+                seen.add((object_type, object_id, _canonical(proposed)))
+        fresh = []
+        for review in self.reviews:
+            key = (review["object_type"], review["object_id"], _canonical(review["proposed"]))
+            if key not in seen:
+                seen.add(key)
+                fresh.append(review)
+        return fresh
+
+
+def _canonical(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

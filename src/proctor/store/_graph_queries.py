@@ -1,0 +1,334 @@
+"""Reading the story graph (REV-8 … REV-12): results, stories, candidates, one entity.
+
+Every function takes one connection, so a caller that opens one read transaction gets one
+consistent snapshot for the whole answer. A result is named by its exact id or a unique
+prefix, never replaced by another: an unknown id is a ``NotFoundError``. One result's
+graph is read in ``_graph_result``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.sql.elements import ColumnElement
+
+from proctor.errors import ConfigError, NotFoundError
+from proctor.graph import EntityCandidate, SourceRef, StoryLineCandidate
+from proctor.graph.views import (
+    EntityDetail,
+    ResultSummary,
+    StoryLineView,
+)
+from proctor.store import _schema as t
+from proctor.store._graph_result import event_order
+from proctor.store._graph_rows import (
+    change_view,
+    chunks,
+    coverage_from_json,
+    entity_view,
+    event_view,
+    ref_from_row,
+    relation_view,
+    story_line_view,
+    view_select,
+)
+
+_R = t.results.c
+_RO = t.result_objects.c
+
+
+# --- results -------------------------------------------------------------------------
+
+
+def _results_query() -> Any:
+    # Never the snapshot: it can hold thousands of objects and only history reads need it.
+    columns = [column for column in t.results.c if column.name != "snapshot"]
+    return select(*columns, t.projects.c.name.label("project_name")).outerjoin(
+        t.projects, t.projects.c.project_id == _R.project_id
+    )
+
+
+def _summary(row: RowMapping) -> ResultSummary:
+    return ResultSummary(
+        result_id=row["result_id"],
+        run_id=row["run_id"],
+        scope_key=row["scope_key"],
+        project_id=row["project_id"],
+        project_name=row["project_name"],
+        time_from=row["time_from"],
+        time_to=row["time_to"],
+        trigger=row["trigger"],
+        summary=row["summary"],
+        change_digest=row["change_digest"],
+        coverage=coverage_from_json(row["coverage"]),
+        complete=bool(row["complete"]),
+        created_at=row["created_at"],
+    )
+
+
+def resolve_result_id(c: Connection, ref: str) -> str:
+    """A result id from a full id or a unique prefix; never another result."""
+    if not ref:
+        raise NotFoundError("give a result id; `proctor graph list` shows them")
+    exact = c.execute(select(_R.result_id).where(_R.result_id == ref)).scalar_one_or_none()
+    if exact is not None:
+        return str(exact)
+    matches = list(
+        c.execute(
+            select(_R.result_id).where(_R.result_id.startswith(ref, autoescape=True)).limit(2)
+        ).scalars()
+    )
+    if not matches:
+        raise NotFoundError(f"no result {ref!r}; `proctor graph list` shows the results")
+    if len(matches) > 1:
+        raise ConfigError(f"{ref!r} matches several results; give more of the id")
+    return str(matches[0])
+
+
+def result_summary(c: Connection, result_id: str) -> ResultSummary:
+    """One result (exact id)."""
+    row = c.execute(_results_query().where(_R.result_id == result_id)).mappings().first()
+    if row is None:
+        raise NotFoundError(f"no result {result_id!r}")
+    return _summary(row)
+
+
+def _target_condition(c: Connection, target: str) -> ColumnElement[bool]:
+    """Results for a scope key or a project (name or id); a project's includes global ones."""
+    project_ids = list(
+        c.execute(
+            select(t.projects.c.project_id).where(
+                or_(t.projects.c.name == target, t.projects.c.project_id == target)
+            )
+        ).scalars()
+    )
+    condition: ColumnElement[bool] = _R.scope_key == target
+    if project_ids:
+        condition = or_(condition, _R.project_id.in_(project_ids), _R.project_id.is_(None))
+    elif c.execute(select(_R.result_id).where(condition).limit(1)).first() is None:
+        raise NotFoundError(
+            f"no project or review scope {target!r}; `proctor graph list` shows the results"
+        )
+    return condition
+
+
+def overview(c: Connection, target: str | None, limit: int) -> list[ResultSummary]:
+    """Results for a target (all when None), newest first, filtered before the limit."""
+    query = _results_query()
+    if target is not None:
+        query = query.where(_target_condition(c, target))
+    rows = c.execute(
+        query.order_by(_R.created_at.desc(), _R.result_id.desc()).limit(limit)
+    ).mappings()
+    return [_summary(row) for row in rows]
+
+
+def latest_result(c: Connection, scope_key: str) -> ResultSummary | None:
+    """The newest result of exactly this scope."""
+    row = (
+        c.execute(
+            _results_query()
+            .where(_R.scope_key == scope_key)
+            .order_by(_R.created_at.desc(), _R.result_id.desc())
+            .limit(1)
+        )
+        .mappings()
+        .first()
+    )
+    return None if row is None else _summary(row)
+
+
+# --- stories, candidates, entities -----------------------------------------------------
+
+
+def stories(c: Connection, target: str) -> list[StoryLineView]:
+    """Story lines of a project (name or id) or of a review scope, most recently updated first."""
+    sl = t.story_lines.c
+    project_ids = list(
+        c.execute(
+            select(t.projects.c.project_id).where(
+                or_(t.projects.c.name == target, t.projects.c.project_id == target)
+            )
+        ).scalars()
+    )
+    in_scope = sl.story_line_id.in_(
+        select(_RO.object_id)
+        .join(t.results, _R.result_id == _RO.result_id)
+        .where(_RO.object_type == "story_line", _R.scope_key == target)
+    )
+    condition = or_(in_scope, sl.project_id.in_(project_ids)) if project_ids else in_scope
+    if (
+        not project_ids
+        and c.execute(select(_R.result_id).where(_R.scope_key == target).limit(1)).first() is None
+    ):
+        raise NotFoundError(f"no project or review scope {target!r}")
+    rows = list(
+        c.execute(
+            view_select(t.story_lines)
+            .where(condition)
+            .order_by(sl.updated_at.desc(), sl.story_line_id)
+        ).mappings()
+    )
+    return _with_events(c, rows)
+
+
+def _with_events(c: Connection, rows: Sequence[RowMapping]) -> list[StoryLineView]:
+    sle = t.story_line_events.c
+    ev = t.graph_events.c
+    members: dict[str, list[tuple[datetime | None, str]]] = defaultdict(list)
+    ids = [row["story_line_id"] for row in rows]
+    for part in chunks(ids):
+        for line_id, event_id, occurred_at in c.execute(
+            select(sle.story_line_id, sle.event_id, ev.occurred_at)
+            .join(t.graph_events, ev.event_id == sle.event_id)
+            .where(sle.story_line_id.in_(part))
+        ):
+            members[line_id].append((occurred_at, event_id))
+    views = []
+    for row in rows:
+        found = sorted(
+            members.get(row["story_line_id"], ()), key=lambda m: (m[0] is None, m[0] or "", m[1])
+        )
+        stamps = [m[0] for m in found if m[0] is not None]
+        views.append(
+            dataclasses.replace(
+                story_line_view(row, tuple(m[1] for m in found)),
+                first_at=min(stamps, default=None),
+                last_at=max(stamps, default=None),
+            )
+        )
+    return views
+
+
+def entity_candidates(
+    c: Connection,
+    project_id: str | None,
+    limit: int,
+    cross_project: bool,
+    states: Sequence[str] | None = None,
+) -> list[EntityCandidate]:
+    """Entities a model may refer to (REV-3): most recently updated first, never removed ones."""
+    e = t.entities.c
+    query = view_select(t.entities).where(e.state != "removed")
+    if states is not None:
+        query = query.where(e.state.in_(list(states)))
+    if project_id is not None and not cross_project:
+        query = query.where(e.project_id == project_id)
+    rows = c.execute(query.order_by(e.updated_at.desc(), e.entity_id).limit(limit)).mappings()
+    return [
+        EntityCandidate(
+            entity_id=row["entity_id"],
+            project_id=row["project_id"],
+            kind=row["kind"],
+            name=row["name"],
+            description=row["description"],
+            updated_at=row["updated_at"],
+        )
+        for row in rows
+    ]
+
+
+def story_line_candidates(
+    c: Connection, project_id: str | None, limit: int
+) -> list[StoryLineCandidate]:
+    """Story lines the merge may continue (``line_N``), most recently updated first."""
+    sl = t.story_lines.c
+    query = select(t.story_lines)
+    if project_id is not None:
+        query = query.where(sl.project_id == project_id)
+    rows = c.execute(query.order_by(sl.updated_at.desc(), sl.story_line_id).limit(limit)).mappings()
+    return [
+        StoryLineCandidate(
+            story_line_id=row["story_line_id"],
+            project_id=row["project_id"],
+            title=row["title"],
+            summary=row["summary"],
+            parent_id=row["parent_id"],
+            updated_at=row["updated_at"],
+        )
+        for row in rows
+    ]
+
+
+def _all_refs(
+    c: Connection, object_type: str, object_ids: Sequence[str]
+) -> dict[str, tuple[SourceRef, ...]]:
+    """Every reference any result recorded for the objects, without repeats."""
+    sr = t.source_refs.c
+    found: dict[str, dict[SourceRef, None]] = defaultdict(dict)
+    for part in chunks(list(object_ids)):
+        for row in c.execute(
+            select(t.source_refs)
+            .where(sr.object_type == object_type, sr.object_id.in_(part))
+            .order_by(sr.ref_id)
+        ).mappings():
+            found[row["object_id"]][ref_from_row(row)] = None
+    return {object_id: tuple(refs) for object_id, refs in found.items()}
+
+
+def entity_detail(c: Connection, entity_id: str) -> EntityDetail:
+    """One entity (exact id) with its events, relations, changes, needs-review items, edits."""
+    from proctor.store._graph_edits import edits_of, needs_review_of
+
+    row = (
+        c.execute(view_select(t.entities).where(t.entities.c.entity_id == entity_id))
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise NotFoundError(f"no entity {entity_id!r}")
+    ee = t.event_entities.c
+    event_rows = list(
+        c.execute(
+            view_select(t.graph_events).where(
+                t.graph_events.c.event_id.in_(select(ee.event_id).where(ee.entity_id == entity_id))
+            )
+        ).mappings()
+    )
+    r = t.relations.c
+    relation_rows = list(
+        c.execute(
+            view_select(t.relations).where(
+                or_(r.from_entity_id == entity_id, r.to_entity_id == entity_id)
+            )
+        ).mappings()
+    )
+    change_rows = list(
+        c.execute(
+            select(t.entity_changes)
+            .where(t.entity_changes.c.entity_id == entity_id)
+            .order_by(t.entity_changes.c.created_at, t.entity_changes.c.change_id)
+        ).mappings()
+    )
+    event_refs = _all_refs(c, "event", [e["event_id"] for e in event_rows])
+    relation_refs = _all_refs(c, "relation", [x["relation_id"] for x in relation_rows])
+    change_refs = _all_refs(c, "entity_change", [x["change_id"] for x in change_rows])
+    involved: dict[str, list[str]] = defaultdict(list)
+    for part in chunks([e["event_id"] for e in event_rows]):
+        for event_id, other_id in c.execute(
+            select(ee.event_id, ee.entity_id).where(ee.event_id.in_(part)).order_by(ee.entity_id)
+        ):
+            involved[event_id].append(other_id)
+    events = sorted(
+        (
+            event_view(e, tuple(involved[e["event_id"]]), (), event_refs.get(e["event_id"], ()))
+            for e in event_rows
+        ),
+        key=event_order,
+    )
+    return EntityDetail(
+        entity=entity_view(row, _all_refs(c, "entity", [entity_id]).get(entity_id, ())),
+        events=tuple(events),
+        relations=tuple(
+            relation_view(x, relation_refs.get(x["relation_id"], ())) for x in relation_rows
+        ),
+        changes=tuple(change_view(x, change_refs.get(x["change_id"], ())) for x in change_rows),
+        needs_review=tuple(needs_review_of(c, "entity", entity_id)),
+        edits=tuple(edits_of(c, "entity", entity_id)),
+    )

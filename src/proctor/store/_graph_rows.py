@@ -1,0 +1,283 @@
+"""What the story-graph parts of the store share: object types, derived ids, row mapping.
+
+Ids the publish derives (relations, entity changes, new story lines, experiences) are
+UUIDv5 of what they are about, so publishing the same draft gives the same rows and a
+relation (from, to, type) has exactly one row, revoked or not (REV-4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import TypeAdapter
+from sqlalchemy import select
+from sqlalchemy.engine import Connection, RowMapping
+
+from proctor.graph import Coverage, SourceRef
+from proctor.graph.views import (
+    EntityChangeView,
+    EntityView,
+    EventView,
+    ExperienceView,
+    OpenItemView,
+    RelationView,
+    StoryLineView,
+)
+from proctor.store import _schema as t
+
+ObjectType = Literal[
+    "entity", "event", "relation", "entity_change", "open_item", "story_line", "experience"
+]
+"""How ``result_objects``, ``source_refs``, ``needs_review`` and ``graph_edits`` name objects."""
+
+EditableType = Literal["entity", "relation", "entity_change"]
+"""The objects a person may confirm, revise or remove (REV-4)."""
+
+PROTECTED_STATES = frozenset({"confirmed", "revised", "removed", "revoked"})
+"""States automatic runs never change (REV-4)."""
+
+NEEDS_REVIEW_REASON = "automatic_proposal_differs"
+
+_NAMESPACE = uuid.UUID("0c4f2b1e-3f0e-4d8e-9d0a-6a3e2f5b7c11")
+_ID_LENGTH = 255
+"""Width of the id columns: longer open item keys are shortened deterministically."""
+_CHUNK = 500
+"""Ids per ``IN (…)`` list: well under every backend's bound-parameter limit."""
+
+T = TypeVar("T")
+
+
+def derived_id(*parts: str) -> str:
+    """A UUIDv5 of the parts: the same parts, the same id."""
+    return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
+
+
+def relation_id(from_entity_id: str, to_entity_id: str, relation_type: str) -> str:
+    """The one id of a relation (from, to, type): a revoked one keeps it, so it stays revoked."""
+    return derived_id("relation", from_entity_id, to_entity_id, relation_type)
+
+
+def open_item_key(key: str) -> str:
+    """The stored key of an open item: itself, or a stable shortening when too long for an id."""
+    if len(key) <= _ID_LENGTH:
+        return key
+    digest = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+    return f"{key[: _ID_LENGTH - len(digest) - 1]}#{digest}"
+
+
+def chunks(values: Sequence[T], size: int = _CHUNK) -> Iterator[Sequence[T]]:
+    """``values`` in slices of at most ``size``."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def existing_ids(connection: Connection, column: Any, ids: Iterable[str]) -> set[str]:
+    """Which of ``ids`` a key column holds."""
+    wanted = sorted(set(ids))
+    found: set[str] = set()
+    for part in chunks(wanted):
+        found.update(connection.execute(select(column).where(column.in_(part))).scalars())
+    return found
+
+
+def ref_json(ref: SourceRef) -> dict[str, Any]:
+    """A source reference as JSON (snapshots, needs-review proposals)."""
+    return {
+        "source_type": ref.source_type,
+        "source_id": ref.source_id,
+        "field": ref.field,
+        "start": ref.start,
+        "end": ref.end,
+    }
+
+
+def ref_from_row(row: RowMapping) -> SourceRef:
+    """A ``source_refs`` row as a reference."""
+    return SourceRef(
+        row["source_type"], row["source_id"], row["field"], row["start_offset"], row["end_offset"]
+    )
+
+
+_COVERAGE: TypeAdapter[Coverage] = TypeAdapter(Coverage)
+
+
+def coverage_json(coverage: Coverage) -> dict[str, Any]:
+    """Coverage as stored in ``results.coverage``."""
+    return _COVERAGE.dump_python(coverage, mode="json")  # type: ignore[no-any-return]
+
+
+def coverage_from_json(data: Any) -> Coverage:
+    """Read back :func:`coverage_json`."""
+    return _COVERAGE.validate_python(data)
+
+
+_VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    "entities": (
+        "entity_id", "project_id", "kind", "name", "description", "identity_key", "layer",
+        "state", "updated_at",
+    ),
+    "graph_events": (
+        "event_id", "project_id", "conversation_id", "kind", "title", "summary",
+        "occurred_at", "outcome", "layer",
+    ),
+    "relations": (
+        "relation_id", "project_id", "from_entity_id", "to_entity_id", "type", "reason",
+        "layer", "state",
+    ),
+    "entity_changes": (
+        "change_id", "entity_id", "result_id", "kind", "description", "layer", "state",
+        "created_at",
+    ),
+    "open_items": (
+        "item_key", "project_id", "title", "detail", "status", "layer", "entity_ids",
+        "resolved_result_id",
+    ),
+    "story_lines": ("story_line_id", "project_id", "parent_id", "title", "summary", "updated_at"),
+    "experiences": ("experience_id", "project_id", "title", "lesson"),
+}  # fmt: skip
+
+
+def view_select(table: Any) -> Any:
+    """``SELECT`` of just what a view of ``table`` needs (timestamps cost the most to read)."""
+    return select(*(table.c[name] for name in _VIEW_COLUMNS[table.name]))
+
+
+def entity_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityView:
+    """An ``entities`` row as a view."""
+    return EntityView(
+        entity_id=row["entity_id"],
+        project_id=row["project_id"],
+        kind=row["kind"],
+        name=row["name"],
+        description=row["description"],
+        identity_key=row["identity_key"],
+        layer=row["layer"],
+        state=row["state"],
+        sources=sources,
+        updated_at=row["updated_at"],
+    )
+
+
+def event_view(
+    row: RowMapping,
+    entity_ids: tuple[str, ...] = (),
+    story_line_ids: tuple[str, ...] = (),
+    sources: tuple[SourceRef, ...] = (),
+) -> EventView:
+    """A ``graph_events`` row as a view."""
+    return EventView(
+        event_id=row["event_id"],
+        project_id=row["project_id"],
+        conversation_id=row["conversation_id"],
+        kind=row["kind"],
+        title=row["title"],
+        summary=row["summary"],
+        occurred_at=row["occurred_at"],
+        outcome=row["outcome"],
+        layer=row["layer"],
+        entity_ids=entity_ids,
+        story_line_ids=story_line_ids,
+        sources=sources,
+    )
+
+
+def relation_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> RelationView:
+    """A ``relations`` row as a view."""
+    return RelationView(
+        relation_id=row["relation_id"],
+        project_id=row["project_id"],
+        from_entity_id=row["from_entity_id"],
+        to_entity_id=row["to_entity_id"],
+        type=row["type"],
+        reason=row["reason"],
+        layer=row["layer"],
+        state=row["state"],
+        sources=sources,
+    )
+
+
+def change_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityChangeView:
+    """An ``entity_changes`` row as a view."""
+    return EntityChangeView(
+        change_id=row["change_id"],
+        entity_id=row["entity_id"],
+        result_id=row["result_id"],
+        kind=row["kind"],
+        description=row["description"],
+        layer=row["layer"],
+        state=row["state"],
+        sources=sources,
+    )
+
+
+def open_item_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> OpenItemView:
+    """An ``open_items`` row as a view."""
+    return OpenItemView(
+        key=row["item_key"],
+        project_id=row["project_id"],
+        title=row["title"],
+        detail=row["detail"],
+        status=row["status"],
+        layer=row["layer"],
+        entity_ids=tuple(row["entity_ids"] or ()),
+        resolved_result_id=row["resolved_result_id"],
+        sources=sources,
+    )
+
+
+def story_line_view(row: RowMapping, event_ids: tuple[str, ...] = ()) -> StoryLineView:
+    """A ``story_lines`` row as a view."""
+    return StoryLineView(
+        story_line_id=row["story_line_id"],
+        project_id=row["project_id"],
+        parent_id=row["parent_id"],
+        title=row["title"],
+        summary=row["summary"],
+        event_ids=event_ids,
+        updated_at=row["updated_at"],
+    )
+
+
+def experience_view(row: RowMapping, event_ids: tuple[str, ...] = ()) -> ExperienceView:
+    """An ``experiences`` row as a view."""
+    return ExperienceView(
+        experience_id=row["experience_id"],
+        project_id=row["project_id"],
+        title=row["title"],
+        lesson=row["lesson"],
+        event_ids=event_ids,
+    )
+
+
+EDITABLE_FIELDS: dict[str, tuple[str, ...]] = {
+    "entity": ("name", "description", "kind"),
+    "relation": ("reason",),
+    "entity_change": ("description", "kind"),
+}
+"""What a person may revise on each editable object (a relation's ends and type are its
+identity; revising them would be a different relation)."""
+
+REMOVED_STATE: dict[str, str] = {
+    "entity": "removed",
+    "relation": "revoked",
+    "entity_change": "removed",
+}
+
+
+def editable_table(object_type: str) -> tuple[Any, Any]:
+    """The table and id column of an editable object type."""
+    if object_type == "entity":
+        return t.entities, t.entities.c.entity_id
+    if object_type == "relation":
+        return t.relations, t.relations.c.relation_id
+    return t.entity_changes, t.entity_changes.c.change_id
+
+
+def editable_fields(object_type: str, row: RowMapping) -> dict[str, Any]:
+    """What a person sees and may change of an object, with its state."""
+    fields = {name: row[name] for name in EDITABLE_FIELDS[object_type]}
+    fields["state"] = row["state"]
+    return fields

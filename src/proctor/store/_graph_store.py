@@ -1,0 +1,211 @@
+"""The story graph in the store: publish, a person's edits, and consistent reads.
+
+``GraphStore`` is the ``SqlStore`` mixin behind ``GraphRecords``. Writes go through
+``_write()`` (one transaction each); every query runs in one read transaction
+(``REPEATABLE READ`` on PostgreSQL, a WAL read transaction on SQLite) so an answer never
+mixes two publishes. The work itself lives in ``_graph_publish`` (with its writers in
+``_graph_publish_facts`` and ``_graph_publish_threads``), ``_graph_edits``,
+``_graph_queries`` and ``_graph_sources``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from sqlalchemy.engine import Connection
+
+from proctor._util.clock import utcnow
+from proctor.graph import EntityCandidate, ResultDraft, StoryLineCandidate
+from proctor.graph.views import (
+    AttentionBucket,
+    EntityDetail,
+    GraphEdit,
+    GraphView,
+    NeedsReviewItem,
+    PublishOutcome,
+    ResultSummary,
+    SourceContext,
+    SourceText,
+    StoryLineView,
+)
+from proctor.store import _graph_edits as edits
+from proctor.store import _graph_queries as queries
+from proctor.store import _graph_result as results
+from proctor.store import _graph_sources as sources
+from proctor.store._base import StoreBase
+from proctor.store._graph_publish import publish
+
+
+class GraphStore(StoreBase):
+    """Publish, edit and read the story graph (see ``GraphRecords``)."""
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Connection]:
+        """One read transaction: everything read inside it comes from one state."""
+        with self._read() as c:
+            if c.dialect.name == "postgresql":
+                c.execution_options(isolation_level="REPEATABLE READ")
+            with c.begin():
+                yield c
+
+    # -- writes -----------------------------------------------------------------------
+
+    def publish_result(self, draft: ResultDraft, run_status: str) -> PublishOutcome:
+        """Publish a review's result and graph in one transaction (idempotent per run).
+
+        Raises ``NotFoundError`` when the run does not exist, when a story line the merge
+        chose is gone, or when a fact points at an entity or event nobody holds; nothing
+        is written then.
+        """
+        with self._write() as c:
+            return publish(c, draft, run_status, utcnow())
+
+    def confirm(self, object_type: str, object_id: str) -> GraphEdit:
+        """A person confirms an entity, relation or entity change (id or unique prefix)."""
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "confirm", {}, utcnow())
+
+    def revise(
+        self,
+        object_type: str,
+        object_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        reason: str | None = None,
+        kind: str | None = None,
+    ) -> GraphEdit:
+        """A person rewrites an object's fields; automatic runs leave it alone from then on."""
+        given = {"name": name, "description": description, "reason": reason, "kind": kind}
+        changes = {key: value for key, value in given.items() if value is not None}
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "revise", changes, utcnow())
+
+    def remove(self, object_type: str, object_id: str) -> GraphEdit:
+        """A person removes an object (a relation is revoked and never recreated)."""
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "remove", {}, utcnow())
+
+    def dismiss_needs_review(self, item_id: int) -> NeedsReviewItem:
+        """Mark a difference as seen; the same proposal is not raised again."""
+        with self._write() as c:
+            return edits.dismiss(c, item_id)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def resolve_graph_object(self, ref: str, object_type: str | None = None) -> tuple[str, str]:
+        """The (type, id) an id or unique prefix names among editable objects."""
+        with self._snapshot() as c:
+            return edits.resolve_object(c, ref, object_type)
+
+    def needs_review_items(self, status: str | None = "open") -> list[NeedsReviewItem]:
+        """Automatic proposals that differ from a person's edit (None: every status)."""
+        with self._snapshot() as c:
+            return edits.needs_review_items(c, status)
+
+    def overview(self, target: str | None = None, limit: int = 20) -> list[ResultSummary]:
+        """Results for a scope key or project (all when None), newest first.
+
+        The target filters before the limit; a project's overview includes global results
+        (``ResultSummary.is_global``). An unknown target is a ``NotFoundError``.
+        """
+        with self._snapshot() as c:
+            return queries.overview(c, target, limit)
+
+    def resolve_result_id(self, ref: str) -> str:
+        """A result id from a full id or unique prefix."""
+        with self._snapshot() as c:
+            return queries.resolve_result_id(c, ref)
+
+    def result(self, result_id: str) -> ResultSummary:
+        """One result (id or unique prefix)."""
+        with self._snapshot() as c:
+            return queries.result_summary(c, queries.resolve_result_id(c, result_id))
+
+    def latest_result(self, scope_key: str) -> ResultSummary | None:
+        """The newest result of exactly this scope."""
+        with self._snapshot() as c:
+            return queries.latest_result(c, scope_key)
+
+    def graph(
+        self, result_id: str, story_line_id: str | None = None, *, as_published: bool = False
+    ) -> GraphView:
+        """Exactly what one result published; never another result's graph.
+
+        Objects carry their current names and states (a person's later edits show);
+        ``as_published`` reads the result's snapshot instead: what it said then (REV-8).
+        A bad result or story line id is a ``NotFoundError``.
+        """
+        with self._snapshot() as c:
+            summary = queries.result_summary(c, queries.resolve_result_id(c, result_id))
+            if as_published:
+                view = results.graph_from_snapshot(
+                    summary, results.result_snapshot(c, summary.result_id)
+                )
+            else:
+                view = results.load_result_graph(c, summary)
+            if story_line_id is not None:
+                view = results.narrow_to_story_line(view, story_line_id)
+            cited = {
+                (ref.source_type, ref.source_id)
+                for group in (
+                    view.events,
+                    view.entities,
+                    view.relations,
+                    view.changes,
+                    view.open_items,
+                )
+                for item in group
+                for ref in item.sources
+            }
+            return dataclasses.replace(view, sources=sources.excerpts(c, cited))
+
+    def stories(self, target: str) -> list[StoryLineView]:
+        """Story lines of a project (name or id) or review scope, most recently updated first."""
+        with self._snapshot() as c:
+            return queries.stories(c, target)
+
+    def source_text(self, source_type: str, source_id: str) -> SourceText:
+        """The full text of one source."""
+        with self._snapshot() as c:
+            return sources.source_text(c, source_type, source_id)
+
+    def source_context(
+        self, source_type: str, source_id: str, before: int = 3, after: int = 3
+    ) -> SourceContext:
+        """A source with its neighbours in the conversation."""
+        with self._snapshot() as c:
+            return sources.source_context(c, source_type, source_id, before, after)
+
+    def attention(self, result_id: str) -> list[AttentionBucket]:
+        """Messages per hour over a result's scope and time range, computed now (REV-11)."""
+        with self._snapshot() as c:
+            summary = queries.result_summary(c, queries.resolve_result_id(c, result_id))
+            return sources.attention(c, summary)
+
+    def entity_candidates(
+        self,
+        project_id: str | None,
+        limit: int = 100,
+        cross_project: bool = False,
+        states: Sequence[str] | None = None,
+    ) -> list[EntityCandidate]:
+        """Entities offered to the model as ``known_N``, most recently updated first (REV-3);
+        ``states`` narrows them (e.g. the ones a person confirmed, REV-7b background)."""
+        with self._snapshot() as c:
+            return queries.entity_candidates(c, project_id, limit, cross_project, states)
+
+    def story_line_candidates(
+        self, project_id: str | None, limit: int = 40
+    ) -> list[StoryLineCandidate]:
+        """Story lines offered to the merge as ``line_N``, most recently updated first."""
+        with self._snapshot() as c:
+            return queries.story_line_candidates(c, project_id, limit)
+
+    def entity(self, entity_id: str) -> EntityDetail:
+        """One entity (id or unique prefix) with everything that mentions it."""
+        with self._snapshot() as c:
+            _, full_id = edits.resolve_object(c, entity_id, "entity")
+            return queries.entity_detail(c, full_id)

@@ -1,0 +1,229 @@
+"""What the review store hands back: runs, manifest entries and saved batches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from proctor.transcript import Conversation, Message, SubagentRun, TaskEvent, ToolCall
+
+RunStatus = Literal["running", "paused", "cancelled", "completed", "failed", "no_change"]
+"""REV-5. ``cancelled`` while a worker still stops reads as "cancelling" (see ``shown``)."""
+
+Trigger = Literal["manual", "scheduled", "heartbeat"]
+
+RESUMABLE: frozenset[str] = frozenset({"paused", "failed"})
+FINISHED: frozenset[str] = frozenset({"cancelled", "completed", "failed", "no_change"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewScope:
+    """What a review covers, frozen when the run starts (REV-1)."""
+
+    project_id: str | None
+    """None: every project."""
+    project_name: str | None
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        """The checkpoint scope: ``project:<id>`` or ``all``."""
+        return "all" if self.project_id is None else f"project:{self.project_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRunRecord:
+    """One review run as stored."""
+
+    run_id: str
+    scope_key: str
+    project_id: str | None
+    time_from: datetime | None
+    time_to: datetime | None
+    trigger: str
+    reanalyze: bool
+    status: str
+    active: bool
+    connection: str | None
+    model: str | None
+    options: dict[str, Any]
+    sources_total: int
+    sources_done: int
+    batches_total: int
+    batches_done: int
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    error: str | None
+    result_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def shown(self) -> str:
+        """The state a person sees: a cancelled run that is still stopping is "cancelling"."""
+        if self.status == "cancelled" and self.active:
+            return "cancelling"
+        if self.status == "paused" and self.active:
+            return "pausing"
+        return self.status
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """One source a run reads, at the version frozen in its manifest."""
+
+    position: int
+    source_type: str
+    source_id: str
+    conversation_id: str
+    fingerprint: str
+    occurred_at: datetime | None
+    batch_no: int
+    state: str
+    """``pending``, ``done`` or ``omitted`` (its conversation was deleted meanwhile)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SavedBatch:
+    """A batch's saved state and output."""
+
+    batch_no: int
+    state: str
+    """``pending``, ``done`` or ``failed``."""
+    sources: int
+    output: dict[str, Any] | None
+    error: str | None
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContents:
+    """The current content of some sources, with what they belong to."""
+
+    messages: dict[str, Message]
+    tool_calls: dict[str, ToolCall]
+    task_events: dict[str, TaskEvent]
+    fingerprints: dict[tuple[str, str], str]
+    """Current fingerprint of every source that still exists."""
+    conversations: dict[str, Conversation]
+    project_of: dict[str, str]
+    """Conversation id → project id."""
+    project_names: dict[str, str]
+    subagent_runs: dict[str, SubagentRun]
+    """By the source id of the tool call that started the sub-agent."""
+
+
+class ReviewRecords(Protocol):
+    """Review runs, manifests, batches and the execution slot (see ``_review_store.py``)."""
+
+    def create_review_run(
+        self,
+        scope: ReviewScope,
+        *,
+        trigger: str,
+        reanalyze: bool,
+        stages: Sequence[str],
+        batch_size: int,
+        batch_chars: int,
+        connection: str | None,
+        model: str | None,
+        options: dict[str, Any] | None = None,
+    ) -> ReviewRunRecord:
+        """Freeze scope and range and build the manifest: one transaction."""
+        ...
+
+    def review_run(self, run_id: str) -> ReviewRunRecord:
+        """One run by id or unique prefix."""
+        ...
+
+    def review_runs(self, *, limit: int = 20, status: str | None = None) -> list[ReviewRunRecord]:
+        """Runs, newest first."""
+        ...
+
+    def set_review_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        allowed_from: Iterable[str] | None = None,
+        error: str | None = None,
+        finished: bool = False,
+    ) -> ReviewRunRecord:
+        """Move a run to another state."""
+        ...
+
+    def add_review_usage(
+        self, run_id: str, *, calls: int, input_tokens: int, output_tokens: int
+    ) -> None:
+        """Count model usage outside batches."""
+        ...
+
+    def fail_interrupted_reviews(self) -> list[str]:
+        """Runs left running by a stopped process become failed."""
+        ...
+
+    def claim_review_slot(
+        self, run_id: str, *, resumable_from: Iterable[str] = ()
+    ) -> ReviewRunRecord:
+        """Take the one slot or raise BusyError."""
+        ...
+
+    def review_slot_holder(self) -> str | None:
+        """The run holding the slot, if alive."""
+        ...
+
+    def beat_review_slot(self, run_id: str) -> None:
+        """Keep the slot."""
+        ...
+
+    def release_review_slot(self, run_id: str) -> ReviewRunRecord:
+        """Free the slot."""
+        ...
+
+    def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
+        """One batch's manifest entries."""
+        ...
+
+    def review_batches(self, run_id: str) -> list[SavedBatch]:
+        """Every batch of a run."""
+        ...
+
+    def save_review_batch(
+        self,
+        run_id: str,
+        batch_no: int,
+        *,
+        state: str,
+        output: dict[str, Any] | None,
+        error: str | None,
+        read: dict[tuple[str, str], str],
+        omitted: Sequence[tuple[str, str]],
+        model_calls: int,
+        input_tokens: int,
+        output_tokens: int,
+    ) -> bool:
+        """Save a batch if the run is still running."""
+        ...
+
+    def manifest_counts(self, run_id: str) -> dict[str, int]:
+        """Pending, done and omitted counts."""
+        ...
+
+    def done_manifest(self, run_id: str) -> list[ManifestEntry]:
+        """Entries the run read."""
+        ...
+
+    def checkpoint_count(self, stage: str | None = None) -> int:
+        """How many checkpoints exist."""
+        ...
+
+    def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
+        """Current content of the given (source_type, source_id) sources."""
+        ...

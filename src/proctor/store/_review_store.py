@@ -1,0 +1,755 @@
+"""Review runs: the frozen manifest, saved batches, the execution slot (REV-1, REV-5…7).
+
+A run's manifest is built inside the database in one statement per page of the source
+table: the sources of the scope and time range that are new, revised or unfinished for
+the run's stages (or every source of the range for a reanalyze run), in conversation
+order, already cut into batches. Saving a batch checks, in the same transaction, that
+the run is still ``running``: output that arrives after a pause or cancel is dropped.
+
+The one execution slot (REV-6) is a single row claimed in a transaction; its holder is
+``host:pid`` with a heartbeat, so a slot held by a process that died is taken over, and
+the runs it left ``running`` become ``failed`` with their saved batches intact.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    Text,
+    and_,
+    case,
+    cast,
+    exists,
+    func,
+    insert,
+    literal,
+    not_,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from proctor._util.clock import utcnow
+from proctor.errors import BusyError, NotFoundError, ReviewStateError
+from proctor.store import _schema as t
+from proctor.store._base import StoreBase
+from proctor.store._review_records import (
+    ManifestEntry,
+    ReviewRunRecord,
+    ReviewScope,
+    SavedBatch,
+    SourceContents,
+)
+from proctor.store._rows import (
+    conversation_from_row,
+    message_from_row,
+    subagent_from_row,
+    task_event_from_row,
+    tool_call_from_row,
+)
+from proctor.transcript import Conversation
+
+SLOT_STALE_AFTER = timedelta(minutes=2)
+"""A slot whose holder has not beaten for this long (on another host) is free again."""
+
+_OWNER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def slot_owner() -> str:
+    """This process as a slot holder."""
+    return _OWNER
+
+
+def _owner_alive(owner: str | None, heartbeat_at: datetime | None, now: datetime) -> bool:
+    if owner is None:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return heartbeat_at is not None and now - heartbeat_at < SLOT_STALE_AFTER
+
+
+def _run(row: Any) -> ReviewRunRecord:
+    m = row._mapping
+    return ReviewRunRecord(**{name: m[name] for name in ReviewRunRecord.__slots__})
+
+
+class ReviewStore(StoreBase):
+    """Review runs, manifests, batches, checkpoints and the execution slot."""
+
+    # -- runs -------------------------------------------------------------------------
+
+    def create_review_run(
+        self,
+        scope: ReviewScope,
+        *,
+        trigger: str,
+        reanalyze: bool,
+        stages: Sequence[str],
+        batch_size: int,
+        batch_chars: int,
+        connection: str | None,
+        model: str | None,
+        options: dict[str, Any] | None = None,
+    ) -> ReviewRunRecord:
+        """Freeze scope and range, build the manifest and its batches: one transaction.
+
+        ``stages`` are the checkpoint stages this run advances (``structural`` always,
+        ``semantic`` when a model is configured); a source is pending when any of them
+        lacks a checkpoint at its current fingerprint. A reanalyze run takes every source
+        of the range and reads no checkpoint.
+        """
+        run_id = str(uuid.uuid4())
+        now = utcnow()
+        with self._write() as conn:
+            conn.execute(
+                insert(t.review_runs).values(
+                    run_id=run_id,
+                    scope_key=scope.key,
+                    project_id=scope.project_id,
+                    time_from=scope.time_from,
+                    time_to=scope.time_to,
+                    trigger=trigger,
+                    reanalyze=reanalyze,
+                    status="running",
+                    active=False,
+                    connection=connection,
+                    model=model,
+                    options={
+                        **(options or {}),
+                        "stages": list(stages),
+                        "batch_size": batch_size,
+                        "batch_chars": batch_chars,
+                    },
+                    sources_total=0,
+                    sources_done=0,
+                    batches_total=0,
+                    batches_done=0,
+                    model_calls=0,
+                    input_tokens=0,
+                    output_tokens=0,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            total = _build_manifest(conn, run_id, scope, stages, reanalyze, batch_size, batch_chars)
+            counts = conn.execute(
+                select(t.review_manifest.c.batch_no, func.count())
+                .where(t.review_manifest.c.run_id == run_id)
+                .group_by(t.review_manifest.c.batch_no)
+                .order_by(t.review_manifest.c.batch_no)
+            ).all()
+            batches = len(counts)
+            if counts:
+                conn.execute(
+                    insert(t.review_batches),
+                    [
+                        {
+                            "run_id": run_id,
+                            "batch_no": batch_no,
+                            "state": "pending",
+                            "sources": count,
+                            "model_calls": 0,
+                            "input_tokens": 0,
+                            "output_tokens": 0,
+                        }
+                        for batch_no, count in counts
+                    ],
+                )
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(sources_total=total, batches_total=batches)
+            )
+            row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == run_id)).one()
+        return _run(row)
+
+    def review_run(self, run_id: str) -> ReviewRunRecord:
+        """One run by id or unique prefix."""
+        with self._read() as conn:
+            full = _resolve_run_id(conn, run_id)
+            row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == full)).one()
+        return _run(row)
+
+    def review_runs(self, *, limit: int = 20, status: str | None = None) -> list[ReviewRunRecord]:
+        """Runs, newest first."""
+        query = select(t.review_runs).order_by(t.review_runs.c.created_at.desc()).limit(limit)
+        if status is not None:
+            query = query.where(t.review_runs.c.status == status)
+        with self._read() as conn:
+            return [_run(row) for row in conn.execute(query)]
+
+    def set_review_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        allowed_from: Iterable[str] | None = None,
+        error: str | None = None,
+        finished: bool = False,
+    ) -> ReviewRunRecord:
+        """Move a run to ``status`` (only from ``allowed_from`` when given): one transaction."""
+        now = utcnow()
+        with self._write() as conn:
+            full = _resolve_run_id(conn, run_id)
+            current = conn.execute(
+                select(t.review_runs.c.status).where(t.review_runs.c.run_id == full)
+            ).scalar_one()
+            allowed = None if allowed_from is None else frozenset(allowed_from)
+            if allowed is not None and current not in allowed:
+                raise ReviewStateError(
+                    f"review run {full[:8]} is {current}; it cannot become {status} "
+                    f"(only from {', '.join(sorted(allowed))})"
+                )
+            values: dict[str, Any] = {"status": status, "updated_at": now}
+            if error is not None:
+                values["error"] = error
+            if finished:
+                values["finished_at"] = now
+            conn.execute(update(t.review_runs).where(t.review_runs.c.run_id == full).values(values))
+            row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == full)).one()
+        return _run(row)
+
+    def add_review_usage(
+        self, run_id: str, *, calls: int, input_tokens: int, output_tokens: int
+    ) -> None:
+        """Count model usage that was not part of a saved batch (the merge)."""
+        with self._write() as conn:
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(
+                    model_calls=t.review_runs.c.model_calls + calls,
+                    input_tokens=t.review_runs.c.input_tokens + input_tokens,
+                    output_tokens=t.review_runs.c.output_tokens + output_tokens,
+                    updated_at=utcnow(),
+                )
+            )
+
+    def fail_interrupted_reviews(self) -> list[str]:
+        """Runs left ``running`` by a process that stopped become ``failed`` (REV-5).
+
+        Their saved batches stay; ``resume`` continues them. A run whose worker is alive
+        (it holds the slot) is left alone.
+        """
+        now = utcnow()
+        with self._write() as conn:
+            slot = conn.execute(select(t.review_slot)).first()
+            live_run = None
+            if slot is not None and _owner_alive(slot.owner, slot.heartbeat_at, now):
+                live_run = slot.run_id
+            query = select(t.review_runs.c.run_id).where(
+                or_(t.review_runs.c.status == "running", t.review_runs.c.active.is_(True))
+            )
+            stale = [r for (r,) in conn.execute(query) if r != live_run]
+            for run_id in stale:
+                conn.execute(
+                    update(t.review_runs)
+                    .where(t.review_runs.c.run_id == run_id, t.review_runs.c.status == "running")
+                    .values(
+                        status="failed",
+                        error="interrupted: the process running this review stopped; resume it",
+                        updated_at=now,
+                    )
+                )
+                conn.execute(
+                    update(t.review_runs)
+                    .where(t.review_runs.c.run_id == run_id)
+                    .values(active=False)
+                )
+        return stale
+
+    # -- the execution slot (REV-6) ----------------------------------------------------
+
+    def claim_review_slot(
+        self, run_id: str, *, resumable_from: Iterable[str] = ()
+    ) -> ReviewRunRecord:
+        """Take the one slot for ``run_id`` and mark the run running and active.
+
+        Raises ``BusyError`` at once when another live process holds it. ``resumable_from``
+        lists the states the run may be resumed from (empty: it must be ``running``).
+        """
+        now = utcnow()
+        owner = slot_owner()
+        allowed = frozenset({"running", *resumable_from})
+        with self._write() as conn:
+            slot = conn.execute(select(t.review_slot)).first()
+            if slot is None:
+                conn.execute(insert(t.review_slot).values(slot=1))
+            elif slot.run_id is not None and _owner_alive(slot.owner, slot.heartbeat_at, now):
+                holder = conn.execute(
+                    select(t.review_runs.c.scope_key).where(t.review_runs.c.run_id == slot.run_id)
+                ).scalar()
+                raise BusyError(
+                    f"BUSY: review run {slot.run_id[:8]} ({holder or 'unknown scope'}) holds the "
+                    "one review slot; wait for it to finish, or pause or cancel it first"
+                )
+            status = conn.execute(
+                select(t.review_runs.c.status).where(t.review_runs.c.run_id == run_id)
+            ).scalar()
+            if status is None:
+                raise NotFoundError(f"no review run {run_id!r}")
+            if status not in allowed:
+                raise ReviewStateError(
+                    f"review run {run_id[:8]} is {status} and cannot run"
+                    + ("; a cancelled run cannot be resumed" if status == "cancelled" else "")
+                )
+            conn.execute(
+                update(t.review_slot)
+                .where(t.review_slot.c.slot == 1)
+                .values(run_id=run_id, owner=owner, acquired_at=now, heartbeat_at=now)
+            )
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(status="running", active=True, error=None, updated_at=now, finished_at=None)
+            )
+            row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == run_id)).one()
+        return _run(row)
+
+    def review_slot_holder(self) -> str | None:
+        """The run holding the slot, if its process is alive."""
+        with self._read() as conn:
+            slot = conn.execute(select(t.review_slot)).first()
+        if slot is None or slot.run_id is None:
+            return None
+        return str(slot.run_id) if _owner_alive(slot.owner, slot.heartbeat_at, utcnow()) else None
+
+    def beat_review_slot(self, run_id: str) -> None:
+        """Keep the slot: the holder is still working."""
+        with self._write() as conn:
+            conn.execute(
+                update(t.review_slot)
+                .where(t.review_slot.c.slot == 1, t.review_slot.c.run_id == run_id)
+                .values(heartbeat_at=utcnow())
+            )
+
+    def release_review_slot(self, run_id: str) -> ReviewRunRecord:
+        """Work on the run has stopped: free the slot and clear ``active``."""
+        with self._write() as conn:
+            conn.execute(
+                update(t.review_slot)
+                .where(t.review_slot.c.slot == 1, t.review_slot.c.run_id == run_id)
+                .values(run_id=None, owner=None, acquired_at=None, heartbeat_at=None)
+            )
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(active=False, updated_at=utcnow())
+            )
+            row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == run_id)).one()
+        return _run(row)
+
+    # -- manifest and batches ----------------------------------------------------------
+
+    def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
+        """The manifest entries of one batch, in order."""
+        m = t.review_manifest
+        with self._read() as conn:
+            rows = conn.execute(
+                select(m)
+                .where(m.c.run_id == run_id, m.c.batch_no == batch_no)
+                .order_by(m.c.position)
+            ).all()
+        return [
+            ManifestEntry(
+                r.position,
+                r.source_type,
+                r.source_id,
+                r.conversation_id,
+                r.fingerprint,
+                r.occurred_at,
+                r.batch_no,
+                r.state,
+            )
+            for r in rows
+        ]
+
+    def review_batches(self, run_id: str) -> list[SavedBatch]:
+        """Every batch of a run with its state and saved output."""
+        b = t.review_batches
+        with self._read() as conn:
+            rows = conn.execute(select(b).where(b.c.run_id == run_id).order_by(b.c.batch_no)).all()
+        return [
+            SavedBatch(
+                r.batch_no,
+                r.state,
+                r.sources,
+                r.output,
+                r.error,
+                r.model_calls,
+                r.input_tokens,
+                r.output_tokens,
+            )
+            for r in rows
+        ]
+
+    def save_review_batch(
+        self,
+        run_id: str,
+        batch_no: int,
+        *,
+        state: str,
+        output: dict[str, Any] | None,
+        error: str | None,
+        read: dict[tuple[str, str], str],
+        omitted: Sequence[tuple[str, str]],
+        model_calls: int,
+        input_tokens: int,
+        output_tokens: int,
+    ) -> bool:
+        """Save a batch's outcome if the run is still running; False (nothing saved) if not.
+
+        ``read`` maps (source_type, source_id) to the fingerprint actually read; those
+        manifest entries become ``done`` at that version. ``omitted`` sources vanished
+        with their conversation. Model usage is counted either way: it was spent.
+        """
+        now = utcnow()
+        m = t.review_manifest
+        with self._write() as conn:
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(
+                    model_calls=t.review_runs.c.model_calls + model_calls,
+                    input_tokens=t.review_runs.c.input_tokens + input_tokens,
+                    output_tokens=t.review_runs.c.output_tokens + output_tokens,
+                    updated_at=now,
+                )
+            )
+            status = conn.execute(
+                select(t.review_runs.c.status).where(t.review_runs.c.run_id == run_id)
+            ).scalar_one()
+            if status != "running":
+                return False
+            conn.execute(
+                update(t.review_batches)
+                .where(t.review_batches.c.run_id == run_id, t.review_batches.c.batch_no == batch_no)
+                .values(
+                    state=state,
+                    output=output,
+                    error=error,
+                    model_calls=t.review_batches.c.model_calls + model_calls,
+                    input_tokens=t.review_batches.c.input_tokens + input_tokens,
+                    output_tokens=t.review_batches.c.output_tokens + output_tokens,
+                    completed_at=now,
+                )
+            )
+            for (source_type, source_id), fingerprint in read.items():
+                conn.execute(
+                    update(m)
+                    .where(
+                        m.c.run_id == run_id,
+                        m.c.batch_no == batch_no,
+                        m.c.source_type == source_type,
+                        m.c.source_id == source_id,
+                    )
+                    .values(state="done" if state == "done" else "pending", fingerprint=fingerprint)
+                )
+            for source_type, source_id in omitted:
+                conn.execute(
+                    update(m)
+                    .where(
+                        m.c.run_id == run_id,
+                        m.c.batch_no == batch_no,
+                        m.c.source_type == source_type,
+                        m.c.source_id == source_id,
+                    )
+                    .values(state="omitted")
+                )
+            done = conn.execute(
+                select(func.count()).where(
+                    t.review_batches.c.run_id == run_id, t.review_batches.c.state == "done"
+                )
+            ).scalar_one()
+            read_total = conn.execute(
+                select(func.count()).where(m.c.run_id == run_id, m.c.state != "pending")
+            ).scalar_one()
+            conn.execute(
+                update(t.review_runs)
+                .where(t.review_runs.c.run_id == run_id)
+                .values(batches_done=done, sources_done=read_total)
+            )
+        return True
+
+    def manifest_counts(self, run_id: str) -> dict[str, int]:
+        """How many manifest entries are pending, done and omitted."""
+        m = t.review_manifest
+        with self._read() as conn:
+            rows = conn.execute(
+                select(m.c.state, func.count()).where(m.c.run_id == run_id).group_by(m.c.state)
+            ).all()
+        return {str(state): int(count) for state, count in rows}
+
+    def done_manifest(self, run_id: str) -> list[ManifestEntry]:
+        """Entries read by the run, for its checkpoints."""
+        m = t.review_manifest
+        with self._read() as conn:
+            rows = conn.execute(
+                select(m).where(m.c.run_id == run_id, m.c.state == "done").order_by(m.c.position)
+            ).all()
+        return [
+            ManifestEntry(
+                r.position,
+                r.source_type,
+                r.source_id,
+                r.conversation_id,
+                r.fingerprint,
+                r.occurred_at,
+                r.batch_no,
+                r.state,
+            )
+            for r in rows
+        ]
+
+    def checkpoint_count(self, stage: str | None = None) -> int:
+        """How many checkpoints exist (of one stage)."""
+        c = t.review_checkpoints
+        query = select(func.count()).select_from(c)
+        if stage is not None:
+            query = query.where(c.c.stage == stage)
+        with self._read() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
+        """Current content of the given sources, read in one snapshot."""
+        by_type: dict[str, list[str]] = {}
+        for source_type, source_id in keys:
+            by_type.setdefault(source_type, []).append(source_id)
+        with self._read() as conn:
+            messages = {
+                r.source_id: message_from_row(r._mapping)
+                for ids in _chunks(by_type.get("message", ()))
+                for r in conn.execute(select(t.messages).where(t.messages.c.source_id.in_(ids)))
+            }
+            tool_calls = {
+                r.source_id: tool_call_from_row(r._mapping)
+                for ids in _chunks(by_type.get("tool_call", ()))
+                for r in conn.execute(select(t.tool_calls).where(t.tool_calls.c.source_id.in_(ids)))
+            }
+            task_events = {
+                r.source_id: task_event_from_row(r._mapping)
+                for ids in _chunks(by_type.get("task_event", ()))
+                for r in conn.execute(
+                    select(t.task_events).where(t.task_events.c.source_id.in_(ids))
+                )
+            }
+            fingerprints: dict[tuple[str, str], str] = {}
+            conversation_of: dict[str, str] = {}
+            for source_type, ids_all in by_type.items():
+                for ids in _chunks(ids_all):
+                    for r in conn.execute(
+                        select(
+                            t.sources.c.source_id,
+                            t.sources.c.fingerprint,
+                            t.sources.c.conversation_id,
+                        ).where(
+                            t.sources.c.source_type == source_type, t.sources.c.source_id.in_(ids)
+                        )
+                    ):
+                        fingerprints[(source_type, r.source_id)] = r.fingerprint
+                        conversation_of[r.source_id] = r.conversation_id
+            conversation_ids = sorted(set(conversation_of.values()))
+            conversations: dict[str, Conversation] = {}
+            project_of: dict[str, str] = {}
+            for ids in _chunks(conversation_ids):
+                for r in conn.execute(
+                    select(t.conversations).where(t.conversations.c.conversation_id.in_(ids))
+                ):
+                    conversations[r.conversation_id] = conversation_from_row(r._mapping)
+                    project_of[r.conversation_id] = r.project_id
+            project_names = {
+                r.project_id: r.name
+                for r in conn.execute(
+                    select(t.projects.c.project_id, t.projects.c.name).where(
+                        t.projects.c.project_id.in_(sorted(set(project_of.values())))
+                    )
+                )
+            }
+            subagent_runs = {
+                r.parent_tool_call_id: subagent_from_row(r._mapping)
+                for ids in _chunks(by_type.get("tool_call", ()))
+                for r in conn.execute(
+                    select(t.subagent_runs).where(t.subagent_runs.c.parent_tool_call_id.in_(ids))
+                )
+            }
+        return SourceContents(
+            messages=messages,
+            tool_calls=tool_calls,
+            task_events=task_events,
+            fingerprints=fingerprints,
+            conversations=conversations,
+            project_of=project_of,
+            project_names=project_names,
+            subagent_runs=subagent_runs,
+        )
+
+
+def _chunks(ids: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(ids), size):
+        yield list(ids[start : start + size])
+
+
+def _resolve_run_id(conn: Connection, ref: str) -> str:
+    ref = ref.strip()
+    if not ref:
+        raise NotFoundError("no review run id given")
+    rows = conn.execute(
+        select(t.review_runs.c.run_id)
+        .where(t.review_runs.c.run_id.startswith(ref, autoescape=True))
+        .limit(2)
+    ).all()
+    if not rows:
+        raise NotFoundError(f"no review run {ref!r}; see `proctor review list`")
+    if len(rows) > 1:
+        raise NotFoundError(f"review run id {ref!r} is ambiguous; give more characters")
+    return str(rows[0][0])
+
+
+def _content_rows() -> Any:
+    """(source_type, source_id, seq, size) of every source: manifest order and batch size."""
+    calls = t.tool_calls.c
+    call_size = func.coalesce(func.length(calls.result_text), 0) + func.coalesce(
+        func.length(cast(calls.arguments, Text)), 0
+    )
+    return (
+        select(
+            literal("message").label("source_type"),
+            t.messages.c.source_id.label("source_id"),
+            t.messages.c.seq.label("seq"),
+            func.length(t.messages.c.text).label("size"),
+        )
+        .union_all(
+            select(literal("tool_call"), calls.source_id, calls.seq, call_size),
+            select(
+                literal("task_event"),
+                t.task_events.c.source_id,
+                t.task_events.c.seq,
+                func.length(t.task_events.c.text),
+            ),
+        )
+        .subquery("content")
+    )
+
+
+def _build_manifest(
+    conn: Connection,
+    run_id: str,
+    scope: ReviewScope,
+    stages: Sequence[str],
+    reanalyze: bool,
+    batch_size: int,
+    batch_chars: int,
+) -> int:
+    """Insert the run's manifest with one INSERT … SELECT; return its size.
+
+    A batch closes after ``batch_size`` sources or about ``batch_chars`` characters,
+    whichever comes first: the batch number is the larger of the two running counts.
+    """
+    s = t.sources
+    conv = t.conversations
+    content = _content_rows()
+    when = func.coalesce(s.c.occurred_at, conv.c.started_at, type_=t.UTCDateTime())
+    conditions: list[ColumnElement[bool]] = []
+    if scope.project_id is not None:
+        conditions.append(conv.c.project_id == scope.project_id)
+    if scope.time_from is not None:
+        conditions.append(when >= scope.time_from)
+    if scope.time_to is not None:
+        conditions.append(when < scope.time_to)
+    if not reanalyze:
+        pending = [
+            not_(
+                exists().where(
+                    t.review_checkpoints.c.stage == stage,
+                    t.review_checkpoints.c.scope_key == scope.key,
+                    t.review_checkpoints.c.source_type == s.c.source_type,
+                    t.review_checkpoints.c.source_id == s.c.source_id,
+                    t.review_checkpoints.c.fingerprint == s.c.fingerprint,
+                )
+            )
+            for stage in stages
+        ]
+        conditions.append(or_(*pending))
+    order = (
+        conv.c.started_at.nulls_last(),
+        conv.c.conversation_id,
+        func.coalesce(content.c.seq, 0),
+        s.c.source_type,
+        s.c.source_id,
+    )
+    position = func.row_number().over(order_by=order) - 1
+    chars = func.sum(func.coalesce(content.c.size, 0) + 1).over(order_by=order, rows=(None, 0))
+    ranked = (
+        select(
+            literal(run_id).label("run_id"),
+            position.label("position"),
+            s.c.source_type,
+            s.c.source_id,
+            s.c.conversation_id,
+            s.c.fingerprint,
+            when.label("occurred_at"),
+            chars.label("chars"),
+        )
+        .select_from(
+            s.join(conv, conv.c.conversation_id == s.c.conversation_id).outerjoin(
+                content,
+                and_(
+                    content.c.source_type == s.c.source_type,
+                    content.c.source_id == s.c.source_id,
+                ),
+            )
+        )
+        .where(*conditions)
+        .subquery("ranked")
+    )
+    rows = select(
+        ranked.c.run_id,
+        ranked.c.position,
+        ranked.c.source_type,
+        ranked.c.source_id,
+        ranked.c.conversation_id,
+        ranked.c.fingerprint,
+        ranked.c.occurred_at,
+        case(
+            (
+                ranked.c.position // batch_size >= (ranked.c.chars - 1) // batch_chars,
+                ranked.c.position // batch_size,
+            ),
+            else_=(ranked.c.chars - 1) // batch_chars,
+        ).label("batch_no"),
+        literal("pending").label("state"),
+    )
+    conn.execute(
+        insert(t.review_manifest).from_select(
+            [
+                "run_id",
+                "position",
+                "source_type",
+                "source_id",
+                "conversation_id",
+                "fingerprint",
+                "occurred_at",
+                "batch_no",
+                "state",
+            ],
+            rows,
+        )
+    )
+    return int(
+        conn.execute(select(func.count()).where(t.review_manifest.c.run_id == run_id)).scalar_one()
+    )
