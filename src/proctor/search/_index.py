@@ -1,0 +1,415 @@
+"""Keeping the search index in step with the store (incremental, one transaction per chunk).
+
+``index_sources`` builds a document for every message and tool call and rebuilds only
+those whose inputs changed: a document's ``basis`` hashes the stored content hash of its
+source, of the turns around it (they are part of its full-text body), its project and
+conversation title. A rebuilt document is re-embedded only when the text the encoder reads
+changed. A pass first compares a signature of the sources (counts and latest update
+times, and the encoder) with the one its last full pass recorded: when they are equal
+nothing else is read and nothing is written. Documents of a deleted conversation go with
+it (foreign key cascade; on SQLite, triggers keep the FTS5 index in step). Graph objects
+come from the review pipeline through ``index_graph_objects`` (``_graph.py``).
+
+Embedding runs outside the write transaction, so a long first indexing never holds the
+writer: each chunk is read, embedded, then written in one short transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, select
+from sqlalchemy.engine import Connection
+
+from proctor._util.clock import utcnow
+from proctor.search._documents import (
+    SOURCE_TYPES,
+    SourceRef,
+    digest,
+    doc_key,
+    embedding_text,
+    message_body,
+    message_context,
+    object_body,
+)
+from proctor.search._encoder import SentenceEncoder, missing_embeddings
+from proctor.search._write import (
+    CHUNK,
+    IN_CLAUSE,
+    Encoder,
+    Row,
+    chunks,
+    delete_rows,
+    embed,
+    replace_rows,
+    resolve_encoder,
+)
+from proctor.store import SqlStore
+from proctor.store import _schema as t
+
+IndexProgress = Callable[[int, int], None]
+"""Called with (documents done, documents to do) while indexing."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one indexing pass did."""
+
+    documents: int
+    """Source documents in the index afterwards."""
+    added: int
+    updated: int
+    removed: int
+    embedded: int
+    """Documents whose text went through the encoder."""
+    seconds: float
+    embeddings: str | None
+    """None when documents were embedded; otherwise why not (what to install)."""
+
+
+# -- sources ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    key: str
+    doc_type: str
+    source_id: str
+    conversation_id: str
+    basis: str
+    prev_id: str | None = None
+    next_id: str | None = None
+
+
+def _plan(connection: Connection) -> list[_Planned]:
+    """Every source document the index should hold, with its basis (no text read)."""
+    conversations = {
+        row.conversation_id: (row.project_id, row.title)
+        for row in connection.execute(
+            select(
+                t.conversations.c.conversation_id,
+                t.conversations.c.project_id,
+                t.conversations.c.title,
+            )
+        )
+    }
+    planned: list[_Planned] = []
+    messages = connection.execute(
+        select(t.messages.c.source_id, t.messages.c.conversation_id, t.sources.c.content_hash)
+        .join(
+            t.sources,
+            and_(
+                t.sources.c.source_type == "message",
+                t.sources.c.source_id == t.messages.c.source_id,
+            ),
+        )
+        .order_by(t.messages.c.conversation_id, t.messages.c.seq)
+    ).all()
+    for index, row in enumerate(messages):
+        before = messages[index - 1] if index > 0 else None
+        after = messages[index + 1] if index + 1 < len(messages) else None
+        if before is not None and before.conversation_id != row.conversation_id:
+            before = None
+        if after is not None and after.conversation_id != row.conversation_id:
+            after = None
+        header = conversations.get(row.conversation_id, (None, None))
+        planned.append(
+            _Planned(
+                key=doc_key("message", row.source_id),
+                doc_type="message",
+                source_id=row.source_id,
+                conversation_id=row.conversation_id,
+                basis=digest(
+                    row.content_hash,
+                    before.content_hash if before else None,
+                    after.content_hash if after else None,
+                    *header,
+                ),
+                prev_id=before.source_id if before else None,
+                next_id=after.source_id if after else None,
+            )
+        )
+    for row in connection.execute(
+        select(
+            t.tool_calls.c.source_id, t.tool_calls.c.conversation_id, t.sources.c.content_hash
+        ).join(
+            t.sources,
+            and_(
+                t.sources.c.source_type == "tool_call",
+                t.sources.c.source_id == t.tool_calls.c.source_id,
+            ),
+        )
+    ):
+        header = conversations.get(row.conversation_id, (None, None))
+        planned.append(
+            _Planned(
+                key=doc_key("tool_call", row.source_id),
+                doc_type="tool_call",
+                source_id=row.source_id,
+                conversation_id=row.conversation_id,
+                basis=digest(row.content_hash, *header),
+            )
+        )
+    return planned
+
+
+def _indexed(connection: Connection, doc_types: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """``doc_key → (basis, row_id)`` of the documents of these types in the index."""
+    d = t.search_documents
+    return {
+        row.doc_key: (row.basis, row.row_id)
+        for row in connection.execute(
+            select(d.c.doc_key, d.c.basis, d.c.row_id).where(d.c.doc_type.in_(list(doc_types)))
+        )
+    }
+
+
+def _message_rows(connection: Connection, chunk: Sequence[_Planned]) -> list[Row]:
+    wanted = {p.source_id for p in chunk}
+    wanted |= {p.prev_id for p in chunk if p.prev_id} | {p.next_id for p in chunk if p.next_id}
+    m = t.messages
+    found: dict[str, Any] = {}
+    for ids in chunks(sorted(wanted), IN_CLAUSE):
+        for row in connection.execute(
+            select(m.c.source_id, m.c.seq, m.c.role, m.c.author, m.c.text, m.c.created_at).where(
+                m.c.source_id.in_(list(ids))
+            )
+        ):
+            found[row.source_id] = row
+    headers = _headers(connection, {p.conversation_id for p in chunk})
+    rows = []
+    for planned in chunk:
+        stored = found.get(planned.source_id)
+        if stored is None:  # removed since the plan was read; the next pass drops it
+            continue
+        speaker = stored.author or stored.role
+        neighbours = [
+            (found[i].author or found[i].role, found[i].text)
+            for i in (planned.prev_id, planned.next_id)
+            if i is not None and i in found
+        ]
+        project_id, title = headers.get(planned.conversation_id, (None, None))
+        rows.append(
+            Row(
+                values=_values(
+                    planned,
+                    project_id=project_id,
+                    position=stored.seq,
+                    author=stored.author,
+                    title=title,
+                    text=stored.text,
+                    body=message_body(speaker, stored.text, stored.created_at),
+                    context=message_context(neighbours),
+                    occurred_at=stored.created_at,
+                ),
+                embed_text=embedding_text(speaker, stored.text),
+            )
+        )
+    return rows
+
+
+def _tool_rows(connection: Connection, chunk: Sequence[_Planned]) -> list[Row]:
+    c = t.tool_calls
+    found: dict[str, Any] = {}
+    for ids in chunks([p.source_id for p in chunk], IN_CLAUSE):
+        for row in connection.execute(
+            select(c.c.source_id, c.c.name, c.c.arguments, c.c.result_text, c.c.created_at).where(
+                c.c.source_id.in_(list(ids))
+            )
+        ):
+            found[row.source_id] = row
+    headers = _headers(connection, {p.conversation_id for p in chunk})
+    rows = []
+    for planned in chunk:
+        call = found.get(planned.source_id)
+        if call is None:
+            continue
+        text = _tool_text(call.arguments, call.result_text)
+        project_id, _title = headers.get(planned.conversation_id, (None, None))
+        rows.append(
+            Row(
+                values=_values(
+                    planned,
+                    project_id=project_id,
+                    position=None,
+                    author=None,
+                    title=call.name,
+                    text=text,
+                    body=object_body(call.name, text, call.created_at),
+                    context="",
+                    occurred_at=call.created_at,
+                ),
+                embed_text=embedding_text(call.name, text),
+            )
+        )
+    return rows
+
+
+def _tool_text(arguments: Any, result: str | None) -> str:
+    if isinstance(arguments, dict):
+        shown = " ".join(f"{k}={v}" for k, v in arguments.items())
+    else:
+        shown = "" if arguments is None else str(arguments)
+    return "\n".join(part for part in (shown, result or "") if part)
+
+
+def _headers(
+    connection: Connection, ids: Iterable[str]
+) -> dict[str, tuple[str | None, str | None]]:
+    found = {}
+    for chunk in chunks(sorted(ids), IN_CLAUSE):
+        for row in connection.execute(
+            select(
+                t.conversations.c.conversation_id,
+                t.conversations.c.project_id,
+                t.conversations.c.title,
+            ).where(t.conversations.c.conversation_id.in_(list(chunk)))
+        ):
+            found[row.conversation_id] = (row.project_id, row.title)
+    return found
+
+
+def _values(planned: _Planned, **fields: Any) -> dict[str, Any]:
+    return {
+        "doc_key": planned.key,
+        "doc_type": planned.doc_type,
+        "doc_id": planned.source_id,
+        "conversation_id": planned.conversation_id,
+        "source_refs": [
+            SourceRef(planned.doc_type, planned.source_id, planned.conversation_id).as_json()
+        ],
+        "basis": planned.basis,
+        **fields,
+    }
+
+
+def index_sources(
+    store: SqlStore,
+    *,
+    encoder: Encoder = "auto",
+    progress: IndexProgress | None = None,
+) -> IndexReport:
+    """Bring the index up to date with the store's messages and tool calls.
+
+    Args:
+        store: the store to read from and write the index into.
+        encoder: the sentence encoder, None for full text only, ``"auto"`` for the model
+            when the ``embeddings`` extra and the model package are installed.
+        progress: called after each written chunk.
+    """
+    started = time.perf_counter()
+    chosen = resolve_encoder(encoder)
+    # The store exposes transactions to its own parts; the index is one of them.
+    with store._read() as connection:
+        signature = _sources_signature(connection, chosen)
+        last = connection.execute(
+            select(t.search_state.c.value).where(t.search_state.c.name == _SIGNATURE)
+        ).scalar_one_or_none()
+        if last == signature:
+            return IndexReport(
+                documents=int(signature[0]),
+                added=0,
+                updated=0,
+                removed=0,
+                embedded=0,
+                seconds=time.perf_counter() - started,
+                embeddings=None if chosen is not None else (missing_embeddings() or "turned off"),
+            )
+        planned = _plan(connection)
+        indexed = _indexed(connection, SOURCE_TYPES)
+        missing_vectors = _missing_vectors(connection, chosen) if chosen is not None else set()
+    wanted = {p.key for p in planned}
+    stale = [p for p in planned if indexed.get(p.key, ("", 0))[0] != p.basis]
+    removed = [indexed[key][1] for key in indexed if key not in wanted]
+    stale_keys = {p.key for p in stale}
+    refill = [p for p in planned if p.key in missing_vectors and p.key not in stale_keys]
+    todo = stale + refill
+    embedded = 0
+    done = 0
+    for kind, reader in (("message", _message_rows), ("tool_call", _tool_rows)):
+        batch = [p for p in todo if p.doc_type == kind]
+        for chunk in chunks(batch, CHUNK):
+            with store._read() as connection:
+                rows = reader(connection, chunk)
+                old = _old_vectors(
+                    connection, [indexed[p.key][1] for p in chunk if p.key in indexed]
+                )
+            vectors, count = embed(rows, old, chosen)
+            embedded += count
+            with store._write() as connection:
+                replace_rows(connection, rows, vectors, chosen)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(todo))
+    with store._write() as connection:
+        delete_rows(connection, removed)
+        _record_signature(connection, signature)
+    added = sum(1 for p in stale if p.key not in indexed)
+    return IndexReport(
+        documents=len(planned),
+        added=added,
+        updated=len(stale) - added,
+        removed=len(removed),
+        embedded=embedded,
+        seconds=time.perf_counter() - started,
+        embeddings=None if chosen is not None else (missing_embeddings() or "turned off"),
+    )
+
+
+_SIGNATURE = "sources_signature"
+
+
+def _sources_signature(connection: Connection, encoder: SentenceEncoder | None) -> list[Any]:
+    """What the sources look like: counts and latest update times, and the encoder.
+
+    Every write path of the store moves one of them: a new or revised source raises
+    ``sources.updated_at``, a deleted conversation lowers the count, a renamed or moved
+    conversation raises ``conversations.updated_at``.
+    """
+    s, c = t.sources, t.conversations
+    sources = connection.execute(
+        select(func.count(), func.max(s.c.updated_at)).where(s.c.source_type.in_(SOURCE_TYPES))
+    ).one()
+    conversations = connection.execute(select(func.count(), func.max(c.c.updated_at))).one()
+    return [
+        sources[0],
+        sources[1].isoformat() if sources[1] else None,
+        conversations[0],
+        conversations[1].isoformat() if conversations[1] else None,
+        encoder.name if encoder is not None else None,
+    ]
+
+
+def _record_signature(connection: Connection, signature: list[Any]) -> None:
+    state = t.search_state
+    connection.execute(delete(state).where(state.c.name == _SIGNATURE))
+    connection.execute(insert(state).values(name=_SIGNATURE, value=signature, updated_at=utcnow()))
+
+
+def _missing_vectors(connection: Connection, encoder: SentenceEncoder) -> set[str]:
+    """Keys of source documents without a vector from this encoder's model."""
+    d, v = t.search_documents, t.search_vectors
+    return set(
+        connection.execute(
+            select(d.c.doc_key)
+            .select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == encoder.name)))
+            .where(d.c.doc_type.in_(list(SOURCE_TYPES)), v.c.row_id.is_(None))
+        ).scalars()
+    )
+
+
+def _old_vectors(connection: Connection, row_ids: Sequence[int]) -> dict[str, tuple[str, bytes]]:
+    """``doc_key → (model, text_hash, vector)`` stored for these rows."""
+    d, v = t.search_documents, t.search_vectors
+    found: dict[str, tuple[str, bytes]] = {}
+    for chunk in chunks(list(row_ids), IN_CLAUSE):
+        for row in connection.execute(
+            select(d.c.doc_key, v.c.model, v.c.text_hash, v.c.vector)
+            .join(v, v.c.row_id == d.c.row_id)
+            .where(d.c.row_id.in_(list(chunk)))
+        ):
+            found[row.doc_key] = (f"{row.model}:{row.text_hash}", bytes(row.vector))
+    return found

@@ -1,0 +1,475 @@
+"""Ranking: full text and sentence embeddings fused into one list, with source references.
+
+Each document in scope gets
+
+    fused = w · bm25 / max(bm25) + (1 − w) · minmax(cosine)
+    score = fused + β · max(fused of the turn before, fused of the turn after)
+                  + δ · [the query names the document's author]
+
+where bm25 ranks the document's own text and date at full weight and the neighbouring
+turns at 0.4 (BM25F column weights), and min-max runs over the documents in scope. Full
+text alone (no ``embeddings`` extra) uses the same formula with w = 1. Generic choices,
+the weights picked on two LoCoMo development conversations and checked on the other three
+(``proctor eval locomo``; docs/search.md has the figures):
+
+- normalised scores, weighted, instead of reciprocal-rank fusion: RRF throws away how
+  far ahead the best full-text match is, and measured worse than full text alone;
+- the turns around a message count (β): an answer is often split over a question and
+  its reply;
+- a query that names a person favours what that person wrote (δ): "What did Melanie
+  paint?" is answered by Melanie's turns, not by the turns addressed to her.
+
+In hybrid mode every document in scope is scored (numpy over the in-memory copy of the
+index in ``_catalog.py``); full-text mode scores the full-text matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import bindparam, desc, func, literal_column, select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
+
+from proctor.errors import NotFoundError
+from proctor.search._catalog import Catalog, load_catalog
+from proctor.search._documents import SourceRef
+from proctor.search._encoder import SentenceEncoder, missing_embeddings
+from proctor.search._write import Encoder, resolve_encoder
+from proctor.store import SqlStore
+from proctor.store import _schema as t
+
+if TYPE_CHECKING:
+    pass
+
+FULL_TEXT_WEIGHT = 0.6
+"""w: the full-text share of the fused score (the embedding has the rest)."""
+NEIGHBOUR_WEIGHT = 0.5
+"""β: how much the better of the two neighbouring turns adds."""
+AUTHOR_WEIGHT = 0.3
+"""δ: added when the query names the document's author."""
+CONTEXT_WEIGHT = 0.4
+"""Full-text weight of a message's neighbouring turns relative to its own text (BM25F
+column weight on SQLite; PostgreSQL's ``ts_rank`` gives weight B 0.4 of weight A)."""
+POSTGRES_TSVECTOR = (
+    "setweight(to_tsvector('english', body), 'A') || "
+    "setweight(to_tsvector('english', context), 'B')"
+)
+"""The expression PostgreSQL ranks, the same as the GIN index of migration 0005."""
+CANDIDATES = 1_000
+"""Full-text matches ranked per query (the best ones by BM25)."""
+EXCERPT_CHARS = 200
+
+Mode = Literal["hybrid", "full_text"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query that carry meaning: lower case, no stop words, each once."""
+    words = (w.lower() for w in _WORD.findall(query))
+    return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in _STOPWORDS))
+
+
+def _names(author: str | None) -> set[str]:
+    return set(query_terms(author)) if author else set()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked document with where it comes from."""
+
+    rank: int
+    score: float
+    doc_type: str
+    doc_id: str
+    title: str | None
+    author: str | None
+    excerpt: str
+    occurred_at: datetime | None
+    conversation_id: str | None
+    project: str | None
+    source_refs: tuple[SourceRef, ...]
+    full_text: float
+    """The document's own full-text score, normalised to 0–1 (0: no word matched)."""
+    similarity: float | None
+    """Cosine similarity of query and document (None in full-text mode)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The hit as ``proctor search --json`` prints it."""
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 6),
+            "type": self.doc_type,
+            "id": self.doc_id,
+            "title": self.title,
+            "author": self.author,
+            "excerpt": self.excerpt,
+            "occurred_at": self.occurred_at.isoformat() if self.occurred_at else None,
+            "conversation_id": self.conversation_id,
+            "project": self.project,
+            "source_refs": [ref.as_json() for ref in self.source_refs],
+            "full_text": round(self.full_text, 6),
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Hits, best first, and how they were ranked."""
+
+    query: str
+    mode: Mode
+    note: str | None
+    """Why the search ran on full text only (what to install), when it did."""
+    hits: tuple[SearchHit, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """The result as ``proctor search --json`` prints it."""
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "note": self.note,
+            "hits": [hit.as_json() for hit in self.hits],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    project_id: str | None
+    conversation_id: str | None
+    doc_types: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    row_id: int
+    score: float
+    conversation_id: str | None
+    position: int | None
+    author: str | None
+
+
+def search(
+    store: SqlStore,
+    query: str,
+    *,
+    project: str | None = None,
+    conversation_id: str | None = None,
+    doc_types: Sequence[str] | None = None,
+    limit: int = 10,
+    encoder: Encoder = "auto",
+) -> SearchResult:
+    """Rank the indexed documents for ``query``.
+
+    Args:
+        store: a store whose index ``index_sources`` keeps up to date.
+        query: words or a question.
+        project: only this project's documents (by name).
+        conversation_id: only this conversation's documents.
+        doc_types: only these types (``message``, ``tool_call``, ``entity``, …).
+        limit: how many hits.
+        encoder: the sentence encoder, None for full text only, ``"auto"`` for the model
+            when it is installed.
+    """
+    chosen = resolve_encoder(encoder)
+    terms = query_terms(query)
+    with store._read() as connection:
+        scope = _Scope(
+            project_id=_project_id(connection, project) if project is not None else None,
+            conversation_id=conversation_id,
+            doc_types=tuple(doc_types) if doc_types else None,
+        )
+        matches = _full_text(connection, terms, scope) if terms else []
+    if chosen is None:
+        ranked = _rank_full_text(matches, terms, limit)
+        similarity: dict[int, float] = {}
+        mode: Mode = "full_text"
+        note = missing_embeddings() or "embeddings turned off"
+    else:
+        catalog = load_catalog(store, chosen)
+        ranked, similarity = _rank_hybrid(catalog, chosen, query, matches, terms, scope, limit)
+        mode, note = "hybrid", None
+    best = max((m.score for m in matches), default=0.0)
+    own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
+    with store._read() as connection:
+        hits = _hits(connection, ranked, own, similarity, terms)
+    return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits))
+
+
+def _project_id(connection: Connection, name: str) -> str:
+    found = connection.execute(
+        select(t.projects.c.project_id).where(t.projects.c.name == name)
+    ).scalar_one_or_none()
+    if found is None:
+        raise NotFoundError(f"no project called {name!r}; `proctor conversations list` shows them")
+    return str(found)
+
+
+# -- full text ---------------------------------------------------------------------------
+
+
+def _full_text(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+    """The best full-text matches in scope (any of the terms), higher score = better."""
+    if connection.dialect.name == "sqlite":
+        return _fts5(connection, terms, scope)
+    return _tsvector(connection, terms, scope)
+
+
+def _fts5(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+    filters = []
+    params: dict[str, Any] = {"match": " OR ".join(f'"{term}"' for term in terms)}
+    if scope.project_id is not None:
+        filters.append("AND d.project_id = :project_id")
+        params["project_id"] = scope.project_id
+    if scope.conversation_id is not None:
+        filters.append("AND d.conversation_id = :conversation_id")
+        params["conversation_id"] = scope.conversation_id
+    statement = text(
+        f"SELECT d.row_id, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) AS score, "
+        "d.conversation_id, d.position, d.author "
+        "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
+        f"WHERE search_fts MATCH :match {' '.join(filters)} "
+        + ("AND d.doc_type IN :doc_types " if scope.doc_types else "")
+        + f"ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT {CANDIDATES}"
+    )
+    if scope.doc_types:
+        statement = statement.bindparams(bindparam("doc_types", expanding=True))
+        params["doc_types"] = list(scope.doc_types)
+    return [_Match(*row) for row in connection.execute(statement, params)]
+
+
+def _tsvector(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+    d = t.search_documents
+    vector: ColumnElement[Any] = literal_column(f"({POSTGRES_TSVECTOR})")
+    query = func.to_tsquery(literal_column("'english'"), " | ".join(terms))
+    score = func.ts_rank(vector, query).label("score")
+    statement = select(d.c.row_id, score, d.c.conversation_id, d.c.position, d.c.author).where(
+        vector.op("@@")(query)
+    )
+    if scope.project_id is not None:
+        statement = statement.where(d.c.project_id == scope.project_id)
+    if scope.conversation_id is not None:
+        statement = statement.where(d.c.conversation_id == scope.conversation_id)
+    if scope.doc_types:
+        statement = statement.where(d.c.doc_type.in_(scope.doc_types))
+    statement = statement.order_by(desc("score")).limit(CANDIDATES)
+    return [_Match(*row) for row in connection.execute(statement)]
+
+
+def _rank_full_text(
+    matches: Sequence[_Match], terms: Sequence[str], limit: int
+) -> list[tuple[int, float]]:
+    """(row id, score) of the best full-text matches, neighbours and authors counted."""
+    best = max((m.score for m in matches), default=0.0)
+    if best <= 0:
+        return []
+    named = set(terms)
+    fused = {m.row_id: m.score / best for m in matches}
+    at: dict[tuple[str | None, int], float] = {
+        (m.conversation_id, m.position): fused[m.row_id]
+        for m in matches
+        if m.conversation_id is not None and m.position is not None
+    }
+    scored = []
+    for m in matches:
+        around = 0.0
+        if m.position is not None:
+            around = max(
+                at.get((m.conversation_id, m.position - 1), 0.0),
+                at.get((m.conversation_id, m.position + 1), 0.0),
+            )
+        author = AUTHOR_WEIGHT if _names(m.author) & named else 0.0
+        scored.append((m.row_id, fused[m.row_id] + NEIGHBOUR_WEIGHT * around + author))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored[:limit]
+
+
+# -- hybrid --------------------------------------------------------------------------------
+
+
+def _rank_hybrid(
+    catalog: Catalog,
+    encoder: SentenceEncoder,
+    query: str,
+    matches: Sequence[_Match],
+    terms: Sequence[str],
+    scope: _Scope,
+    limit: int,
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """(row id, score) of the best documents in scope, and each one's cosine similarity."""
+    import numpy as np
+
+    count = len(catalog.row_ids)
+    in_scope = np.ones(count, dtype=bool)
+    if scope.project_id is not None:
+        in_scope &= catalog.where("project_id", [scope.project_id])
+    if scope.conversation_id is not None:
+        in_scope &= catalog.where("conversation_id", [scope.conversation_id])
+    if scope.doc_types:
+        in_scope &= catalog.where("doc_type", scope.doc_types)
+    if not in_scope.any():
+        return [], {}
+    lexical = np.zeros(count, dtype=np.float32)
+    for match in matches:
+        found = catalog.index_of.get(match.row_id)
+        if found is not None:
+            lexical[found] = match.score
+    best = lexical[in_scope].max()
+    if best > 0:
+        lexical /= best
+    similarity = catalog.vectors @ encoder.encode([query])[0]
+    usable = in_scope & catalog.has_vector
+    semantic = np.zeros(count, dtype=np.float32)
+    if usable.any():
+        low, high = similarity[usable].min(), similarity[usable].max()
+        if high > low:
+            semantic = np.where(usable, (similarity - low) / (high - low), 0.0).astype(np.float32)
+    fused = FULL_TEXT_WEIGHT * lexical + (1 - FULL_TEXT_WEIGHT) * semantic
+    fused[~in_scope] = 0.0
+    before = np.where(catalog.before >= 0, fused[np.maximum(catalog.before, 0)], 0.0)
+    after = np.where(catalog.after >= 0, fused[np.maximum(catalog.after, 0)], 0.0)
+    score = fused + NEIGHBOUR_WEIGHT * np.maximum(before, after)
+    named = set(terms)
+    for author, rows in catalog.by_author.items():
+        if _names(author) & named:
+            score[rows] += AUTHOR_WEIGHT
+    score[~in_scope] = -np.inf
+    take = min(limit, int(in_scope.sum()))
+    top = np.argpartition(-score, take - 1)[:take] if take < count else np.arange(count)
+    top = top[np.lexsort((catalog.row_ids[top], -score[top]))][:take]
+    ranked = [(int(catalog.row_ids[i]), float(score[i])) for i in top]
+    return ranked, {int(catalog.row_ids[i]): float(similarity[i]) for i in top}
+
+
+# -- hits ----------------------------------------------------------------------------------
+
+
+def _hits(
+    connection: Connection,
+    ranked: Sequence[tuple[int, float]],
+    own: dict[int, float],
+    similarity: dict[int, float],
+    terms: Sequence[str],
+) -> list[SearchHit]:
+    if not ranked:
+        return []
+    d, p = t.search_documents, t.projects
+    rows = {
+        row.row_id: row
+        for row in connection.execute(
+            select(d, p.c.name.label("project_name"))
+            .select_from(d.outerjoin(p, p.c.project_id == d.c.project_id))
+            .where(d.c.row_id.in_([row_id for row_id, _ in ranked]))
+        )
+    }
+    hits: list[SearchHit] = []
+    for row_id, score in ranked:
+        row = rows.get(row_id)
+        if row is None:  # removed between ranking and reading
+            continue
+        hits.append(
+            SearchHit(
+                rank=len(hits) + 1,
+                score=score,
+                doc_type=row.doc_type,
+                doc_id=row.doc_id,
+                title=row.title,
+                author=row.author,
+                excerpt=excerpt(row.text, terms),
+                occurred_at=row.occurred_at,
+                conversation_id=row.conversation_id,
+                project=row.project_name,
+                source_refs=tuple(SourceRef.from_json(ref) for ref in row.source_refs),
+                full_text=own.get(row_id, 0.0),
+                similarity=similarity.get(row_id),
+            )
+        )
+    return hits
+
+
+def excerpt(body: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
+    """About ``width`` characters of ``body`` around the first query word found in it."""
+    flat = " ".join(body.split())
+    if len(flat) <= width:
+        return flat
+    lowered = flat.lower()
+    found = [i for i in (lowered.find(term[:6]) for term in terms) if i >= 0]
+    start = max(0, min(found) - width // 4) if found else 0
+    piece = flat[start : start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")

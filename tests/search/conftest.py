@@ -1,0 +1,38 @@
+"""Search runs on every store backend: SQLite always, PostgreSQL when a server is given."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctor.search import missing_embeddings
+from proctor.store import SqlStore, open_store
+from tests.store.conftest import backend_url, open_backend
+
+__all__ = ["backend_url"]
+
+needs_embeddings = pytest.mark.skipif(
+    missing_embeddings() is not None, reason=f"embeddings unavailable: {missing_embeddings()}"
+)
+
+
+@pytest.fixture
+def store(backend_url: str | Path) -> Iterator[SqlStore]:
+    """A writable store on a fresh database of the parametrised backend."""
+    opened = open_backend(backend_url)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SqlStore]:
+    """A writable store in a fresh SQLite file."""
+    opened = open_store(tmp_path / "proctor.db")
+    try:
+        yield opened
+    finally:
+        opened.close()

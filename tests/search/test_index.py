@@ -1,0 +1,192 @@
+"""Incremental indexing: unchanged → nothing rebuilt or embedded; changes and deletions follow."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import func, select, text
+
+from proctor.search import (
+    SearchDocument,
+    SourceRef,
+    index_graph_objects,
+    index_sources,
+    load_encoder,
+    remove_graph_objects,
+    search,
+)
+from proctor.store import SqlStore
+from proctor.store import _schema as t
+from proctor.transcript import ToolCall
+from tests.search.conftest import needs_embeddings
+from tests.search.helpers import FRIENDS, dialogue, write
+
+
+def _count(store: SqlStore, table: t.Table) -> int:
+    with store._read() as connection:
+        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def test_the_first_pass_indexes_every_message_and_tool_call(store: SqlStore) -> None:
+    call = ToolCall(source_id="c1:call", name="Bash", arguments={"command": "ls paintings"})
+    write(store, dialogue("c1", FRIENDS, calls=[call]))
+    report = index_sources(store, encoder=None)
+    assert (report.documents, report.added, report.updated, report.removed) == (9, 9, 0, 0)
+    assert report.embeddings is not None
+    assert _count(store, t.search_documents) == 9
+
+
+def test_an_unchanged_store_is_not_reindexed(store: SqlStore) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    index_sources(store, encoder=None)
+    with store._read() as connection:
+        before = connection.execute(select(t.search_documents.c.row_id)).scalars().all()
+    again = index_sources(store, encoder=None)
+    assert (again.added, again.updated, again.removed, again.embedded) == (0, 0, 0, 0)
+    with store._read() as connection:
+        assert connection.execute(select(t.search_documents.c.row_id)).scalars().all() == before
+
+
+def test_an_unchanged_store_is_checked_in_a_few_statements(sqlite_store: SqlStore) -> None:
+    from sqlalchemy import event
+
+    write(sqlite_store, dialogue("c1", FRIENDS))
+    index_sources(sqlite_store, encoder=None)
+    statements: list[str] = []
+
+    def count(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    for engine in (sqlite_store._reader, sqlite_store._writer):
+        event.listen(engine, "before_cursor_execute", count)
+    assert index_sources(sqlite_store, encoder=None).documents == len(FRIENDS)
+    # The sources' signature, the conversations' and the one recorded: no document is read.
+    assert len(statements) <= 4
+    assert not [s for s in statements if "search_documents" in s]
+
+
+def test_a_revised_message_is_reindexed_with_its_neighbours(store: SqlStore) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    index_sources(store, encoder=None)
+    revised = list(FRIENDS)
+    revised[3] = ("Melanie", "I sculpted a clay bowl last weekend, want to see it?")
+    write(store, dialogue("c1", revised))
+    report = index_sources(store, encoder=None)
+    # The turn itself and the two turns whose bodies quote it.
+    assert (report.added, report.updated, report.removed) == (0, 3, 0)
+    hits = search(store, "clay bowl", encoder=None).hits
+    assert hits[0].doc_id == "c1:t3"
+    assert not [h for h in search(store, "sunrise", encoder=None).hits if h.doc_id == "c1:t3"]
+
+
+def test_a_deleted_conversation_leaves_the_index_with_it(store: SqlStore) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    write(store, dialogue("c2", [("Ann", "Quarterly invoices are due on Friday.")]))
+    index_sources(store, encoder=None)
+    store.delete_conversation("c1")
+    # Gone at once (foreign key cascade; the SQLite full-text index follows by trigger) …
+    assert _count(store, t.search_documents) == 1
+    assert search(store, "painted sunrise lake", encoder=None).hits == ()
+    if "sqlite" in store.description or store.description.endswith(".db"):
+        with store._read() as connection:
+            assert connection.execute(text("SELECT count(*) FROM search_fts_docsize")).scalar() == 1
+    # … and the next pass has nothing to remove.
+    assert index_sources(store, encoder=None).removed == 0
+
+
+def test_a_message_that_disappeared_from_its_conversation_is_removed(store: SqlStore) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    index_sources(store, encoder=None)
+    with store._write() as connection:
+        connection.execute(t.messages.delete().where(t.messages.c.source_id == "c1:t7"))
+        connection.execute(t.sources.delete().where(t.sources.c.source_id == "c1:t7"))
+    report = index_sources(store, encoder=None)
+    assert report.removed == 1
+    assert report.updated == 1  # t6 lost its next turn
+
+
+@needs_embeddings
+def test_unchanged_documents_are_not_embedded_again(sqlite_store: SqlStore) -> None:
+    write(sqlite_store, dialogue("c1", FRIENDS))
+    first = index_sources(sqlite_store)
+    assert first.embedded == len(FRIENDS)
+    assert _count(sqlite_store, t.search_vectors) == len(FRIENDS)
+    assert index_sources(sqlite_store).embedded == 0
+    revised = list(FRIENDS)
+    revised[3] = ("Melanie", "I sculpted a clay bowl last weekend, want to see it?")
+    write(sqlite_store, dialogue("c1", revised))
+    report = index_sources(sqlite_store)
+    # Three documents rebuilt (the neighbours' full text quotes the turn), one re-embedded.
+    assert (report.updated, report.embedded) == (3, 1)
+    assert _count(sqlite_store, t.search_vectors) == len(FRIENDS)
+
+
+@needs_embeddings
+def test_documents_indexed_without_embeddings_get_vectors_once_the_model_is_there(
+    sqlite_store: SqlStore,
+) -> None:
+    write(sqlite_store, dialogue("c1", FRIENDS))
+    index_sources(sqlite_store, encoder=None)
+    assert _count(sqlite_store, t.search_vectors) == 0
+    report = index_sources(sqlite_store)
+    assert (report.added, report.updated, report.embedded) == (0, 0, len(FRIENDS))
+    assert _count(sqlite_store, t.search_vectors) == len(FRIENDS)
+
+
+ENTITY = SearchDocument(
+    doc_type="entity",
+    doc_id="e-1",
+    project_id=None,
+    title="Lake sunrise painting",
+    text="A painting Melanie made of a sunrise over a lake.",
+    occurred_at=datetime(2023, 5, 8, tzinfo=UTC),
+    source_refs=(SourceRef("message", "c1:t3", "c1"),),
+)
+
+
+def test_graph_objects_are_indexed_with_their_source_references(store: SqlStore) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    index_sources(store, encoder=None)
+    assert index_graph_objects(store, [ENTITY], encoder=None) == 1
+    hits = search(store, "sunrise painting", doc_types=["entity"], encoder=None).hits
+    assert [h.doc_id for h in hits] == ["e-1"]
+    assert hits[0].source_refs == (SourceRef("message", "c1:t3", "c1"),)
+    # Replacing keeps one document; removing takes it out.
+    index_graph_objects(
+        store, [dataclasses.replace(ENTITY, text="Now a watercolour.")], encoder=None
+    )
+    assert [h.doc_id for h in search(store, "watercolour", encoder=None).hits] == ["e-1"]
+    remove_graph_objects(store, "entity", ["e-1"])
+    assert search(store, "watercolour", encoder=None).hits == ()
+    # Source documents are untouched by either.
+    assert index_sources(store, encoder=None).added == 0
+
+
+def test_graph_objects_written_in_a_transaction_that_rolls_back_are_not_indexed(
+    store: SqlStore,
+) -> None:
+    def publish() -> None:
+        with store._write() as connection:
+            index_graph_objects(connection, [ENTITY], encoder=None)
+            raise RuntimeError("publish failed")
+
+    with pytest.raises(RuntimeError):
+        publish()
+    assert _count(store, t.search_documents) == 0
+
+
+def test_messages_cannot_be_indexed_as_graph_objects(store: SqlStore) -> None:
+    with pytest.raises(ValueError, match="index_sources"):
+        index_graph_objects(store, [dataclasses.replace(ENTITY, doc_type="message")], encoder=None)
+
+
+@needs_embeddings
+def test_graph_objects_get_vectors_when_the_model_is_installed(sqlite_store: SqlStore) -> None:
+    assert load_encoder() is not None
+    index_graph_objects(sqlite_store, [ENTITY])
+    assert _count(sqlite_store, t.search_vectors) == 1
+    result = search(sqlite_store, "artwork of the morning sky", doc_types=["entity"])
+    assert result.mode == "hybrid"
+    assert result.hits[0].doc_id == "e-1"
