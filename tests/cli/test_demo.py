@@ -15,6 +15,11 @@ def test_the_demo_imports_the_examples_shows_the_rule_findings_and_how_to_add_a_
     assert "Tool call acts on instructions injected in a tool output" in result.output
     assert "Model supervision is off" in result.output
     assert "proctor supervise enable" in result.output
+    assert "The story graph (" in result.output
+    assert "structural layer, no model; review completed" in result.output
+    assert "pytest still failing" in result.output
+    assert "    ↳ Map money rounding call sites" in result.output
+    assert "proctor graph show" in result.output
     store = open_store()
     try:
         assert store.list_connections() == []

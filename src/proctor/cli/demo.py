@@ -12,9 +12,12 @@ from proctor._util.paths import database_path, proctor_home
 from proctor.cli._common import console, writable_store
 from proctor.cli._findings_view import SEVERITY_STYLE
 from proctor.cli._render import conversations_table, ingest_summary
+from proctor.cli.graph import coverage_line
 from proctor.errors import ConfigError
 from proctor.findings import SEVERITY_ORDER
+from proctor.graph.views import GraphView
 from proctor.ingest import ingest
+from proctor.review import ReviewRequest, open_semantic_layer, start_review
 from proctor.supervision import check_conversations
 
 
@@ -60,6 +63,10 @@ def demo(examples: Path | None) -> None:
             store,
             [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
         )
+        semantic, note = open_semantic_layer(store, None)
+        review = start_review(store, ReviewRequest(), semantic=semantic, semantic_note=note)
+        latest = store.overview(None, limit=1)
+        view = store.graph(latest[0].result_id) if latest else None
     console.print()
     console.print(Text("What the transcripts contain", style="bold"))
     statuses = ", ".join(f"{count} {status}" for status, count in tool_status.most_common())
@@ -95,6 +102,8 @@ def demo(examples: Path | None) -> None:
         cited = next((e for e in finding.evidence if e.excerpt), None)
         if cited is not None:
             console.print(Text(f"         “{cited.excerpt}”", style="italic dim"))
+    if view is not None:
+        _print_story(view, review.status)
     console.print()
     console.print(Text("Browse it", style="bold"))
     home = proctor_home()
@@ -107,6 +116,10 @@ def demo(examples: Path | None) -> None:
         )
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings list", markup=False)
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings show <id>", markup=False)
+    console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor graph show", markup=False)
+    console.print(
+        f"  PROCTOR_HOME={home} .venv/bin/proctor search 'database is locked'", markup=False
+    )
     console.print()
     console.print(Text("Add judgement (optional)", style="bold"))
     console.print(
@@ -119,5 +132,35 @@ def demo(examples: Path | None) -> None:
         "models add NAME --provider openai --model MODEL [--base-url URL] --default",
         f"supervise enable {target} --mode evidence",
         f"supervise run {target}",
+        "review run    # with a model: decisions, concepts and story lines join the graph",
     ):
         console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor {command}", markup=False)
+
+
+def _print_story(view: GraphView, status: str) -> None:
+    """The story graph in brief: its story lines, what is still open, its coverage."""
+    console.print()
+    skipped = view.result.coverage.semantic == "skipped"
+    console.print(
+        Text(
+            f"The story graph ({len(view.events)} events, {len(view.entities)} entities; "
+            + ("structural layer, no model" if skipped else "structural and semantic layers")
+            + f"; review {status})",
+            style="bold",
+        )
+    )
+    for line in view.story_lines:
+        indent = "    ↳ " if line.parent_id is not None else "  "
+        console.print(Text.assemble(indent, (_short(line.title, 70), "bold"), f"  {line.summary}"))
+    if view.open_items:
+        console.print(Text("  Still open:", style="bold"))
+        for item in view.open_items:
+            console.print(Text(f"    ● {item.title}", style="yellow"))
+    console.print(
+        Text(f"  {coverage_line(view.result.coverage, view.result.complete)}", style="dim")
+    )
+
+
+def _short(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

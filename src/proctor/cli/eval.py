@@ -16,10 +16,12 @@ from rich.text import Text
 from proctor.cli._common import console, err_console, json_option, print_json, writable_store
 from proctor.errors import ConfigError
 from proctor.evals import (
+    LocomoReport,
     RJudgeReport,
     RunInfo,
     WhoAndWhenReport,
     evaluate_agentdojo,
+    evaluate_locomo,
     evaluate_r_judge,
     evaluate_r_judge_with_model,
     evaluate_who_and_when,
@@ -345,3 +347,72 @@ def who_and_when_command(
     )
     if note:
         console.print(note, markup=False)
+
+
+@eval_group.command("locomo")
+@_DATA
+@click.option(
+    "--full-text", is_flag=True, help="Evaluate full-text search only (as without embeddings)."
+)
+@json_option()
+def locomo_command(data: Path, full_text: bool, as_json: bool) -> None:
+    """Memory search on LoCoMo: evidence recall@5 and @10 of `proctor search`, by category.
+
+    The dialogues are imported into a temporary store, indexed and searched with each
+    question (within its conversation); the hits are scored against the question's gold
+    evidence turns. A plain full-text baseline (FTS5 BM25 over the raw messages) is
+    computed in the same run. Answer accuracy is not measured.
+    """
+    with _progress_bar("searching LoCoMo questions") as progress:
+        report: LocomoReport = evaluate_locomo(
+            data, encoder=None if full_text else "auto", progress=progress
+        )
+    if as_json:
+        print_json(report.as_json())
+        return
+    data_json = report.as_json()
+    ranked_by = (
+        f"hybrid (full text + {data_json['model']})"
+        if report.mode == "hybrid"
+        else f"full text only ({report.note})"
+    )
+    console.print(
+        f"LoCoMo · {len(report.questions)} questions · {report.documents} turns · search: "
+        f"{ranked_by} · indexed in {report.index_seconds:.1f} s ({report.embedded} embedded) · "
+        f"searched in {report.search_seconds:.1f} s · {report.seconds:.1f} s in all",
+        markup=False,
+    )
+    for title, rows in (
+        ("Evidence recall by category", data_json["metrics"]),
+        ("By conversation", data_json["by_conversation"]),
+    ):
+        table = Table(title=title, title_justify="left")
+        for column in (
+            "slice",
+            "questions",
+            "search @5",
+            "baseline @5",
+            "search @10",
+            "baseline @10",
+        ):
+            table.add_column(column, justify="left" if column == "slice" else "right")
+        for name, m in rows.items():
+            table.add_row(
+                Text(name, style="bold" if name == "overall" else ""),
+                str(m["questions"]),
+                _pct(m["search"]["recall@5"]),
+                _pct(m["baseline"]["recall@5"]),
+                _pct(m["search"]["recall@10"]),
+                _pct(m["baseline"]["recall@10"]),
+            )
+        console.print(table)
+    console.print(
+        f"Baseline: {data_json['baseline']}. "
+        + (
+            f"{report.without_evidence} question(s) name no turn of their conversation as "
+            "evidence and are not scored."
+            if report.without_evidence
+            else ""
+        ),
+        markup=False,
+    )

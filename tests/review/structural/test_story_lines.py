@@ -49,14 +49,14 @@ def test_lines_are_titled_and_summarised_from_structure(
     )
     assert main.title.startswith("Finance says some invoice totals are off by a cent.")
     assert main.summary == (
-        "6 commands (6 failed), 3 files edited, 3 files read, tests: failing, 6 errors, "
+        "6 commands (6 failed), 3 files edited, 3 files read, tests: failing, 1 error, "
         "1 URL fetched, 1 sub-agent run"
     )
     assert agent.title == "Map money rounding call sites"
     assert agent.summary == "1 file read"
     assert codex.summary == (
         "8 commands (4 failed), 2 files edited, 1 file created, 2 files read, tests: failing, "
-        "3 errors, 2 task updates"
+        "2 task updates"
     )
 
 

@@ -2,8 +2,9 @@
 
 A failed call (error status or non-zero exit) yields an ``error`` event citing the one
 line of its result that says what went wrong, linked to what the call was about (the
-command, the file, the URL, the sub-agent). A failed test run is the exception: its
-``test_run`` event already says it failed and cites the runner's summary. Calls the user
+file, the URL, the sub-agent). Shell calls are the exception: their ``command`` event
+already says the command failed and cites its error line, and a ``test_run`` event cites
+the runner's summary. Calls the user
 rejected did nothing and yield nothing.
 """
 
@@ -49,10 +50,9 @@ def call_facts(
         named = [_subagent(scope, subagent_runs.get(call.source_id), outcome)]
         label = f"{call.name} sub-agent"
     elif run is not None:
-        named, tested = shell_facts(scope, run, outcome)
-        if tested:
-            return  # the test_run event says it failed
-        label = short(run.text, 50)
+        # The command or test_run event says it failed and cites the error line itself.
+        shell_facts(scope, run, outcome)
+        return
     else:
         named = file_facts(scope, outcome) + fetch_facts(scope, outcome)
         label = call.name

@@ -10,6 +10,8 @@ failure nobody can tell which of them happened, and the error event names them i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from proctor.graph import SourceRef
 from proctor.review.structural._builder import Outcome
 from proctor.review.structural._git import (
@@ -18,7 +20,7 @@ from proctor.review.structural._git import (
     commit_commands,
     commit_lines,
 )
-from proctor.review.structural._output import exit_line
+from proctor.review.structural._output import error_line, excerpt, exit_line
 from proctor.review.structural._packages import package_installs
 from proctor.review.structural._paths import file_description, file_identity
 from proctor.review.structural._scope import CallScope
@@ -39,13 +41,9 @@ _CONTENT_READERS = frozenset({
 reads the files it uploads (``-F key=@file``, ``-T file``)."""
 
 
-def shell_facts(scope: CallScope, run: ShellRun, outcome: Outcome) -> tuple[list[str], bool]:
-    """Record the facts of a shell call.
-
-    Returns:
-        The entities an error event should name, and whether the line ran tests (whose
-        ``test_run`` events already report a failure).
-    """
+def shell_facts(scope: CallScope, run: ShellRun, outcome: Outcome) -> None:
+    """Record the facts of a shell call: its command or test runs, files, packages, URLs
+    and commits. A failure is told by the command or test_run event itself."""
     builder, source = scope.builder, scope.source
     place = run.workdir or scope.cwd
     command_id = builder.entity(
@@ -56,7 +54,7 @@ def shell_facts(scope: CallScope, run: ShellRun, outcome: Outcome) -> tuple[list
         description=f"Shell command run in {place}" if place else "Shell command",
         refs=[scope.cite(run.field)],
     )
-    named = [command_id]
+    involved = _packages(scope, run, command_id, outcome) + _urls(scope, run, command_id, outcome)
     tests = find_test_runs(run.commands, base=run.workdir, cwd=scope.cwd)
     if len(tests) == 1:
         _test_run(scope, run, tests[0], command_id, outcome, alone=True)
@@ -66,13 +64,10 @@ def shell_facts(scope: CallScope, run: ShellRun, outcome: Outcome) -> tuple[list
         for test in tests:
             _test_run(scope, run, test, command_id, "ok" if outcome == "ok" else "unknown")
     else:
-        _command_event(scope, run, command_id, outcome)
+        _command_event(scope, run, [command_id, *involved], outcome)
     if outcome != "failed":
         _files(scope, run, outcome)
-    named += _packages(scope, run, command_id, outcome)
-    named += _urls(scope, run, command_id, outcome)
     _commits(scope, run, command_id)
-    return named, bool(tests)
 
 
 def _exit_refs(scope: CallScope) -> list[SourceRef]:
@@ -80,7 +75,11 @@ def _exit_refs(scope: CallScope) -> list[SourceRef]:
     return [] if span is None else [scope.cite("result_text", span)]
 
 
-def _command_event(scope: CallScope, run: ShellRun, command_id: str, outcome: Outcome) -> None:
+def _command_event(
+    scope: CallScope, run: ShellRun, entity_ids: Sequence[str], outcome: Outcome
+) -> None:
+    """The command's run; a failure cites its exit line and its error line. The command
+    entity comes first in ``entity_ids`` (open items key on it), then what it touched."""
     label = short(run.text)
     exit_code = scope.exit_code
     detail = f"exit {exit_code}" if outcome == "failed" and exit_code not in (None, 0) else ""
@@ -88,13 +87,20 @@ def _command_event(scope: CallScope, run: ShellRun, command_id: str, outcome: Ou
     summary = f"`{short(run.text, 200)}` {status}"
     if exit_code is not None:
         summary += f" (exit code {exit_code})"
+    refs = [scope.cite(run.field), *_exit_refs(scope)]
+    if outcome == "failed":
+        text = scope.call.result_text or ""
+        span = error_line(text)
+        if span is not None:
+            summary += f": {excerpt(text, span)}"
+            refs.append(scope.cite("result_text", span))
     scope.builder.event(
         scope.source,
         "command",
         title=run_title(label, outcome, detail, ok_verb=""),
         summary=summary + ".",
-        refs=[scope.cite(run.field), *_exit_refs(scope)],
-        entity_ids=[command_id],
+        refs=list(dict.fromkeys(refs)),
+        entity_ids=list(dict.fromkeys(entity_ids)),
         outcome=outcome,
         occurred_at=scope.occurred_at,
     )

@@ -1,0 +1,449 @@
+"""The one review pipeline (REV-1): freeze → manifest → batches → merge → publish.
+
+Manual, scheduled and heartbeat reviews all enter through :func:`start_review`; they
+differ only in ``trigger`` and in what happens when the one execution slot is taken
+(REV-6): a manual start fails at once with BUSY, a scheduled one waits.
+
+Each batch is read once: the structural extractor always runs (REV-13), the semantic
+layer only when a model connection is configured, with the structural facts as
+context. A batch's facts are saved with the batch, so pause, resume and a restart after
+a crash never redo finished work; saving checks in the same transaction that the run is
+still running, so output that arrives after a pause or cancel is dropped (REV-5).
+Checkpoints move only inside the publish transaction (REV-7).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Protocol
+
+from proctor.errors import BusyError, ModelError, NotFoundError, ProctorError, ReviewStateError
+from proctor.graph import (
+    BatchFacts,
+    Checkpoint,
+    Coverage,
+    ResultDraft,
+)
+from proctor.review._assemble import assemble_draft
+from proctor.review._batch import BatchSource, SourceBatch
+from proctor.review._search_docs import graph_documents
+from proctor.review.structural import extract_structural
+from proctor.search import index_graph_objects
+from proctor.store import ReviewRunRecord, ReviewScope, SqlStore, Store
+from proctor.store._review_records import RESUMABLE
+from proctor.transcript import Conversation
+
+DEFAULT_BATCH_SIZE = 150
+"""At most this many sources per batch (one leaf call each)."""
+
+DEFAULT_BATCH_CHARS = 60_000
+"""…and about this many characters of their own text: a batch closes at whichever limit
+comes first. Agent sessions with large tool outputs fill by characters (about 30
+messages and their tool calls), chat-like transcripts by count; either way a call covers
+well over 25 messages' worth and its fixed prompt cost stays small beside the text."""
+
+SLOT_POLL_SECONDS = 1.0
+
+Progress = Callable[[ReviewRunRecord], None]
+
+
+class SemanticLayer(Protocol):
+    """What the pipeline needs from the semantic layer (see ``review._semantic_step``)."""
+
+    @property
+    def model_label(self) -> str:
+        """``connection/model``, recorded on the run."""
+        ...
+
+    def leaf(
+        self, batch: SourceBatch, structural: BatchFacts, store: Store
+    ) -> tuple[BatchFacts, int, int, int]:
+        """The batch's semantic facts and (calls, input tokens, output tokens)."""
+        ...
+
+    def merge(
+        self, draft: ResultDraft, batches: Sequence[BatchFacts], store: Store
+    ) -> tuple[ResultDraft, int, int, int]:
+        """Summaries, story lines and experiences for the draft; usage as for ``leaf``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRequest:
+    """What to review."""
+
+    project: str | None = None
+    """A project name; None: every project."""
+    since: datetime | None = None
+    until: datetime | None = None
+    trigger: str = "manual"
+    reanalyze: bool = False
+    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_chars: int = DEFAULT_BATCH_CHARS
+
+
+def resolve_scope(store: Store, request: ReviewRequest) -> ReviewScope:
+    """Freeze the request's scope: the project's id, the time range."""
+    project_id = None
+    if request.project is not None:
+        for project in store.projects():
+            if project.name == request.project:
+                project_id = project.project_id
+                break
+        else:
+            raise NotFoundError(
+                f"no project {request.project!r}; see `proctor conversations list` for projects"
+            )
+    return ReviewScope(project_id, request.project, request.since, request.until)
+
+
+def start_review(
+    store: Store,
+    request: ReviewRequest,
+    *,
+    semantic: SemanticLayer | None,
+    semantic_note: str | None = None,
+    progress: Progress | None = None,
+    slot_wait_seconds: float = 3600.0,
+) -> ReviewRunRecord:
+    """Run one review to its end (or to a pause or cancel) and return the run.
+
+    ``semantic`` is None when no model connection is configured: the run then reads
+    and checkpoints the structural stage only and its coverage says why the semantic
+    layer was skipped (``semantic_note``).
+    """
+    store.fail_interrupted_reviews()
+    scope = resolve_scope(store, request)
+    _wait_or_refuse(store, scheduled=request.trigger != "manual", limit=slot_wait_seconds)
+    stages = ["structural"] if semantic is None else ["structural", "semantic"]
+    run = store.create_review_run(
+        scope,
+        trigger=request.trigger,
+        reanalyze=request.reanalyze,
+        stages=stages,
+        batch_size=request.batch_size,
+        batch_chars=request.batch_chars,
+        connection=None if semantic is None else semantic.model_label,
+        model=None if semantic is None else semantic.model_label,
+        options={"semantic_note": semantic_note},
+    )
+    try:
+        run = store.claim_review_slot(run.run_id)
+    except BusyError:
+        store.set_review_status(
+            run.run_id, "failed", error="BUSY: another review took the slot", finished=True
+        )
+        raise
+    return _execute(store, run, semantic, progress)
+
+
+def resume_review(
+    store: Store,
+    run_id: str,
+    *,
+    semantic: SemanticLayer | None,
+    progress: Progress | None = None,
+) -> ReviewRunRecord:
+    """Continue a paused or failed run from its saved batches (REV-5)."""
+    store.fail_interrupted_reviews()
+    run = store.review_run(run_id)
+    if run.result_id is not None:
+        raise ReviewStateError(
+            f"review run {run.run_id[:8]} already published its result; start a new review "
+            "to read what it missed"
+        )
+    stages = run.options.get("stages", ["structural"])
+    if "semantic" in stages and semantic is None:
+        raise ReviewStateError(
+            f"review run {run.run_id[:8]} was started with a model connection and none is "
+            "configured now; configure one (`proctor models`) or start a new review"
+        )
+    run = store.claim_review_slot(run.run_id, resumable_from=RESUMABLE)
+    return _execute(store, run, semantic if "semantic" in stages else None, progress)
+
+
+def pause_review(store: Store, run_id: str) -> ReviewRunRecord:
+    """Ask a running review to pause: persisted now; the worker stops after its batch."""
+    run = store.set_review_status(run_id, "paused", allowed_from=("running",))
+    return _settle(store, run)
+
+
+def cancel_review(store: Store, run_id: str) -> ReviewRunRecord:
+    """Cancel a review: persisted at once; shows "cancelling" until the worker stopped."""
+    run = store.set_review_status(
+        run_id, "cancelled", allowed_from=("running", "paused", "failed"), finished=True
+    )
+    return _settle(store, run)
+
+
+def _settle(store: Store, run: ReviewRunRecord) -> ReviewRunRecord:
+    """A run nobody executes any more is not "stopping": clear its active flag."""
+    if run.active and store.review_slot_holder() != run.run_id:
+        return store.release_review_slot(run.run_id)
+    return run
+
+
+def _wait_or_refuse(store: Store, *, scheduled: bool, limit: float) -> None:
+    holder = store.review_slot_holder()
+    if holder is None:
+        return
+    if not scheduled:
+        try:
+            scope = store.review_run(holder).scope_key
+        except NotFoundError:
+            scope = "unknown scope"
+        raise BusyError(
+            f"BUSY: review run {holder[:8]} ({scope}) is executing; wait for it, or "
+            f"`proctor review pause {holder[:8]}` / `proctor review cancel {holder[:8]}`"
+        )
+    deadline = time.monotonic() + limit
+    while store.review_slot_holder() is not None:
+        if time.monotonic() > deadline:
+            raise BusyError("BUSY: the review slot stayed taken; the scheduled review gave up")
+        time.sleep(SLOT_POLL_SECONDS)
+
+
+def _execute(
+    store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None, progress: Progress | None
+) -> ReviewRunRecord:
+    """Work through the run's batches, then merge and publish; always free the slot."""
+    try:
+        _work(store, run, semantic, progress)
+    except KeyboardInterrupt:
+        store.set_review_status(run.run_id, "paused", allowed_from=("running",))
+        raise
+    except ProctorError as exc:
+        store.set_review_status(
+            run.run_id, "failed", allowed_from=("running",), error=str(exc), finished=True
+        )
+        raise
+    finally:
+        final = store.release_review_slot(run.run_id)
+    return final
+
+
+def _work(
+    store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None, progress: Progress | None
+) -> None:
+    if run.sources_total == 0:
+        store.set_review_status(run.run_id, "no_change", finished=True)
+        return
+    for saved in store.review_batches(run.run_id):
+        if saved.state == "done":
+            continue
+        if store.review_run(run.run_id).status != "running":
+            return
+        kept = _read_batch(store, run, saved.batch_no, semantic)
+        store.beat_review_slot(run.run_id)
+        if progress is not None:
+            progress(store.review_run(run.run_id))
+        if not kept:
+            return
+    run = store.review_run(run.run_id)
+    if run.status == "running":
+        _publish(store, run, semantic)
+
+
+def _read_batch(
+    store: Store, run: ReviewRunRecord, batch_no: int, semantic: SemanticLayer | None
+) -> bool:
+    """Read one batch and save what it yielded; False when the run stopped meanwhile."""
+    entries = store.manifest_page(run.run_id, batch_no)
+    contents = store.source_contents([(e.source_type, e.source_id) for e in entries])
+    sources: list[BatchSource] = []
+    omitted: list[tuple[str, str]] = []
+    for entry in entries:
+        key = (entry.source_type, entry.source_id)
+        fingerprint = contents.fingerprints.get(key)
+        conversation_id = entry.conversation_id
+        if fingerprint is None or conversation_id not in contents.project_of:
+            omitted.append(key)
+            continue
+        sources.append(
+            BatchSource(
+                ref=f"s{len(sources) + 1}",
+                source_type=entry.source_type,  # type: ignore[arg-type]
+                source_id=entry.source_id,
+                conversation_id=conversation_id,
+                project_id=contents.project_of[conversation_id],
+                fingerprint=fingerprint,
+                occurred_at=entry.occurred_at,
+                message=contents.messages.get(entry.source_id),
+                tool_call=contents.tool_calls.get(entry.source_id),
+                task_event=contents.task_events.get(entry.source_id),
+            )
+        )
+    batch = SourceBatch(
+        run_id=run.run_id,
+        batch_no=batch_no,
+        scope_key=run.scope_key,
+        sources=tuple(sources),
+        conversations=contents.conversations,
+        projects=contents.project_names,
+        subagent_runs=contents.subagent_runs,
+    )
+    facts = extract_structural(batch)
+    calls = input_tokens = output_tokens = 0
+    semantic_error: str | None = None
+    if semantic is not None and sources:
+        try:
+            extra, calls, input_tokens, output_tokens = semantic.leaf(batch, facts, store)
+            facts = _combine(facts, extra)
+        except ModelError as exc:
+            if exc.kind == "config":
+                raise
+            semantic_error = str(exc)
+        except ProctorError as exc:
+            # A batch the model could not answer validly: recorded as a gap, with its cost.
+            semantic_error = str(exc)
+            calls = getattr(exc, "calls", 0)
+            input_tokens = getattr(exc, "input_tokens", 0)
+            output_tokens = getattr(exc, "output_tokens", 0)
+    output = {
+        "facts": facts.to_json(),
+        "semantic": None if semantic is None else ("failed" if semantic_error else "done"),
+        "semantic_error": semantic_error,
+    }
+    return store.save_review_batch(
+        run.run_id,
+        batch_no,
+        state="done",
+        output=output,
+        error=semantic_error,
+        read={(s.source_type, s.source_id): s.fingerprint for s in sources},
+        omitted=omitted,
+        model_calls=calls,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+    )
+
+
+def _combine(structural: BatchFacts, semantic: BatchFacts) -> BatchFacts:
+    return BatchFacts(
+        entities=structural.entities + semantic.entities,
+        events=structural.events + semantic.events,
+        changes=structural.changes + semantic.changes,
+        relations=structural.relations + semantic.relations,
+        open_items=structural.open_items + semantic.open_items,
+        summary=semantic.summary or structural.summary,
+        change_digest=semantic.change_digest or structural.change_digest,
+    )
+
+
+def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None) -> None:
+    """Merge the saved batches into one result and publish it with the checkpoints."""
+    saved = store.review_batches(run.run_id)
+    batches: list[BatchFacts] = []
+    semantic_failed: set[int] = set()
+    gaps: list[str] = []
+    for batch in saved:
+        if batch.output is None:
+            gaps.append(f"batch {batch.batch_no + 1} was never read")
+            continue
+        batches.append(BatchFacts.from_json(batch.output["facts"]))
+        if batch.output.get("semantic") == "failed":
+            semantic_failed.add(batch.batch_no)
+            gaps.append(
+                f"batch {batch.batch_no + 1}: semantic layer failed "
+                f"({batch.output.get('semantic_error')})"
+            )
+    counts = store.manifest_counts(run.run_id)
+    done = store.done_manifest(run.run_id)
+    semantic_state = "skipped" if semantic is None else ("partial" if semantic_failed else "done")
+    coverage = Coverage(
+        sources_total=run.sources_total,
+        sources_read=counts.get("done", 0),
+        sources_omitted=counts.get("omitted", 0),
+        gaps=tuple(gaps),
+        semantic=semantic_state,  # type: ignore[arg-type]
+        semantic_note=run.options.get("semantic_note") if semantic is None else None,
+    )
+    checkpoints: list[Checkpoint] = []
+    if not run.reanalyze:
+        for entry in done:
+            checkpoints.append(
+                Checkpoint(
+                    "structural",
+                    run.scope_key,
+                    entry.source_type,
+                    entry.source_id,
+                    entry.fingerprint,
+                )
+            )
+            if semantic is not None and entry.batch_no not in semantic_failed:
+                checkpoints.append(
+                    Checkpoint(
+                        "semantic",
+                        run.scope_key,
+                        entry.source_type,
+                        entry.source_id,
+                        entry.fingerprint,
+                    )
+                )
+    conversation_ids = sorted({e.conversation_id for b in batches for e in b.events})
+    draft = assemble_draft(
+        result_id=str(uuid.uuid4()),
+        run=run,
+        batches=batches,
+        conversations=_conversations(store, conversation_ids),
+        coverage=coverage,
+        checkpoints=tuple(checkpoints),
+    )
+    merge_ok = True
+    merge_error: ProctorError | None = None
+    if semantic is not None:
+        try:
+            draft, calls, input_tokens, output_tokens = semantic.merge(draft, batches, store)
+            store.add_review_usage(
+                run.run_id, calls=calls, input_tokens=input_tokens, output_tokens=output_tokens
+            )
+        except ModelError as exc:
+            if exc.kind == "config":
+                raise
+            merge_ok, merge_error = False, exc
+        except ProctorError as exc:
+            store.add_review_usage(
+                run.run_id,
+                calls=getattr(exc, "calls", 0),
+                input_tokens=getattr(exc, "input_tokens", 0),
+                output_tokens=getattr(exc, "output_tokens", 0),
+            )
+            merge_ok, merge_error = False, exc
+        if not merge_ok:
+            draft = replace(
+                draft,
+                coverage=replace(
+                    draft.coverage,
+                    gaps=(*draft.coverage.gaps, f"merge failed ({merge_error})"),
+                    semantic="partial",
+                ),
+            )
+    if store.review_run(run.run_id).status != "running":
+        return
+    status = "completed" if draft.coverage.complete and merge_ok else "failed"
+    store.publish_result(draft, status)
+    if isinstance(store, SqlStore):  # the search index lives in the SQL store's tables
+        index_graph_objects(store, graph_documents(draft), encoder=None)
+
+
+def _conversations(store: Store, ids: Sequence[str]) -> dict[str, Conversation]:
+    """The conversations still stored (one may have been deleted during the run), with
+    the parents of sub-agent conversations so their story lines hang under the parent's."""
+    found: dict[str, Conversation] = {}
+    pending = list(ids)
+    while pending:
+        conversation_id = pending.pop()
+        if conversation_id in found:
+            continue
+        try:
+            conversation = store.conversation(conversation_id).conversation
+        except NotFoundError:
+            continue
+        found[conversation_id] = conversation
+        if conversation.parent_conversation_id is not None:
+            pending.append(conversation.parent_conversation_id)
+    return found

@@ -1,0 +1,88 @@
+"""``proctor review``: run, list, status, pause, resume and cancel from the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+from sqlalchemy import insert
+
+from proctor.cli.main import cli
+from proctor.store import ReviewScope, open_store
+from proctor.store import _schema as t
+from tests.conftest import EXAMPLES_DIR
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_a_review_run_publishes_the_structural_graph_and_says_how_to_browse_it() -> None:
+    assert _invoke("ingest", str(EXAMPLES_DIR))[0] == 0
+    code, output = _invoke("review", "run")
+    assert code == 0, output
+    assert "completed" in output
+    assert "model calls 0" in output
+    assert "semantic layer skipped: no model connection is configured" in output
+    assert "Browse it: proctor graph show" in output
+    code, output = _invoke("review", "run")
+    assert code == 0, output
+    assert "no_change" in output
+    assert "Nothing new or changed since the last review" in output
+    code, output = _invoke("review", "list", "--json")
+    runs = json.loads(output)
+    assert [r["status"] for r in runs] == ["no_change", "completed"]
+    code, output = _invoke("review", "status", runs[1]["run_id"][:8], "--json")
+    assert json.loads(output)["sources_done"] == runs[1]["sources_total"] > 0
+
+
+def test_a_finished_run_cannot_be_paused_or_resumed() -> None:
+    _invoke("ingest", str(EXAMPLES_DIR))
+    _invoke("review", "run", "--no-model")
+    (run,) = json.loads(_invoke("review", "list", "--json")[1])
+    code, output = _invoke("review", "pause", run["run_id"][:8])
+    assert code == 1
+    assert "completed" in output
+    code, output = _invoke("review", "resume", run["run_id"][:8])
+    assert code == 1
+    assert "already published" in output
+
+
+def test_a_busy_slot_refuses_a_manual_review_with_exit_status_2() -> None:
+    _invoke("ingest", str(EXAMPLES_DIR))
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    store = open_store()
+    try:
+        other = store.create_review_run(
+            ReviewScope(None, None),
+            trigger="scheduled",
+            reanalyze=False,
+            stages=["structural"],
+            batch_size=10,
+            batch_chars=10_000,
+            connection=None,
+            model=None,
+        )
+        with store._write() as conn:
+            conn.execute(
+                insert(t.review_slot).values(
+                    slot=1, run_id=other.run_id, owner=f"{os.uname().nodename}:{holder.pid}"
+                )
+            )
+        code, output = _invoke("review", "run")
+        assert code == 2
+        assert "BUSY" in output
+    finally:
+        holder.kill()
+        holder.wait()
+        store.close()
+
+
+def test_a_bad_time_is_refused_with_the_expected_forms() -> None:
+    code, output = _invoke("review", "run", "--since", "last tuesday")
+    assert code == 2
+    assert "24h or 7d" in output
