@@ -15,3 +15,13 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     head = (REPO_ROOT / "README.md").read_text().splitlines()[:8]
     assert any(line.startswith("make demo") for line in head)
     assert any(line.startswith("make test") for line in head)
+
+
+def test_the_command_reference_covers_every_command_and_subcommand() -> None:
+    from proctor.cli.main import COMMANDS
+
+    reference = cli_reference()
+    for name in COMMANDS:
+        assert f"## `proctor {name}`" in reference, name
+    for nested in ("review run", "graph show", "findings list", "eval agentdojo", "models add"):
+        assert f"## `proctor {nested}`" in reference, nested

@@ -13,8 +13,12 @@ from proctor.cli.main import cli
 def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
     found = [(path, command)]
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            found.extend(_walk(command.commands[name], [*path, name]))
+        # list_commands / get_command, not .commands: the top group loads subcommands lazily.
+        context = click.Context(command)
+        for name in sorted(command.list_commands(context)):
+            sub = command.get_command(context, name)
+            assert sub is not None
+            found.extend(_walk(sub, [*path, name]))
     return found
 
 
@@ -30,7 +34,10 @@ def cli_reference() -> str:
     for path, command in _walk(cli, ["proctor"]):
         context = cli.make_context("proctor", [], resilient_parsing=True, terminal_width=100)
         for name in path[1:]:
-            sub = context.command.commands[name]  # type: ignore[attr-defined]
+            group = context.command
+            assert isinstance(group, click.Group)
+            sub = group.get_command(context, name)
+            assert sub is not None
             context = sub.make_context(name, [], parent=context, resilient_parsing=True)
         help_text = command.get_help(context)
         parts += [f"## `{' '.join(path)}`", "", "```", help_text.rstrip(), "```", ""]

@@ -65,7 +65,9 @@ def review() -> None:
 
 
 @review.command("run")
-@click.option("--project", help="Review one project (default: every project).")
+@click.option(
+    "--project", "--scope", "project", help="Review one project (default: every project)."
+)
 @click.option("--since", type=When(), help="Only sources from this time on (date, time or 7d).")
 @click.option("--until", type=When(), help="Only sources before this time.")
 @click.option(
