@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,13 +21,21 @@ from proctor.evals import (
     RJudgeReport,
     RunInfo,
     WhoAndWhenReport,
+    answer_locomo,
     evaluate_agentdojo,
     evaluate_locomo,
     evaluate_r_judge,
     evaluate_r_judge_with_model,
     evaluate_who_and_when,
 )
-from proctor.models import ModelCaller, open_caller, pool_limits, resolve_connection, store_recorder
+from proctor.models import (
+    ModelCaller,
+    default_connection_name,
+    open_caller,
+    pool_limits,
+    resolve_connection,
+    store_recorder,
+)
 
 ReportT = TypeVar("ReportT")
 Evaluation = Callable[[ModelCaller, int, Callable[[int, int], None]], Awaitable[ReportT]]
@@ -349,27 +358,89 @@ def who_and_when_command(
         console.print(note, markup=False)
 
 
+_NO_ANSWER_CONNECTION = (
+    "Answer accuracy needs a model connection: add one with `proctor models add NAME "
+    "--provider … --default` (or pass --connection NAME); evidence recall needs none."
+)
+
+
 @eval_group.command("locomo")
 @_DATA
 @click.option(
     "--full-text", is_flag=True, help="Evaluate full-text search only (as without embeddings)."
 )
+@click.option(
+    "--connection",
+    "--model",
+    "connection_name",
+    metavar="NAME",
+    help="Saved model connection that answers and judges (default: the default connection).",
+)
+@click.option(
+    "--no-answers",
+    is_flag=True,
+    help="Evidence recall only: no model call, even when a connection is configured.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Evaluate N questions spread evenly over the dataset (the same ones every run).",
+)
 @json_option()
-def locomo_command(data: Path, full_text: bool, as_json: bool) -> None:
-    """Memory search on LoCoMo: evidence recall@5 and @10 of `proctor search`, by category.
+def locomo_command(
+    data: Path,
+    full_text: bool,
+    connection_name: str | None,
+    no_answers: bool,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """Memory search on LoCoMo: evidence recall@5 and @10 by category; answer accuracy with a model.
 
     The dialogues are imported into a temporary store, indexed and searched with each
     question (within its conversation); the hits are scored against the question's gold
     evidence turns. A plain full-text baseline (FTS5 BM25 over the raw messages) is
-    computed in the same run. Answer accuracy is not measured.
+    computed in the same run. When a model connection is configured (the default one, or
+    --connection), the model answers each question from its top 10 hits and a second call
+    judges the answer against the gold one: accuracy (the judge's CORRECT share) and
+    token F1, by category. Model usage is recorded under the run's id.
     """
-    with _progress_bar("searching LoCoMo questions") as progress:
-        report: LocomoReport = evaluate_locomo(
-            data, encoder=None if full_text else "auto", progress=progress
-        )
+    if no_answers and connection_name:
+        raise ConfigError("--no-answers makes no model call: drop --connection, or --no-answers")
+    with ExitStack() as stack:
+        store = None if no_answers else stack.enter_context(writable_store())
+        connection = None
+        if store is not None and (connection_name or default_connection_name(store)):
+            connection = resolve_connection(store, connection_name)  # a broken one fails here
+        with _progress_bar("searching LoCoMo questions") as progress:
+            report: LocomoReport = evaluate_locomo(
+                data, encoder=None if full_text else "auto", limit=limit, progress=progress
+            )
+        if store is None:
+            report.answers_note = "turned off for this run (--no-answers)"
+        elif connection is None:
+            report.answers_note = _NO_ANSWER_CONNECTION
+        else:
+            limits = pool_limits(store)
+            caller = open_caller(connection, limits=limits, recorder=store_recorder(store))
+            with _progress_bar("answering LoCoMo questions") as progress:
+                report.answers = anyio.run(
+                    partial(
+                        answer_locomo,
+                        report.questions,
+                        caller,
+                        concurrency=limits.concurrency,
+                        progress=progress,
+                    )
+                )
     if as_json:
         print_json(report.as_json())
         return
+    _print_locomo(report)
+
+
+def _print_locomo(report: LocomoReport) -> None:
     data_json = report.as_json()
     ranked_by = (
         f"hybrid (full text + {data_json['model']})"
@@ -416,3 +487,35 @@ def locomo_command(data: Path, full_text: bool, as_json: bool) -> None:
         ),
         markup=False,
     )
+    if report.answers is None:
+        if report.answers_note == _NO_ANSWER_CONNECTION:
+            console.print(_NO_ANSWER_CONNECTION, markup=False)
+        return
+    answers = report.answers
+    console.print(
+        "\n"
+        + _run_line(f"Answers from the top {answers.context_turns} hits", answers.run, "questions"),
+        markup=False,
+    )
+    table = Table(
+        title="Answer accuracy by category (LLM judge; F1 beside it)", title_justify="left"
+    )
+    for column in ("slice", "questions", "unanswered", "correct", "accuracy", "F1"):
+        table.add_column(column, justify="left" if column == "slice" else "right")
+    for name, m in answers.metrics().items():
+        table.add_row(
+            Text(name, style="bold" if name == "overall" else ""),
+            str(m["questions"]),
+            str(m["unanswered"]),
+            str(m["correct"]),
+            _pct(m["accuracy"]),
+            _pct(m["f1"]),
+        )
+    console.print(table)
+    missing = answers.missing()
+    if missing:
+        console.print(
+            f"{len(missing)} question(s) without a valid answer or verdict (after one repair, "
+            "or a failed call); each is scored wrong: " + ", ".join(r.question_id for r in missing),
+            markup=False,
+        )

@@ -12,7 +12,11 @@ Metric: evidence recall@k — the share of a question's gold turns among the fir
 averaged over questions — overall and per category (1 multi-hop, 2 temporal,
 3 open-domain, 4 single-hop; 5, adversarial, is left out as usual). Beside it, in the
 same run, a plain full-text baseline: SQLite FTS5 BM25 (porter stemming) over the raw
-message texts, with the same query words. Answer accuracy is not measured.
+message texts, with the same query words.
+
+Each question keeps the full text, speaker and session date of its top hits, so a model
+can then answer it from them (``_locomo_answers``: answer accuracy, when a connection is
+configured); the store is gone by then.
 """
 
 from __future__ import annotations
@@ -25,14 +29,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from proctor.evals._common import rate
+from proctor.evals._common import rate, spread_sample
 from proctor.ingest import ingest
 from proctor.search import Encoder, index_sources, query_terms, search
 from proctor.search._encoder import MODEL_NAME
 from proctor.search._query import AUTHOR_WEIGHT, FULL_TEXT_WEIGHT, NEIGHBOUR_WEIGHT
 from proctor.store import SqlStore, open_store
+from proctor.transcript import Message
+
+if TYPE_CHECKING:
+    from proctor.evals._locomo_answers import LocomoAnswers
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 """Scored categories (the common convention; 5, adversarial, is excluded)."""
@@ -40,6 +48,17 @@ KS = (5, 10)
 _DIA_ID = re.compile(r"^D\d+:\d+$")
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTurn:
+    """One hit of ``proctor search`` as a model answering the question sees it."""
+
+    source_id: str
+    session_date: str | None
+    """The session's date as the dataset writes it (``"1:56 pm on 8 May, 2023"``)."""
+    speaker: str | None
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +71,11 @@ class QuestionResult:
     gold: tuple[str, ...]
     search: tuple[str, ...]
     baseline: tuple[str, ...]
+    question_id: str = ""
+    """``<conversation id>:q<n>``, n the question's index in the sample's ``qa`` list."""
+    gold_answer: str = ""
+    context: tuple[ContextTurn, ...] = ()
+    """The turns behind ``search``, in rank order."""
 
     def recall(self, method: str, k: int) -> float:
         """Share of the gold turns among the first ``k`` ids of ``method``."""
@@ -74,6 +98,10 @@ class LocomoReport:
     questions: list[QuestionResult] = field(default_factory=list)
     without_evidence: int = 0
     """Questions whose evidence names no turn of the conversation (not scored)."""
+    answers: LocomoAnswers | None = None
+    """Answer accuracy, when a model answered the questions."""
+    answers_note: str | None = None
+    """Why answer accuracy was not measured, when it was not."""
 
     def _slice(self, chosen: Sequence[QuestionResult]) -> dict[str, Any]:
         row: dict[str, Any] = {"questions": len(chosen)}
@@ -100,6 +128,7 @@ class LocomoReport:
 
     def as_json(self) -> dict[str, Any]:
         """Everything, per-question rankings included, so each figure can be recomputed."""
+        answered = {} if self.answers is None else self.answers.by_question()
         return {
             "benchmark": "locomo",
             "metric": "evidence recall@k",
@@ -120,14 +149,21 @@ class LocomoReport:
             "questions_without_evidence": self.without_evidence,
             "metrics": self.metrics(),
             "by_conversation": self.by_conversation(),
+            "answers": None if self.answers is None else self.answers.as_json(),
+            "answers_note": self.answers_note,
             "questions": [
                 {
+                    "question_id": q.question_id,
                     "conversation_id": q.conversation_id,
                     "question": q.question,
                     "category": q.category,
+                    "gold_answer": q.gold_answer,
                     "gold": list(q.gold),
                     "search": list(q.search),
                     "baseline": list(q.baseline),
+                    "answer": (
+                        answered[q.question_id].as_json() if q.question_id in answered else None
+                    ),
                 }
                 for q in self.questions
             ],
@@ -150,9 +186,9 @@ def gold_ids(evidence: Any, conversation_id: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _questions(store: SqlStore) -> list[tuple[str, dict[str, Any]]]:
-    """(conversation id, QA item) for every scored question of the imported samples."""
-    items: list[tuple[str, dict[str, Any]]] = []
+def _questions(store: SqlStore) -> list[tuple[str, int, dict[str, Any]]]:
+    """(conversation id, index in ``qa``, QA item) for every scored question of the samples."""
+    items: list[tuple[str, int, dict[str, Any]]] = []
     conversations = store.list_conversations(limit=100_000)
     origins = {s.origin for s in conversations if s.conversation.format == "locomo" and s.origin}
     for origin in sorted(origins):
@@ -162,9 +198,9 @@ def _questions(store: SqlStore) -> list[tuple[str, dict[str, Any]]]:
             if not isinstance(sample, dict) or not isinstance(sample.get("qa"), list):
                 continue
             conversation_id = f"locomo:{sample.get('sample_id')}"
-            for item in sample["qa"]:
+            for index, item in enumerate(sample["qa"]):
                 if isinstance(item, dict) and item.get("category") in CATEGORIES:
-                    items.append((conversation_id, item))
+                    items.append((conversation_id, index, item))
     return items
 
 
@@ -202,16 +238,24 @@ class _Baseline:
 
 
 def evaluate_locomo(
-    data: Path, *, encoder: Encoder = "auto", progress: Progress | None = None
+    data: Path,
+    *,
+    encoder: Encoder = "auto",
+    limit: int | None = None,
+    progress: Progress | None = None,
 ) -> LocomoReport:
-    """Import, index and search LoCoMo under ``data``; score evidence recall@5 and @10."""
+    """Import, index and search LoCoMo under ``data``; score evidence recall@5 and @10.
+
+    ``limit``: only that many of the scored questions, spread evenly over the dataset
+    (its questions are sorted by category within each conversation).
+    """
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="proctor-locomo-") as folder:
         store = open_store(Path(folder) / "locomo.db")
         try:
             ingest(store, [data], jobs=1)
             indexed = index_sources(store, encoder=encoder)
-            report = _search_all(store, encoder, progress)
+            report = _search_all(store, encoder, limit, progress)
         finally:
             store.close()
     report.documents = indexed.documents
@@ -221,25 +265,56 @@ def evaluate_locomo(
     return report
 
 
-def _search_all(store: SqlStore, encoder: Encoder, progress: Progress | None) -> LocomoReport:
+class _Turns:
+    """Every turn of the store by source id, with its session's date as the dataset writes it."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.messages: dict[str, Message] = {}
+        self._dates: dict[tuple[str, Any], str] = {}
+        for summary in store.list_conversations(limit=100_000):
+            for message in store.messages(summary.conversation_id):
+                self.messages[message.source_id] = message
+            sessions = summary.conversation.attributes.get("sessions")
+            for session in sessions if isinstance(sessions, list) else []:
+                if isinstance(session, dict) and isinstance(session.get("date_time"), str):
+                    key = (summary.conversation_id, session.get("session"))
+                    self._dates[key] = session["date_time"]
+
+    def context(self, conversation_id: str, source_ids: Sequence[str]) -> tuple[ContextTurn, ...]:
+        """The turns ``source_ids`` name, in their order."""
+        turns: list[ContextTurn] = []
+        for source_id in source_ids:
+            message = self.messages.get(source_id)
+            if message is None:
+                continue
+            session = message.attributes.get("session")
+            date = self._dates.get((conversation_id, session))
+            if date is None and message.created_at is not None:
+                date = f"{message.created_at.day} {message.created_at:%B %Y}"
+            turns.append(ContextTurn(source_id, date, message.author, message.text))
+        return tuple(turns)
+
+
+def _search_all(
+    store: SqlStore, encoder: Encoder, limit: int | None, progress: Progress | None
+) -> LocomoReport:
     report = LocomoReport(
         mode="", note=None, documents=0, embedded=0, index_seconds=0, search_seconds=0, seconds=0
     )
-    known = {
-        m.source_id
-        for s in store.list_conversations(limit=100_000)
-        for m in store.messages(s.conversation_id)
-    }
-    items = _questions(store)
+    turns = _Turns(store)
+    scored: list[tuple[str, int, dict[str, Any], list[str]]] = []
+    for conversation_id, index, item in _questions(store):
+        gold = [g for g in gold_ids(item.get("evidence"), conversation_id) if g in turns.messages]
+        if gold:
+            scored.append((conversation_id, index, item, gold))
+        else:
+            report.without_evidence += 1
+    chosen = spread_sample(scored, limit)
     baseline = _Baseline(store)
     searching = 0.0
     try:
-        for done, (conversation_id, item) in enumerate(items, start=1):
-            gold = [g for g in gold_ids(item.get("evidence"), conversation_id) if g in known]
+        for done, (conversation_id, index, item, gold) in enumerate(chosen, start=1):
             question = str(item.get("question", ""))
-            if not gold:
-                report.without_evidence += 1
-                continue
             clock = time.perf_counter()
             result = search(
                 store,
@@ -251,22 +326,34 @@ def _search_all(store: SqlStore, encoder: Encoder, progress: Progress | None) ->
             )
             searching += time.perf_counter() - clock
             report.mode, report.note = result.mode, result.note
+            ranked = tuple(hit.doc_id for hit in result.hits)
             report.questions.append(
                 QuestionResult(
                     conversation_id=conversation_id,
                     question=question,
                     category=int(item["category"]),
                     gold=tuple(gold),
-                    search=tuple(hit.doc_id for hit in result.hits),
+                    search=ranked,
                     baseline=tuple(baseline.search(question, conversation_id, max(KS))),
+                    question_id=f"{conversation_id}:q{index}",
+                    gold_answer="" if item.get("answer") is None else str(item["answer"]),
+                    context=turns.context(conversation_id, ranked),
                 )
             )
             if progress is not None:
-                progress(done, len(items))
+                progress(done, len(chosen))
     finally:
         baseline.close()
     report.search_seconds = searching
     return report
 
 
-__all__ = ["CATEGORIES", "LocomoReport", "QuestionResult", "evaluate_locomo", "gold_ids", "rate"]
+__all__ = [
+    "CATEGORIES",
+    "ContextTurn",
+    "LocomoReport",
+    "QuestionResult",
+    "evaluate_locomo",
+    "gold_ids",
+    "rate",
+]
