@@ -165,10 +165,8 @@ def test_a_conversation_story_line_is_created_once_then_continued_with_its_sub_t
     assert [c.updated_at for c in candidates] == sorted(
         (c.updated_at for c in candidates), reverse=True
     )
-    assert store.story_line_candidates(project_id, limit=1)[0].story_line_id in {
-        main.story_line_id,
-        by_title["Test runs"].story_line_id,
-    }
+    # Lines touched by one publish may share a timestamp: the limit cuts the same order.
+    assert store.story_line_candidates(project_id, limit=1) == candidates[:1]
     assert store.story_line_candidates("another-project") == []
 
 
