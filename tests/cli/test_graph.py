@@ -145,3 +145,22 @@ def test_observed_text_is_printed_literally(proctor_home: Path) -> None:
     draft = publish("run-1", summary="[bold red]not markup[/bold red]")
     result = run("graph", "show", draft.result_id)
     assert "[bold red]not markup[/bold red]" in result.output
+
+
+def test_show_says_what_a_limit_left_out_and_json_carries_the_totals(draft: ResultDraft) -> None:
+    shown = run("graph", "show", draft.result_id, "--limit", "1")
+
+    assert shown.exit_code == 0, shown.output
+    out = shown.output
+    assert "Showing 1 of 2 events (the newest); use --story-line, or --limit/--offset" in out
+    assert "pytest -q  failed" in out and "Rounding agreed" not in out
+    assert "Story line: Fix rounding  (2 events, 1 shown)" in out
+    assert "Entities (2 of 3)" in out
+
+    data = json.loads(
+        run("graph", "show", draft.result_id, "--limit", "1", "--offset", "1", "--json").output
+    )
+    assert [e["title"] for e in data["events"]] == ["Rounding agreed"]
+    assert (data["limit"], data["offset"], data["truncated"]) == (1, 1, True)
+    assert (data["totals"]["events"], data["totals"]["entities"]) == (2, 3)
+    assert run("graph", "show", "--limit", "0").exit_code == 2

@@ -1,7 +1,8 @@
 """``proctor graph``: read a review's story graph and correct it (REV-4, REV-8 … REV-12).
 
 ``show`` prints one result as a timeline of events grouped by story line, with the
-entities and relations involved, open items and what the result covered; ``list`` the
+entities and relations involved, open items and what the result covered (at most
+``--limit`` events, the newest, and says how many it left out); ``list`` the
 results; ``confirm`` / ``revise`` / ``remove`` are a person's edits, which later
 automatic reviews never overwrite; ``needs-review`` lists where a review disagreed.
 Everything observed (names, titles, summaries) is printed literally.
@@ -20,6 +21,7 @@ from proctor.cli._common import console, json_option, print_json, readable_store
 from proctor.cli._render import when
 from proctor.graph import Coverage
 from proctor.graph.views import (
+    GRAPH_LIMIT,
     EventView,
     GraphEdit,
     GraphView,
@@ -83,11 +85,34 @@ def list_command(target: str | None, limit: int, as_json: bool) -> None:
 @click.argument("result", required=False)
 @click.option("--story-line", "story_line", help="Only this story line (id or prefix).")
 @click.option("--as-published", is_flag=True, help="Names and states as the result said them then.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=GRAPH_LIMIT,
+    show_default=True,
+    help="Show at most this many events: the newest, with what they involve.",
+)
+@click.option(
+    "--offset",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Skip this many of the newest events first (--offset 500: the 500 before them).",
+)
 @json_option()
 def show_command(
-    result: str | None, story_line: str | None, as_published: bool, as_json: bool
+    result: str | None,
+    story_line: str | None,
+    as_published: bool,
+    limit: int,
+    offset: int,
+    as_json: bool,
 ) -> None:
-    """Show one result's story graph (RESULT: id or prefix; default: the latest result)."""
+    """Show one result's story graph (RESULT: id or prefix; default: the latest result).
+
+    A large result shows its newest --limit events and says how many there are; narrow
+    it with --story-line, or page back with --offset.
+    """
     with readable_store() as store:
         note = None
         if result is None:
@@ -99,7 +124,9 @@ def show_command(
                 return
             result = latest[0].result_id
             note = "the latest result; `proctor graph list` shows the others"
-        view = store.graph(result, story_line, as_published=as_published)
+        view = store.graph(
+            result, story_line, as_published=as_published, limit=limit, offset=offset
+        )
     if as_json:
         print_json(_view_json(view))
         return
@@ -126,12 +153,16 @@ def render_graph(view: GraphView, *, note: str | None = None) -> list[Text]:
     lines.append(Text(coverage_line(result.coverage, result.complete), "dim"))
     if view.as_published:
         lines.append(Text("As published (later edits not shown)", "yellow"))
+    if view.truncated:
+        lines.append(Text(bounds_line(view), "yellow"))
     lines.extend(_timeline(view, names))
     lines.extend(_entities(view))
     lines.extend(_relations(view, names))
     lines.extend(_changes(view, names))
-    if view.open_items:
-        lines.append(_heading(f"Open items ({len(view.open_items)})"))
+    if view.open_items or view.totals.open_items:
+        lines.append(
+            _heading(f"Open items ({_count(len(view.open_items), view.totals.open_items)})")
+        )
         for item in view.open_items:
             mark = ("●", "yellow") if item.status == "open" else ("✓", "green")
             detail = f" — {_one_line(item.detail, 100)}" if item.detail else ""
@@ -143,7 +174,28 @@ def render_graph(view: GraphView, *, note: str | None = None) -> list[Text]:
         for experience in view.experiences:
             lesson = f": {_one_line(experience.lesson, 120)}" if experience.lesson else ""
             lines.append(Text(f"  {experience.title}{lesson}"))
+    if view.truncated:
+        lines.append(Text(f"\n{bounds_line(view)}", "yellow"))
     return lines
+
+
+def bounds_line(view: GraphView) -> str:
+    """What a truncated view left out, and how to see it."""
+    total = view.totals.events
+    shown = len(view.events)
+    where = "" if view.story_line_id is None else " of this story line"
+    if shown == 0:
+        text = f"No events at offset {view.offset:,}: the view holds {total:,} events{where}"
+    else:
+        skipped = f", after skipping the {view.offset:,} newest" if view.offset else " (the newest)"
+        text = f"Showing {shown:,} of {total:,} events{where}{skipped}"
+    hint = "use --limit/--offset" if view.story_line_id else "use --story-line, or --limit/--offset"
+    return f"{text}; {hint} to see others"
+
+
+def _count(shown: int, total: int) -> str:
+    """``12``, or ``12 of 1,505`` when the view left some out (they involve no shown event)."""
+    return f"{shown:,}" if shown >= total else f"{shown:,} of {total:,}"
 
 
 def coverage_line(coverage: Coverage, complete: bool) -> str:
@@ -181,14 +233,19 @@ def _timeline(view: GraphView, names: dict[str, str]) -> list[Text]:
 
     def walk(line: StoryLineView, depth: int) -> None:
         indent = "  " * depth
-        count = len(line.event_ids)
+        count = max(line.event_count, len(line.event_ids))
         label = "Sub-thread" if depth else "Story line"
+        shown = "" if len(line.event_ids) >= count else f", {len(line.event_ids):,} shown"
         lines.append(
             Text.assemble(
                 ("\n" if depth == 0 else "", ""),
                 (f"{indent}{label}: ", "bold"),
                 (line.title, "bold"),
-                (f"  ({count} event{'s' if count != 1 else ''}) {line.story_line_id[:8]}", "dim"),
+                (
+                    f"  ({count:,} event{'s' if count != 1 else ''}{shown}) "
+                    f"{line.story_line_id[:8]}",
+                    "dim",
+                ),
             )
         )
         for event_id in line.event_ids:
@@ -227,9 +284,9 @@ def _event_lines(event: EventView, names: dict[str, str], indent: str) -> list[T
 
 
 def _entities(view: GraphView) -> list[Text]:
-    if not view.entities:
+    if not view.entities and not view.totals.entities:
         return []
-    lines = [_heading(f"Entities ({len(view.entities)})")]
+    lines = [_heading(f"Entities ({_count(len(view.entities), view.totals.entities)})")]
     for entity in view.entities:
         lines.append(
             Text.assemble(
@@ -248,9 +305,9 @@ def _entities(view: GraphView) -> list[Text]:
 
 
 def _relations(view: GraphView, names: dict[str, str]) -> list[Text]:
-    if not view.relations:
+    if not view.relations and not view.totals.relations:
         return []
-    lines = [_heading(f"Relations ({len(view.relations)})")]
+    lines = [_heading(f"Relations ({_count(len(view.relations), view.totals.relations)})")]
     for relation in view.relations:
         lines.append(
             Text.assemble(
@@ -268,9 +325,9 @@ def _relations(view: GraphView, names: dict[str, str]) -> list[Text]:
 
 
 def _changes(view: GraphView, names: dict[str, str]) -> list[Text]:
-    if not view.changes:
+    if not view.changes and not view.totals.changes:
         return []
-    lines = [_heading(f"Changes ({len(view.changes)})")]
+    lines = [_heading(f"Changes ({_count(len(view.changes), view.totals.changes)})")]
     for change in view.changes:
         lines.append(
             Text.assemble(
@@ -299,14 +356,19 @@ def _result_json(result: ResultSummary) -> dict[str, Any]:
 
 
 def _view_json(view: GraphView) -> dict[str, Any]:
-    data = {
-        field.name: dataclasses.asdict(view)[field.name]
-        for field in dataclasses.fields(view)
-        if field.name not in {"result", "sources"}
+    parts = ("events", "entities", "relations", "changes", "open_items", "story_lines")
+    return {
+        "result": _result_json(view.result),
+        "story_line_id": view.story_line_id,
+        "as_published": view.as_published,
+        **{name: [dataclasses.asdict(item) for item in getattr(view, name)] for name in parts},
+        "experiences": [dataclasses.asdict(item) for item in view.experiences],
+        "totals": dataclasses.asdict(view.totals),
+        "limit": view.limit,
+        "offset": view.offset,
+        "truncated": view.truncated,
+        "sources": [dataclasses.asdict(excerpt) for excerpt in view.sources.values()],
     }
-    data["result"] = _result_json(view.result)
-    data["sources"] = [dataclasses.asdict(excerpt) for excerpt in view.sources.values()]
-    return data
 
 
 # --- a person's edits (REV-4) --------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 These are read-side values (REV-8 … REV-12). ``graph(result_id)`` returns a
 :class:`GraphView` holding only the objects that result published; a result's stored
-snapshot has the same shape, so history reads back exactly what a result said then.
+snapshot has the same shape, so history reads back exactly what a result said then. A
+view is bounded: it shows at most ``GRAPH_LIMIT`` events (the newest) unless asked for
+more, and its ``totals`` say how much the whole result or story line holds.
 Kinds and states are plain strings here: a reader must never fail on a value an older
 or newer version of Proctor wrote.
 """
@@ -15,6 +17,13 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from proctor.graph._facts import Coverage, SourceRef
+
+GRAPH_LIMIT = 500
+"""Events one ``graph()`` view shows unless asked otherwise: the newest of the view."""
+
+SOURCES_PER_OBJECT = 10
+"""References a graph view keeps per object (a file read thousands of times cites thousands
+of sources); ``source_count`` says how many there are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +98,9 @@ class EntityView:
     """automatic | confirmed | revised | removed (REV-4)."""
     sources: tuple[SourceRef, ...] = ()
     updated_at: datetime | None = None
+    source_count: int = 0
+    """How many sources it cites (in a result's graph: in that result); a graph view keeps
+    the first ``SOURCES_PER_OBJECT`` of them in ``sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +119,9 @@ class EventView:
     entity_ids: tuple[str, ...] = ()
     story_line_ids: tuple[str, ...] = ()
     sources: tuple[SourceRef, ...] = ()
+    source_count: int = 0
+    """How many sources it cites (in a result's graph: in that result); a graph view keeps
+    the first ``SOURCES_PER_OBJECT`` of them in ``sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +138,9 @@ class RelationView:
     state: str
     """automatic | confirmed | revised | revoked (REV-4)."""
     sources: tuple[SourceRef, ...] = ()
+    source_count: int = 0
+    """How many sources it cites (in a result's graph: in that result); a graph view keeps
+    the first ``SOURCES_PER_OBJECT`` of them in ``sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +155,9 @@ class EntityChangeView:
     layer: str
     state: str
     sources: tuple[SourceRef, ...] = ()
+    source_count: int = 0
+    """How many sources it cites (in a result's graph: in that result); a graph view keeps
+    the first ``SOURCES_PER_OBJECT`` of them in ``sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +174,9 @@ class OpenItemView:
     entity_ids: tuple[str, ...] = ()
     resolved_result_id: str | None = None
     sources: tuple[SourceRef, ...] = ()
+    source_count: int = 0
+    """How many sources it cites (in a result's graph: in that result); a graph view keeps
+    the first ``SOURCES_PER_OBJECT`` of them in ``sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +189,12 @@ class StoryLineView:
     title: str
     summary: str
     event_ids: tuple[str, ...] = ()
+    """Its events, oldest first; in a bounded graph view only the ones the view shows."""
     first_at: datetime | None = None
     last_at: datetime | None = None
     updated_at: datetime | None = None
+    event_count: int = 0
+    """How many events the line holds (in a result's view: in that result), shown or not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +224,28 @@ class SourceExcerpt:
 
 
 @dataclass(frozen=True, slots=True)
+class GraphTotals:
+    """How many objects a whole view holds (a result, or one story line of it), shown or not."""
+
+    events: int = 0
+    entities: int = 0
+    relations: int = 0
+    changes: int = 0
+    open_items: int = 0
+    story_lines: int = 0
+    experiences: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class GraphView:
-    """Exactly what one result published, optionally narrowed to one story line."""
+    """What one result published, optionally narrowed to one story line, and bounded.
+
+    The view shows at most ``limit`` events: the newest ones, after skipping the
+    ``offset`` newest (``offset=limit`` is the page before). While every event fits,
+    the view holds everything the result (or story line) holds. Once it does not
+    (``truncated``), it holds the shown events and the entities, relations, changes,
+    open items, story lines and experiences they involve; ``totals`` counts them all.
+    """
 
     result: ResultSummary
     story_line_id: str | None
@@ -213,7 +260,19 @@ class GraphView:
     story_lines: tuple[StoryLineView, ...] = ()
     experiences: tuple[ExperienceView, ...] = ()
     sources: Mapping[tuple[str, str], SourceExcerpt] = field(default_factory=dict)
-    """Every cited source by (source_type, source_id), read now (so deletions show)."""
+    """Every source the shown objects cite, by (source_type, source_id), read now (so
+    deletions show)."""
+    totals: GraphTotals = field(default_factory=GraphTotals)
+    """What the whole view holds, whatever ``limit`` and ``offset`` left out."""
+    limit: int | None = None
+    """At most this many events are shown (None: every one)."""
+    offset: int = 0
+    """How many of the newest events were skipped before the shown ones."""
+
+    @property
+    def truncated(self) -> bool:
+        """Some of the view's events, and what only they involve, are not shown."""
+        return len(self.events) < self.totals.events
 
     def source(self, ref: SourceRef) -> SourceExcerpt | None:
         """The excerpt of a cited source."""

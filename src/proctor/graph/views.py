@@ -4,6 +4,8 @@ Import from here: ``from proctor.graph.views import GraphView, PublishOutcome``.
 """
 
 from proctor.graph._views import (
+    GRAPH_LIMIT,
+    SOURCES_PER_OBJECT,
     AttentionBucket,
     EntityChangeView,
     EntityDetail,
@@ -11,6 +13,7 @@ from proctor.graph._views import (
     EventView,
     ExperienceView,
     GraphEdit,
+    GraphTotals,
     GraphView,
     NeedsReviewItem,
     OpenItemView,
@@ -24,6 +27,8 @@ from proctor.graph._views import (
 )
 
 __all__ = [
+    "GRAPH_LIMIT",
+    "SOURCES_PER_OBJECT",
     "AttentionBucket",
     "EntityChangeView",
     "EntityDetail",
@@ -31,6 +36,7 @@ __all__ = [
     "EventView",
     "ExperienceView",
     "GraphEdit",
+    "GraphTotals",
     "GraphView",
     "NeedsReviewItem",
     "OpenItemView",

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from proctor.graph import EntityCandidate, ResultDraft, StoryLineCandidate
 from proctor.graph.views import (
+    GRAPH_LIMIT,
     AttentionBucket,
     EntityDetail,
     GraphEdit,
@@ -82,9 +83,15 @@ class GraphRecords(Protocol):
         ...
 
     def graph(
-        self, result_id: str, story_line_id: str | None = None, *, as_published: bool = False
+        self,
+        result_id: str,
+        story_line_id: str | None = None,
+        *,
+        as_published: bool = False,
+        limit: int | None = GRAPH_LIMIT,
+        offset: int = 0,
     ) -> GraphView:
-        """Exactly what one result published; never another result's graph."""
+        """What one result published (or one story line of it), at most ``limit`` events."""
         ...
 
     def stories(self, target: str) -> list[StoryLineView]:

@@ -38,8 +38,9 @@ from proctor.store._graph_publish_threads import (
     write_story_lines,
 )
 from proctor.store._graph_queries import result_summary
-from proctor.store._graph_result import load_result_graph, result_snapshot, snapshot_json
+from proctor.store._graph_result import load_result_graph
 from proctor.store._graph_rows import coverage_json
+from proctor.store._graph_snapshot import result_snapshot, snapshot_json
 
 
 def publish(c: Connection, draft: ResultDraft, run_status: str, now: datetime) -> PublishOutcome:

@@ -120,43 +120,66 @@ def write_story_lines(p: PublishState) -> None:
         t.graph_events.c.event_id,
         (e for fact in facts for e in fact.event_ids),
     )
-    sl = t.story_lines.c
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    reparents: list[dict[str, Any]] = []
+    # A continued line keeps its parent unless a fact names one (the last such fact wins).
+    parents = {line_id: row["parent_id"] for line_id, row in stored.items()}
     for fact in facts:
         line_id = ids[fact.key]
         parent_id = None if fact.parent_key is None else ids[fact.parent_key]
         if line_id in stored:
-            values: dict[str, Any] = {
-                "title": fact.title,
-                "summary": fact.summary,
-                "last_result_id": p.result_id,
-                "updated_at": p.now,
-            }
             if parent_id is not None:
-                values["parent_id"] = parent_id
-            p.c.execute(update(t.story_lines).where(sl.story_line_id == line_id).values(**values))
+                parents[line_id] = parent_id
+            updates.append(
+                {
+                    "b_id": line_id,
+                    "title": fact.title,
+                    "summary": fact.summary,
+                    "parent_id": parents[line_id],
+                }
+            )
         else:
-            p.c.execute(
-                insert(t.story_lines).values(
-                    story_line_id=line_id,
-                    project_id=p.project_of(fact.event_ids),
-                    parent_id=None,
-                    title=fact.title,
-                    summary=fact.summary,
-                    first_result_id=p.result_id,
-                    last_result_id=p.result_id,
-                    created_at=p.now,
-                    updated_at=p.now,
-                )
+            inserts.append(
+                {
+                    "story_line_id": line_id,
+                    "project_id": p.project_of(fact.event_ids),
+                    "parent_id": None,
+                    "title": fact.title,
+                    "summary": fact.summary,
+                    "first_result_id": p.result_id,
+                    "last_result_id": p.result_id,
+                    "created_at": p.now,
+                    "updated_at": p.now,
+                }
             )
+            # Parents after every line exists: a sub-thread may come before its parent.
+            if parent_id is not None:
+                reparents.append({"b_id": line_id, "parent_id": parent_id})
         p.publishes("story_line", line_id)
-    # Parents after every line exists: a sub-thread may come before its parent.
-    for fact in facts:
-        if fact.parent_key is not None and ids[fact.key] not in stored:
-            p.c.execute(
-                update(t.story_lines)
-                .where(sl.story_line_id == ids[fact.key])
-                .values(parent_id=ids[fact.parent_key])
-            )
+    sl = t.story_lines.c
+    if inserts:
+        p.c.execute(insert(t.story_lines), inserts)
+    if updates:
+        p.c.execute(
+            update(t.story_lines)
+            .where(sl.story_line_id == bindparam("b_id"))
+            .values(
+                title=bindparam("title"),
+                summary=bindparam("summary"),
+                parent_id=bindparam("parent_id"),
+                last_result_id=p.result_id,
+                updated_at=p.now,
+            ),
+            updates,
+        )
+    if reparents:
+        p.c.execute(
+            update(t.story_lines)
+            .where(sl.story_line_id == bindparam("b_id"))
+            .values(parent_id=bindparam("parent_id")),
+            reparents,
+        )
     sle = t.story_line_events.c
     have: set[tuple[str, str]] = set()
     for part in chunks(sorted(set(ids.values()))):

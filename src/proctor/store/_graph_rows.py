@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from pydantic import TypeAdapter
@@ -145,7 +146,9 @@ def view_select(table: Any) -> Any:
     return select(*(table.c[name] for name in _VIEW_COLUMNS[table.name]))
 
 
-def entity_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityView:
+def entity_view(
+    row: RowMapping, sources: tuple[SourceRef, ...] = (), source_count: int | None = None
+) -> EntityView:
     """An ``entities`` row as a view."""
     return EntityView(
         entity_id=row["entity_id"],
@@ -157,6 +160,7 @@ def entity_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityV
         layer=row["layer"],
         state=row["state"],
         sources=sources,
+        source_count=len(sources) if source_count is None else source_count,
         updated_at=row["updated_at"],
     )
 
@@ -166,6 +170,7 @@ def event_view(
     entity_ids: tuple[str, ...] = (),
     story_line_ids: tuple[str, ...] = (),
     sources: tuple[SourceRef, ...] = (),
+    source_count: int | None = None,
 ) -> EventView:
     """A ``graph_events`` row as a view."""
     return EventView(
@@ -181,10 +186,13 @@ def event_view(
         entity_ids=entity_ids,
         story_line_ids=story_line_ids,
         sources=sources,
+        source_count=len(sources) if source_count is None else source_count,
     )
 
 
-def relation_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> RelationView:
+def relation_view(
+    row: RowMapping, sources: tuple[SourceRef, ...] = (), source_count: int | None = None
+) -> RelationView:
     """A ``relations`` row as a view."""
     return RelationView(
         relation_id=row["relation_id"],
@@ -196,10 +204,13 @@ def relation_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> Relat
         layer=row["layer"],
         state=row["state"],
         sources=sources,
+        source_count=len(sources) if source_count is None else source_count,
     )
 
 
-def change_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityChangeView:
+def change_view(
+    row: RowMapping, sources: tuple[SourceRef, ...] = (), source_count: int | None = None
+) -> EntityChangeView:
     """An ``entity_changes`` row as a view."""
     return EntityChangeView(
         change_id=row["change_id"],
@@ -210,10 +221,13 @@ def change_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> EntityC
         layer=row["layer"],
         state=row["state"],
         sources=sources,
+        source_count=len(sources) if source_count is None else source_count,
     )
 
 
-def open_item_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> OpenItemView:
+def open_item_view(
+    row: RowMapping, sources: tuple[SourceRef, ...] = (), source_count: int | None = None
+) -> OpenItemView:
     """An ``open_items`` row as a view."""
     return OpenItemView(
         key=row["item_key"],
@@ -225,11 +239,18 @@ def open_item_view(row: RowMapping, sources: tuple[SourceRef, ...] = ()) -> Open
         entity_ids=tuple(row["entity_ids"] or ()),
         resolved_result_id=row["resolved_result_id"],
         sources=sources,
+        source_count=len(sources) if source_count is None else source_count,
     )
 
 
-def story_line_view(row: RowMapping, event_ids: tuple[str, ...] = ()) -> StoryLineView:
-    """A ``story_lines`` row as a view."""
+def story_line_view(
+    row: RowMapping,
+    event_ids: tuple[str, ...] = (),
+    event_count: int | None = None,
+    first_at: datetime | None = None,
+    last_at: datetime | None = None,
+) -> StoryLineView:
+    """A ``story_lines`` row as a view (``event_count``: all its events, else ``event_ids``)."""
     return StoryLineView(
         story_line_id=row["story_line_id"],
         project_id=row["project_id"],
@@ -237,7 +258,10 @@ def story_line_view(row: RowMapping, event_ids: tuple[str, ...] = ()) -> StoryLi
         title=row["title"],
         summary=row["summary"],
         event_ids=event_ids,
+        first_at=first_at,
+        last_at=last_at,
         updated_at=row["updated_at"],
+        event_count=len(event_ids) if event_count is None else event_count,
     )
 
 

@@ -5,7 +5,8 @@
 (``REPEATABLE READ`` on PostgreSQL, a WAL read transaction on SQLite) so an answer never
 mixes two publishes. The work itself lives in ``_graph_publish`` (with its writers in
 ``_graph_publish_facts`` and ``_graph_publish_threads``), ``_graph_edits``,
-``_graph_queries`` and ``_graph_sources``.
+``_graph_queries``, ``_graph_window`` with ``_graph_objects`` (one result's graph,
+bounded), ``_graph_snapshot`` (what a result said then) and ``_graph_sources``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.engine import Connection
 from proctor._util.clock import utcnow
 from proctor.graph import EntityCandidate, ResultDraft, StoryLineCandidate
 from proctor.graph.views import (
+    GRAPH_LIMIT,
     AttentionBucket,
     EntityDetail,
     GraphEdit,
@@ -32,8 +34,9 @@ from proctor.graph.views import (
 )
 from proctor.store import _graph_edits as edits
 from proctor.store import _graph_queries as queries
-from proctor.store import _graph_result as results
+from proctor.store import _graph_snapshot as snapshots
 from proctor.store import _graph_sources as sources
+from proctor.store import _graph_window as window
 from proctor.store._base import StoreBase
 from proctor.store._graph_publish import publish
 
@@ -130,24 +133,38 @@ class GraphStore(StoreBase):
             return queries.latest_result(c, scope_key)
 
     def graph(
-        self, result_id: str, story_line_id: str | None = None, *, as_published: bool = False
+        self,
+        result_id: str,
+        story_line_id: str | None = None,
+        *,
+        as_published: bool = False,
+        limit: int | None = GRAPH_LIMIT,
+        offset: int = 0,
     ) -> GraphView:
-        """Exactly what one result published; never another result's graph.
+        """What one result published (or one story line of it); never another result's graph.
 
         Objects carry their current names and states (a person's later edits show);
         ``as_published`` reads the result's snapshot instead: what it said then (REV-8).
-        A bad result or story line id is a ``NotFoundError``.
+        At most ``limit`` events are shown (None: all), the newest after skipping the
+        ``offset`` newest, with what they involve; ``GraphView.totals`` counts the whole
+        view. A bad result or story line id is a ``NotFoundError``.
         """
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1 (or None for every event), not {limit}")
+        if offset < 0:
+            raise ValueError(f"offset must not be negative, not {offset}")
         with self._snapshot() as c:
             summary = queries.result_summary(c, queries.resolve_result_id(c, result_id))
             if as_published:
-                view = results.graph_from_snapshot(
-                    summary, results.result_snapshot(c, summary.result_id)
+                view = snapshots.graph_from_snapshot(
+                    summary,
+                    snapshots.result_snapshot(c, summary.result_id),
+                    story_line_id,
+                    limit,
+                    offset,
                 )
             else:
-                view = results.load_result_graph(c, summary)
-            if story_line_id is not None:
-                view = results.narrow_to_story_line(view, story_line_id)
+                view = window.read_graph(c, summary, story_line_id, limit, offset)
             cited = {
                 (ref.source_type, ref.source_id)
                 for group in (
