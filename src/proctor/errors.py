@@ -5,6 +5,7 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
 
     ProctorError
     ├── ConfigError            a setting, option or policy file is wrong
+    │   └── AppDisabledError   the supervisor app is off: automatic and manual runs refused
     ├── SourceError            an input file or record cannot be read (file, line, reason)
     │   └── UnknownFormatError no adapter recognises the input
     ├── StoreError             the database cannot be opened, migrated or written
@@ -13,6 +14,8 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     ├── NotFoundError          an id given by the user does not exist
     ├── BusyError              another run holds the one execution slot
     ├── ReviewStateError       a review run cannot do that now (resume a cancelled run)
+    ├── SuggestionError        phrasing or saving suggestions failed; the published graph stands
+    ├── SuggestionStateError   a suggestion was decided the other way (accept an ignored one)
     └── ModelError             a model call failed; ``kind`` says how: config, timeout,
                                capacity, rate_limited, server, http, connection,
                                invalid_output, length, cancelled, budget
@@ -32,6 +35,13 @@ class ProctorError(Exception):
 
 class ConfigError(ProctorError):
     """A setting, command-line option or policy file is invalid."""
+
+
+class AppDisabledError(ConfigError):
+    """The supervisor app is disabled (HB-1): nothing automatic runs, requests are refused.
+
+    A setting to fix (exit status 2): ``proctor app enable`` turns it on.
+    """
 
 
 class SourceError(ProctorError):
@@ -73,6 +83,26 @@ class BusyError(ProctorError):
 
 class ReviewStateError(ProctorError):
     """A review run is in a state that does not allow the request (e.g. resume after cancel)."""
+
+
+class SuggestionError(ProctorError):
+    """Suggestions could not be phrased or saved; the published result is untouched (HB-6).
+
+    ``proctor suggestions retry`` makes them again from the same result. ``calls`` and
+    the token counts say what the failed attempt cost.
+    """
+
+    def __init__(
+        self, message: str, *, calls: int = 0, input_tokens: int = 0, output_tokens: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.calls = calls
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+
+
+class SuggestionStateError(ProctorError):
+    """A suggestion was already decided the other way (accepting an ignored one)."""
 
 
 class ModelError(ProctorError):

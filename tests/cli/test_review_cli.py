@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import insert
 
@@ -14,6 +15,15 @@ from proctor.cli.main import cli
 from proctor.store import ReviewScope, open_store
 from proctor.store import _schema as t
 from tests.conftest import EXAMPLES_DIR
+
+
+@pytest.fixture(autouse=True)
+def app_enabled() -> None:
+    store = open_store()
+    try:
+        store.set_setting("app.enabled", True)
+    finally:
+        store.close()
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -86,3 +96,16 @@ def test_a_bad_time_is_refused_with_the_expected_forms() -> None:
     code, output = _invoke("review", "run", "--since", "last tuesday")
     assert code == 2
     assert "24h or 7d" in output
+
+
+def test_a_manual_review_is_refused_while_the_app_is_disabled() -> None:
+    store = open_store()
+    try:
+        store.set_setting("app.enabled", False)
+    finally:
+        store.close()
+    _invoke("ingest", str(EXAMPLES_DIR))
+    code, output = _invoke("review", "run")
+    assert code == 2
+    assert "proctor app enable" in output
+    assert json.loads(_invoke("review", "list", "--json")[1]) == []

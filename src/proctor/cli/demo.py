@@ -16,6 +16,7 @@ from proctor.cli.graph import coverage_line
 from proctor.errors import ConfigError
 from proctor.findings import SEVERITY_ORDER
 from proctor.graph.views import GraphView
+from proctor.heartbeat._app import app_enabled, set_app_enabled
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, open_semantic_layer, start_review
 from proctor.supervision import check_conversations
@@ -63,6 +64,8 @@ def demo(examples: Path | None) -> None:
             store,
             [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
         )
+        if not app_enabled(store):
+            set_app_enabled(store, True)  # the demo's own home: reviews are what it shows
         semantic, note = open_semantic_layer(store, None)
         review = start_review(store, ReviewRequest(), semantic=semantic, semantic_note=note)
         latest = store.overview(None, limit=1)
@@ -143,7 +146,7 @@ def _print_story(view: GraphView, status: str) -> None:
     skipped = view.result.coverage.semantic == "skipped"
     console.print(
         Text(
-            f"The story graph ({len(view.events)} events, {len(view.entities)} entities; "
+            f"The story graph ({view.totals.events} events, {view.totals.entities} entities; "
             + ("structural layer, no model" if skipped else "structural and semantic layers")
             + f"; review {status})",
             style="bold",

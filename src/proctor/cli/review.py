@@ -1,7 +1,8 @@
 """``proctor review``: run the review pipeline and control its runs (SPEC REV-1, REV-5…7).
 
 ``run`` reads what is new or changed since the last review of the scope and publishes a
-result with its story graph (``proctor graph show``). Without a model connection it
+result with its story graph (``proctor graph show``). Reviews are part of the supervisor
+app, which is off until ``proctor app enable`` (SPEC HB-1). Without a model connection it
 publishes the structural graph and says the semantic layer was skipped. Exit status of
 ``run``: 0 the run completed or found nothing new; 1 it ended failed, paused or
 cancelled; 2 BUSY (another review holds the slot) or a setting to fix; 130 interrupted
@@ -24,6 +25,7 @@ from proctor._util.clock import utcnow
 from proctor.cli._common import console, err_console, json_option, print_json, writable_store
 from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
 from proctor.errors import BusyError
+from proctor.heartbeat._app import require_app
 from proctor.review import (
     ReviewRequest,
     cancel_review,
@@ -97,6 +99,7 @@ def run_command(
         project=project, since=since, until=until, reanalyze=reanalyze, batch_size=batch_size
     )
     with writable_store() as store:
+        require_app(store, "a manual review")
         semantic, note = open_semantic_layer(store, connection, use_model=not no_model)
         try:
             with _progress(as_json) as report:
@@ -116,6 +119,7 @@ def run_command(
 def resume_command(run_id: str, connection: str | None, as_json: bool) -> None:
     """Continue a paused or failed run from its saved batches."""
     with writable_store() as store:
+        require_app(store, "resuming a review")
         semantic, _ = open_semantic_layer(store, connection, use_model=True)
         try:
             with _progress(as_json) as report:

@@ -92,12 +92,16 @@ class ModelLayer:
 
 
 def _background(store: Store, scope_key: str, project_id: str | None) -> list[BackgroundNote]:
-    """REV-7b: the scope's latest summary and what a person confirmed, with their real
-    times. Background never triggers a call and can never be cited as evidence."""
+    """REV-7b: the scope's latest summary, what a person chose to remember (accepted
+    conventions) and the entities they confirmed, with their real times. Background never
+    triggers a call and can never be cited as evidence."""
     notes: list[BackgroundNote] = []
     latest = store.latest_result(scope_key)
     if latest is not None and latest.summary:
         notes.append(BackgroundNote(f"Last review: {latest.summary}", latest.created_at))
+    if project_id is not None:
+        for memory in store.memories(project=project_id, limit=MAX_BACKGROUND - len(notes)):
+            notes.append(BackgroundNote(f"Remembered: {memory.text}", memory.updated_at))
     for entity in store.entity_candidates(
         project_id, limit=MAX_BACKGROUND - len(notes), states=("confirmed", "revised")
     ):

@@ -13,6 +13,7 @@ from proctor.findings import Finding, Status
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStoreProtocol
 from proctor.store._graph_interfaces import GraphRecords
+from proctor.store._heartbeat_records import HeartbeatRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
@@ -27,6 +28,7 @@ from proctor.store._records import (
     WriteOutcome,
 )
 from proctor.store._review_records import ReviewRecords
+from proctor.store._suggestion_store import SuggestionRecords
 from proctor.store._supervision_store import SupervisionRecords
 from proctor.transcript import Message, PreparedBundle, SourceIssue
 
@@ -132,6 +134,8 @@ class Store(
     GoalStoreProtocol,
     ReviewRecords,
     GraphRecords,
+    HeartbeatRecords,
+    SuggestionRecords,
     Protocol,
 ):
     """Read and write access, model settings, supervision records and goals.

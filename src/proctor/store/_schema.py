@@ -716,7 +716,10 @@ source_refs = Table(
     Column("start_offset", Integer),
     Column("end_offset", Integer),
     _id("result_id", nullable=False),
-    Index("ix_source_refs_object_type_object_id", "object_type", "object_id"),
+    # With result_id: one result's references of an object are an index-only range.
+    Index(
+        "ix_source_refs_object_type_object_id_result_id", "object_type", "object_id", "result_id"
+    ),
 )
 """Where each graph object comes from; kept when a source is deleted (it then reads as gone)."""
 
@@ -823,3 +826,101 @@ def is_search_fts_table(name: str | None) -> bool:
     return name is not None and (
         name == SEARCH_FTS_TABLE or name.startswith(SEARCH_FTS_TABLE + "_")
     )
+
+
+# --- Heartbeat plans, activity and suggestions (SPEC §7, HB-1 … HB-7) ------------------
+
+heartbeat_plans = Table(
+    "heartbeat_plans",
+    metadata,
+    _id("plan_id", primary_key=True),
+    Column("name", String(200), nullable=False, unique=True),
+    _id("project_id"),
+    Column("scope_key", String(300), nullable=False),
+    Column("recurrence", String(16), nullable=False),
+    Column("time_of_day", String(5), nullable=False),
+    Column("weekdays", JSON, nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("intervention", String(16), nullable=False),
+    Column("window_hours", Integer),
+    Column("next_run_at", UTCDateTime(), index=True),
+    Column("last_run_at", UTCDateTime()),
+    Column("lease_owner", String(200)),
+    Column("lease_attempt", Integer, nullable=False),
+    Column("lease_expires_at", UTCDateTime()),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""A scheduled review (HB-2); the lease columns make a due plan claimable by one owner."""
+
+heartbeat_runs = Table(
+    "heartbeat_runs",
+    metadata,
+    _id("heartbeat_id", primary_key=True),
+    _id("plan_id", ForeignKey("heartbeat_plans.plan_id", ondelete="CASCADE"), index=True),
+    Column("due_at", UTCDateTime(), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("owner", String(200), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("phase", String(16), nullable=False),
+    _id("review_run_id", index=True),
+    _id("result_id"),
+    Column("error", Text),
+    Column("suggestions", Integer, nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False, index=True),
+    Column("finished_at", UTCDateTime()),
+)
+"""One firing of a plan and what it did (HB-3, HB-7)."""
+
+suggestions = Table(
+    "suggestions",
+    metadata,
+    _id("suggestion_id", primary_key=True),
+    Column("fingerprint", String(64), nullable=False, unique=True),
+    Column("kind", String(32), nullable=False),
+    _id("project_id", index=True),
+    Column("object_type", String(16)),
+    _id("object_id"),
+    _id("result_id", nullable=False, index=True),
+    _id("heartbeat_id"),
+    Column("title", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("rule_text", Text, nullable=False),
+    Column("phrased", Boolean, nullable=False),
+    Column("evidence", JSON, nullable=False),
+    Column("evidence_key", String(64), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Column("decided_at", UTCDateTime()),
+)
+"""A suggestion from a result's changes (HB-5); an ignored one returns only with new
+evidence (``evidence_key`` changes)."""
+
+user_tasks = Table(
+    "user_tasks",
+    metadata,
+    _id("task_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("suggestion_id"),
+    Column("title", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""A task a person took on by accepting an open item; created paused (HB-6)."""
+
+memories = Table(
+    "memories",
+    metadata,
+    _id("memory_id", primary_key=True),
+    _id("project_id", index=True),
+    _id("entity_id", index=True),
+    _id("suggestion_id"),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False, index=True),
+)
+"""What a person confirmed to remember (a convention); background for reviews (REV-7b)."""

@@ -25,6 +25,7 @@ from proctor.store._engine import create_sqlite_engine, create_url_engine, upgra
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStore
 from proctor.store._graph_store import GraphStore
+from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
@@ -39,6 +40,7 @@ from proctor.store._records import (
     WriteOutcome,
 )
 from proctor.store._review_store import ReviewStore
+from proctor.store._suggestion_store import SuggestionStore
 from proctor.store._supervision_store import SupervisionStore
 from proctor.store._writer import write_conversation
 from proctor.transcript import Message, PreparedBundle, SourceIssue
@@ -46,7 +48,16 @@ from proctor.transcript import Message, PreparedBundle, SourceIssue
 DEFAULT_PROJECT = "default"
 
 
-class SqlStore(GraphStore, ModelSettingsStore, SupervisionStore, GoalStore, ReviewStore, StoreBase):
+class SqlStore(
+    GraphStore,
+    ModelSettingsStore,
+    SupervisionStore,
+    GoalStore,
+    ReviewStore,
+    HeartbeatStore,
+    SuggestionStore,
+    StoreBase,
+):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
 
     # -- reads ----------------------------------------------------------------------
