@@ -83,6 +83,19 @@ def _owner_alive(owner: str | None, heartbeat_at: datetime | None, now: datetime
     return heartbeat_at is not None and now - heartbeat_at < SLOT_STALE_AFTER
 
 
+def _entry(r: Any) -> ManifestEntry:
+    return ManifestEntry(
+        r.position,
+        r.source_type,
+        r.source_id,
+        r.conversation_id,
+        r.fingerprint,
+        r.occurred_at,
+        r.batch_no,
+        r.state,
+    )
+
+
 def _run(row: Any) -> ReviewRunRecord:
     m = row._mapping
     return ReviewRunRecord(**{name: m[name] for name in ReviewRunRecord.__slots__})
@@ -365,19 +378,7 @@ class ReviewStore(StoreBase):
                 .where(m.c.run_id == run_id, m.c.batch_no == batch_no)
                 .order_by(m.c.position)
             ).all()
-        return [
-            ManifestEntry(
-                r.position,
-                r.source_type,
-                r.source_id,
-                r.conversation_id,
-                r.fingerprint,
-                r.occurred_at,
-                r.batch_no,
-                r.state,
-            )
-            for r in rows
-        ]
+        return [_entry(r) for r in rows]
 
     def review_batches(self, run_id: str) -> list[SavedBatch]:
         """Every batch of a run with its state and saved output."""
@@ -502,19 +503,7 @@ class ReviewStore(StoreBase):
             rows = conn.execute(
                 select(m).where(m.c.run_id == run_id, m.c.state == "done").order_by(m.c.position)
             ).all()
-        return [
-            ManifestEntry(
-                r.position,
-                r.source_type,
-                r.source_id,
-                r.conversation_id,
-                r.fingerprint,
-                r.occurred_at,
-                r.batch_no,
-                r.state,
-            )
-            for r in rows
-        ]
+        return [_entry(r) for r in rows]
 
     def checkpoint_count(self, stage: str | None = None) -> int:
         """How many checkpoints exist (of one stage)."""
