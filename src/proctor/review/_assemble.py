@@ -135,7 +135,8 @@ def _summary(
     kinds = Counter(e.kind for e in events)
     failed = Counter(e.kind for e in events if e.outcome == "failed")
     parts = [
-        f"{count} {kind.replace('_', ' ')}" + (f" ({failed[kind]} failed)" if failed[kind] else "")
+        f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}"
+        + (f" ({failed[kind]} failed)" if failed[kind] else "")
         for kind, count in kinds.most_common()
     ]
     text = (
