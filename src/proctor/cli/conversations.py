@@ -103,3 +103,25 @@ def delete_command(conversation: str, assume_yes: bool) -> None:
             )
         deleted = store.delete_conversation(conversation_id)
     console.print(f"Deleted {len(deleted)} conversation(s): " + ", ".join(deleted), markup=False)
+
+
+@conversations.command("graph-access")
+@click.argument("action", type=click.Choice(["on", "off", "status"]))
+@click.argument("conversation")
+def graph_access_command(action: str, conversation: str) -> None:
+    """Let this conversation's agents read the story graph over `proctor mcp` (on|off|status).
+
+    The switch is only a permission: turning it on starts no review and writes nothing else.
+    The MCP tools answer only while the app is enabled too (`proctor app enable`).
+    """
+    if action == "status":
+        with readable_store() as reader:
+            conversation_id = reader.resolve_conversation_id(conversation)
+            enabled = reader.graph_access(conversation_id)
+    else:
+        with writable_store() as store:
+            conversation_id = store.resolve_conversation_id(conversation)
+            enabled = action == "on"
+            store.set_graph_access(conversation_id, enabled)
+    state = "on" if enabled else "off"
+    console.print(f"Story-graph access for {conversation_id}: {state}", markup=False)

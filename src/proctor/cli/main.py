@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "policy": ("proctor.cli.rules", "policy_group"),
     "eval": ("proctor.cli.eval", "eval_group"),
     "demo": ("proctor.cli.demo", "demo"),
+    "mcp": ("proctor.cli.mcp", "mcp_command"),
 }
 """Command name → (module, attribute), in the order ``--help`` lists them."""
 

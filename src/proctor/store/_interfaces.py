@@ -12,6 +12,7 @@ from typing import Protocol
 from proctor.findings import Finding, Status
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStoreProtocol
+from proctor.store._graph_access import GraphAccessRecords
 from proctor.store._graph_interfaces import GraphRecords
 from proctor.store._heartbeat_records import HeartbeatRecords
 from proctor.store._model_settings import ModelSettings
@@ -136,6 +137,7 @@ class Store(
     GraphRecords,
     HeartbeatRecords,
     SuggestionRecords,
+    GraphAccessRecords,
     Protocol,
 ):
     """Read and write access, model settings, supervision records and goals.

@@ -924,3 +924,14 @@ memories = Table(
     Column("updated_at", UTCDateTime(), nullable=False, index=True),
 )
 """What a person confirmed to remember (a convention); background for reviews (REV-7b)."""
+
+graph_access = Table(
+    "graph_access",
+    metadata,
+    _id("conversation_id", _conversation_fk(), primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""Whether agents of this conversation may ask its project's story graph over MCP (UI-4).
+
+Off unless a person turned it on; turning it on starts no review and writes nothing else."""

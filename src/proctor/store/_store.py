@@ -24,6 +24,7 @@ from proctor.store._base import StoreBase
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStore
+from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._model_settings import ModelSettingsStore
@@ -56,6 +57,7 @@ class SqlStore(
     ReviewStore,
     HeartbeatStore,
     SuggestionStore,
+    GraphAccessStore,
     StoreBase,
 ):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
