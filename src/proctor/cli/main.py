@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("proctor.cli.eval", "eval_group"),
     "demo": ("proctor.cli.demo", "demo"),
     "mcp": ("proctor.cli.mcp", "mcp_command"),
+    "serve": ("proctor.cli.serve", "serve_command"),
 }
 """Command name → (module, attribute), in the order ``--help`` lists them."""
 

@@ -1,0 +1,98 @@
+"""A store with the bundled examples ingested, checked and reviewed; an in-process client."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import httpx
+import pytest
+
+from proctor.api import create_app
+from proctor.ingest import ingest
+from proctor.review import ReviewRequest, start_review
+from proctor.store import open_store
+from proctor.supervision import check_conversations
+from tests.conftest import EXAMPLES_DIR
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="module")
+def prepared_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The examples ingested, the rules run, the app enabled and a structural review published."""
+    path = tmp_path_factory.mktemp("api") / "proctor.db"
+    store = open_store(path)
+    try:
+        ingest(store, [EXAMPLES_DIR])
+        rows = store.list_conversations(include_children=True)
+        check_conversations(
+            store,
+            [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
+        )
+        store.set_setting("app.enabled", True)
+        start_review(store, ReviewRequest(), semantic=None)
+    finally:
+        store.close()
+    return path
+
+
+@pytest.fixture
+def database(prepared_database: Path, proctor_home: Path) -> Path:
+    """A private copy of the prepared database: tests that write do not see each other."""
+    copy = proctor_home / "proctor.db"
+    proctor_home.mkdir(parents=True, exist_ok=True)
+    # SQLite's backup API: the copy includes what still sits in the write-ahead log.
+    with sqlite3.connect(prepared_database) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    source.close()
+    target.close()
+    return copy
+
+
+class Api:
+    """Calls the app in process through httpx's ASGI transport."""
+
+    def __init__(self, database: Path, token: str | None = None) -> None:
+        self.app = create_app(lambda: open_store(database), token=token)
+
+    def call(
+        self, method: str, url: str, *, headers: dict[str, str] | None = None, **kwargs: object
+    ) -> httpx.Response:
+        """One request, answered by the app."""
+
+        async def send() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+                return await client.request(method, url, headers=headers, **kwargs)  # type: ignore[arg-type]
+
+        return run(send)
+
+    def get(self, url: str, **kwargs: object) -> httpx.Response:
+        """GET ``url``."""
+        return self.call("GET", url, **kwargs)  # type: ignore[arg-type]
+
+    def post(self, url: str, **kwargs: object) -> httpx.Response:
+        """POST ``url``."""
+        return self.call("POST", url, **kwargs)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close the app's store."""
+        self.app.state.store_holder.close()
+
+
+def run(call: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine function to completion."""
+    return anyio.run(call)
+
+
+@pytest.fixture
+def api(database: Path) -> Iterator[Api]:
+    client = Api(database)
+    try:
+        yield client
+    finally:
+        client.close()
