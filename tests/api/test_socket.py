@@ -2,60 +2,30 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.loopback import free_port, serving
+
 TOKEN = "a-long-random-test-token"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for(port: int, process: subprocess.Popen[bytes], deadline: float = 20.0) -> None:
-    stop = time.monotonic() + deadline
-    while time.monotonic() < stop:
-        if process.poll() is not None:
-            raise AssertionError(f"proctor serve exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listened on port {port}")
 
 
 @pytest.fixture
 def server(database: Path) -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)],
-        env={
-            "PROCTOR_HOME": str(database.parent),
-            "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
-            "PROCTOR_API_TOKEN": TOKEN,
-            "PATH": "",
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_for(port, process)
+    port = free_port()
+    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    env = {
+        "PROCTOR_HOME": str(database.parent),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PROCTOR_API_TOKEN": TOKEN,
+        "PATH": "",
+    }
+    with serving(command, env, port):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        assert process.stderr is not None
-        process.stderr.close()
 
 
 def test_proctor_serve_answers_over_http_only_with_the_token(server: str) -> None:

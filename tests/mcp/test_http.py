@@ -3,54 +3,24 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import anyio
 import pytest
 from mcp import Client
 
+from tests.loopback import free_port, serving
 from tests.mcp.conftest import McpHome
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for(port: int, process: subprocess.Popen[bytes], deadline: float = 20.0) -> None:
-    stop = time.monotonic() + deadline
-    while time.monotonic() < stop:
-        if process.poll() is not None:
-            raise AssertionError(f"proctor mcp exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listened on port {port}")
 
 
 @pytest.fixture
 def http_url(mcp_home: McpHome) -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        mcp_home.command("--transport", "http", "--port", str(port)),
-        env=mcp_home.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_for(port, process)
+    port = free_port()
+    with serving(
+        mcp_home.command("--transport", "http", "--port", str(port)), mcp_home.env(), port
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        assert process.stderr is not None
-        process.stderr.close()
 
 
 def test_an_agent_searches_the_story_graph_over_streamable_http(
