@@ -70,7 +70,22 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
         store_opener: opens the store; called once, on the first request that needs it.
         token: when set, every request must carry ``Authorization: Bearer TOKEN``.
     """
-    from proctor.api.routers import conversations, findings, graph, overview, reviews
+    from proctor.api.routers import (
+        connections,
+        conversations,
+        discussion,
+        findings,
+        gate,
+        graph,
+        intake,
+        knowledge,
+        overview,
+        plans,
+        reviews,
+        sessions,
+        sources,
+        suggestions,
+    )
 
     holder = StoreHolder(store_opener)
 
@@ -87,8 +102,25 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
     )
     app.state.store_holder = holder
     app.add_exception_handler(ProctorError, _proctor_error)
-    for module in (overview, conversations, findings, reviews, graph):
+    for module in (
+        overview,
+        conversations,
+        sources,
+        findings,
+        sessions,
+        reviews,
+        graph,
+        discussion,
+        knowledge,
+        plans,
+        suggestions,
+        connections,
+        gate,
+        intake,
+    ):
         app.include_router(module.router, prefix="/api")
+    # OTLP/HTTP exporters post to {OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces.
+    app.include_router(intake.otlp_router)
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
     return app
