@@ -82,3 +82,24 @@ def test_the_openapi_document_names_every_endpoint(api: Api) -> None:
         "/api/graph/{object_type}/{object_ref}/revise",
     ):
         assert path in paths
+
+
+def test_findings_are_filtered_by_conversation_status_and_severity(api: Api) -> None:
+    everything = api.get("/api/findings", params={"limit": 100}).json()["findings"]
+    first = everything[0]
+    severity = first["severity"]
+    exact = api.get("/api/findings", params={"severity": severity, "limit": 100}).json()
+    assert exact["total"] == sum(1 for f in everything if f["severity"] == severity)
+    assert all(f["severity"] == severity for f in exact["findings"])
+    two = api.get(
+        "/api/findings", params=[("severity", "high"), ("severity", "info"), ("limit", "100")]
+    ).json()
+    assert two["total"] == sum(1 for f in everything if f["severity"] in ("high", "info"))
+
+    conversation = first["conversation_id"]
+    mine = api.get("/api/findings", params={"conversation": conversation[:12], "limit": 100}).json()
+    assert mine["total"] == sum(1 for f in everything if f["conversation_id"] == conversation)
+    resolved = api.get("/api/findings", params={"status": "resolved"}).json()
+    assert resolved["total"] == sum(1 for f in everything if f["status"] == "resolved")
+    assert api.get("/api/findings", params={"severity": "huge"}).status_code == 422
+    assert api.get("/api/findings", params={"digested": "maybe"}).status_code == 422

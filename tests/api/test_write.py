@@ -60,10 +60,36 @@ def test_graph_edits_refuse_unknown_types_objects_and_fields(api: Api) -> None:
     )
 
 
-def test_a_transition_the_lifecycle_forbids_is_422_with_the_allowed_ones(api: Api) -> None:
+def test_a_transition_the_lifecycle_forbids_is_400_with_the_allowed_ones(api: Api) -> None:
     finding_id = api.get("/api/findings").json()["findings"][0]["finding_id"]
     url = f"/api/findings/{finding_id}/status"
     assert api.post(url, json={"action": "dismiss"}).status_code == 200
     refused = api.post(url, json={"action": "ack"})
-    assert refused.status_code == 422
+    assert refused.status_code == 400
     assert "can become: open" in refused.json()["detail"]
+
+
+def test_a_finding_is_digested_and_the_mark_cleared(api: Api) -> None:
+    finding_id = api.get("/api/findings").json()["findings"][0]["finding_id"]
+    url = f"/api/findings/{finding_id[:12]}/digested"
+    marked = api.post(url, json={"digested": True})
+    assert marked.status_code == 200, marked.text
+    assert marked.json()["digested"] is True
+    assert api.get(f"/api/findings/{finding_id}").json()["digested"] is True
+    digested = api.get("/api/findings", params={"digested": True}).json()
+    assert [f["finding_id"] for f in digested["findings"]] == [finding_id]
+    undigested = api.get("/api/findings", params={"digested": False, "limit": 100}).json()
+    assert finding_id not in {f["finding_id"] for f in undigested["findings"]}
+    assert undigested["total"] == api.get("/api/findings").json()["total"] - 1
+
+    cleared = api.post(url, json={"digested": False})
+    assert cleared.json()["digested"] is False
+    assert api.get("/api/findings", params={"digested": True}).json()["total"] == 0
+
+
+def test_digesting_refuses_unknown_findings_and_bad_bodies(api: Api) -> None:
+    finding_id = api.get("/api/findings").json()["findings"][0]["finding_id"]
+    missing = api.post("/api/findings/no-such-finding/digested", json={"digested": True})
+    assert missing.status_code == 404
+    for body in ({}, {"digested": "perhaps"}, {"digested": True, "colour": "red"}):
+        assert api.post(f"/api/findings/{finding_id}/digested", json=body).status_code == 422

@@ -170,6 +170,22 @@ def test_a_failing_write_leaves_the_previous_state_whole(
     assert table_dump(backend_url) == before
 
 
+def test_several_conversations_are_written_together_or_not_at_all(
+    store: SqlStore, backend_url: str | Path
+) -> None:
+    store.write_conversation(prepare_bundle(conversation_bundle(messages=2)))
+    before = table_dump(backend_url)
+    fine = conversation_bundle("test:conv-2", messages=3)
+    duplicate = Message(source_id="test:conv-3:dup", role="user", kind="prompt", text="a")
+    base = conversation_bundle("test:conv-3", messages=2)
+    broken = dataclasses.replace(base, messages=(*base.messages, duplicate, duplicate))
+    with pytest.raises(ConversationWriteError, match="test:conv-3.*nothing of this request"):
+        store.write_conversations([prepare_bundle(fine), prepare_bundle(broken)])
+    assert table_dump(backend_url) == before
+    outcomes = store.write_conversations([prepare_bundle(fine)])
+    assert [o.conversation_id for o in outcomes] == ["test:conv-2"] and outcomes[0].created
+
+
 def test_a_read_only_store_refuses_to_write(store: SqlStore, backend_url: str | Path) -> None:
     store.write_conversation(prepare_bundle(conversation_bundle()))
     reader = open_backend(backend_url, read_only=True)

@@ -5,19 +5,25 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from proctor import __version__
 from proctor.api._auth import BearerTokenMiddleware
+from proctor.api._deps import stop_review_runner
+from proctor.api._heartbeat import HeartbeatLoop
+from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
     AppDisabledError,
     BusyError,
-    ConfigError,
     NotFoundError,
     ProctorError,
     ReviewStateError,
+    SuggestionStateError,
 )
 from proctor.store import SqlStore
 
@@ -48,13 +54,27 @@ class StoreHolder:
                 self._store = None
 
 
+class ErrorBody(BaseModel):
+    """A refused request: one sentence saying what was wrong and what to do."""
+
+    detail: str
+    """The sentence."""
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The request cannot be done as asked."},
+    401: {"model": ErrorBody, "description": "The bearer token is missing or wrong."},
+    404: {"model": ErrorBody, "description": "No such id."},
+    409: {"model": ErrorBody, "description": "Not now: busy, disabled, or the wrong state."},
+}
+"""Documented on every operation; 422 (validation) is FastAPI's own shape."""
+
+
 def _status_for(exc: ProctorError) -> int:
     if isinstance(exc, NotFoundError):
         return 404
-    if isinstance(exc, BusyError | ReviewStateError | AppDisabledError):
+    if isinstance(exc, BusyError | ReviewStateError | AppDisabledError | SuggestionStateError):
         return 409
-    if isinstance(exc, ConfigError):
-        return 422
     return 400
 
 
@@ -63,12 +83,16 @@ async def _proctor_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=_status_for(exc))
 
 
-def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
+def create_app(
+    store_opener: StoreOpener, *, token: str | None, heartbeat_interval: float | None = None
+) -> FastAPI:
     """The HTTP API over the store ``store_opener`` opens.
 
     Args:
         store_opener: opens the store; called once, on the first request that needs it.
         token: when set, every request must carry ``Authorization: Bearer TOKEN``.
+        heartbeat_interval: when set, due heartbeat plans run every that many seconds
+            while the app is up (``proctor serve`` hosts the worker's loop).
     """
     from proctor.api.routers import (
         connections,
@@ -77,6 +101,7 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
         findings,
         gate,
         graph,
+        heartbeat,
         intake,
         knowledge,
         overview,
@@ -88,10 +113,17 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
     )
 
     holder = StoreHolder(store_opener)
+    loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if loop is not None:
+            loop.start()
         yield
+        if loop is not None:
+            await anyio.to_thread.run_sync(loop.stop)
+        # A review running in the background is paused, as Ctrl-C does in the CLI.
+        await anyio.to_thread.run_sync(stop_review_runner, app)
         holder.close()
 
     app = FastAPI(
@@ -101,6 +133,7 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.store_holder = holder
+    app.state.heartbeat = loop
     app.add_exception_handler(ProctorError, _proctor_error)
     for module in (
         overview,
@@ -113,14 +146,17 @@ def create_app(store_opener: StoreOpener, *, token: str | None) -> FastAPI:
         discussion,
         knowledge,
         plans,
+        heartbeat,
         suggestions,
         connections,
         gate,
         intake,
     ):
-        app.include_router(module.router, prefix="/api")
+        app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
     # OTLP/HTTP exporters post to {OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces.
-    app.include_router(intake.otlp_router)
+    app.include_router(intake.otlp_router, responses=ERROR_RESPONSES)
+    mount_ui(app)
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
+    app.add_middleware(SecurityHeaders)
     return app

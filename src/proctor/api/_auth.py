@@ -8,6 +8,7 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from proctor.api._ui import is_public
 from proctor.errors import ConfigError
 
 
@@ -33,7 +34,10 @@ def check_bind(host: str, token: str | None, token_env: str) -> None:
 
 
 class BearerTokenMiddleware:
-    """Answers 401 to every HTTP request whose bearer token is not the configured one."""
+    """Answers 401 to every HTTP request whose bearer token is not the configured one.
+
+    The UI's static shell (no data) is the exception: the page must load to ask for it.
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
@@ -44,7 +48,7 @@ class BearerTokenMiddleware:
             await self._app(scope, receive, send)
             return
         given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-        if hmac.compare_digest(given, self._expected):
+        if hmac.compare_digest(given, self._expected) or is_public(scope["path"]):
             await self._app(scope, receive, send)
             return
         body = json.dumps(

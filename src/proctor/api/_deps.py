@@ -1,12 +1,16 @@
-"""What every route receives: the app's store and validated pagination."""
+"""What every route receives: the app's store, the review runner and validated pagination."""
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 
+from proctor.api._review_runner import ReviewRunner
 from proctor.store import SqlStore
+
+_RUNNER_LOCK = threading.Lock()
 
 
 def _store(request: Request) -> SqlStore:
@@ -15,11 +19,35 @@ def _store(request: Request) -> SqlStore:
     return store
 
 
+def review_runner(app: FastAPI) -> ReviewRunner:
+    """The app's review runner, made on first use (one per app)."""
+    with _RUNNER_LOCK:
+        runner: ReviewRunner | None = getattr(app.state, "review_runner", None)
+        if runner is None:
+            runner = ReviewRunner()
+            app.state.review_runner = runner
+        return runner
+
+
+def stop_review_runner(app: FastAPI) -> None:
+    """Pause the review the app is executing and stop its worker (app shutdown)."""
+    runner: ReviewRunner | None = getattr(app.state, "review_runner", None)
+    if runner is not None:
+        runner.stop(app.state.store_holder.get())
+
+
+def _runner(request: Request) -> ReviewRunner:
+    return review_runner(request.app)
+
+
 StoreDep = Annotated[SqlStore, Depends(_store)]
 """The store the app opened once."""
+
+RunnerDep = Annotated[ReviewRunner, Depends(_runner)]
+"""The app's background review runner."""
 
 Limit = Annotated[int, Query(ge=1, le=100, description="How many items (1–100).")]
 """A page size."""
 
-Offset = Annotated[int, Query(ge=0, description="How many items to skip.")]
+Offset = Annotated[int, Query(ge=0, le=1_000_000, description="How many items to skip.")]
 """Where a page starts."""

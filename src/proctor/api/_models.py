@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from proctor.findings import Finding
 from proctor.graph.views import GraphEdit, ResultSummary, StoryLineView
 from proctor.search import SearchHit
-from proctor.store import ConversationSummary, ProjectSummary, ReviewRunRecord
+from proctor.store import ConversationSummary, ProjectSummary
 from proctor.store._heartbeat_records import ActivityEntry
 
 
@@ -53,13 +53,6 @@ class FindingPage(Page):
     total: int
     """How many findings match."""
     findings: list[Finding]
-    """The page."""
-
-
-class ReviewPage(Page):
-    """A page of review runs, newest first."""
-
-    reviews: list[ReviewRunRecord]
     """The page."""
 
 
@@ -108,6 +101,15 @@ class StatusChange(BaseModel):
 
     action: FindingAction
     """``ack``, ``resolve``, ``dismiss``, ``false_positive`` or ``reopen``."""
+
+
+class DigestedChange(BaseModel):
+    """Collapse a finding in lists (digested) or expand it again."""
+
+    model_config = {"extra": "forbid"}
+
+    digested: bool
+    """True: digested (collapsed); false: clear the mark."""
 
 
 class Revision(BaseModel):

@@ -6,6 +6,8 @@ import os
 
 import click
 
+from proctor.cli.plans import Duration
+
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -16,11 +18,23 @@ import click
     show_default=True,
     help="Environment variable holding the bearer token every request must carry.",
 )
-def serve_command(host: str, port: int, token_env: str) -> None:
+@click.option(
+    "--heartbeat-interval", type=Duration("s"), default="30s", show_default=True,
+    help="How often to run due heartbeat plans (as `proctor worker` does).",
+)  # fmt: skip
+@click.option(
+    "--no-heartbeat", is_flag=True,
+    help="Do not run heartbeat plans here (a separate `proctor worker` runs them).",
+)  # fmt: skip
+def serve_command(
+    host: str, port: int, token_env: str, heartbeat_interval: float, no_heartbeat: bool
+) -> None:
     """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json).
 
     Off loopback the server refuses to start unless the token variable is set; whenever a
-    token is set, every request must carry `Authorization: Bearer TOKEN`.
+    token is set, every request must carry `Authorization: Bearer TOKEN`. While it runs,
+    the server also runs due heartbeat plans (when the supervisor app is on), unless
+    `--no-heartbeat` leaves them to `proctor worker`.
     """
     from proctor.api import check_bind
 
@@ -32,6 +46,8 @@ def serve_command(host: str, port: int, token_env: str) -> None:
     from proctor.api import create_app
     from proctor.store import open_store
 
-    app = create_app(open_store, token=token)
+    app = create_app(
+        open_store, token=token, heartbeat_interval=None if no_heartbeat else heartbeat_interval
+    )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -348,3 +348,34 @@ class EntityDetail:
     changes: tuple[EntityChangeView, ...] = ()
     needs_review: tuple[NeedsReviewItem, ...] = ()
     edits: tuple[GraphEdit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ResultObject:
+    """One object a result published (entity, relation, entity change or event) with the
+    sources that result cited for it, excerpted."""
+
+    result_id: str
+    object_type: str
+    """``entity``, ``relation``, ``entity_change`` or ``event``."""
+    object_id: str
+    entity: EntityView | None = None
+    relation: RelationView | None = None
+    change: EntityChangeView | None = None
+    event: EventView | None = None
+    sources: tuple[SourceExcerpt, ...] = ()
+    """The cited sources (at most ``SOURCES_PER_OBJECT``), in the order the result wrote them."""
+    source_count: int = 0
+    """How many sources the result cited for the object in all."""
+    edits: tuple[GraphEdit, ...] = ()
+    """A person's confirm / revise / remove of the object, oldest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePage:
+    """A page of one conversation's sources in reading order, with their full text."""
+
+    conversation_id: str
+    total: int
+    """How many sources the conversation has."""
+    sources: tuple[SourceText, ...] = ()

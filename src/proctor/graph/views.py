@@ -19,9 +19,11 @@ from proctor.graph._views import (
     OpenItemView,
     PublishOutcome,
     RelationView,
+    ResultObject,
     ResultSummary,
     SourceContext,
     SourceExcerpt,
+    SourcePage,
     SourceText,
     StoryLineView,
 )
@@ -42,9 +44,11 @@ __all__ = [
     "OpenItemView",
     "PublishOutcome",
     "RelationView",
+    "ResultObject",
     "ResultSummary",
     "SourceContext",
     "SourceExcerpt",
+    "SourcePage",
     "SourceText",
     "StoryLineView",
 ]

@@ -116,6 +116,30 @@ def start_review(
     and checkpoints the structural stage only and its coverage says why the semantic
     layer was skipped (``semantic_note``).
     """
+    run = begin_review(
+        store,
+        request,
+        semantic=semantic,
+        semantic_note=semantic_note,
+        slot_wait_seconds=slot_wait_seconds,
+    )
+    return execute_review(store, run, semantic, progress)
+
+
+def begin_review(
+    store: Store,
+    request: ReviewRequest,
+    *,
+    semantic: SemanticLayer | None,
+    semantic_note: str | None = None,
+    slot_wait_seconds: float = 3600.0,
+) -> ReviewRunRecord:
+    """Create a run and claim the execution slot for it, reading nothing yet.
+
+    The first half of :func:`start_review`: the caller then hands the run to
+    :func:`execute_review` (at once, or on a background thread of the same process, which
+    holds the slot). A manual start raises ``BusyError`` when the slot is taken.
+    """
     store.fail_interrupted_reviews()
     scope = resolve_scope(store, request)
     _wait_or_refuse(store, scheduled=request.trigger != "manual", limit=slot_wait_seconds)
@@ -132,13 +156,12 @@ def start_review(
         options={"semantic_note": semantic_note},
     )
     try:
-        run = store.claim_review_slot(run.run_id)
+        return store.claim_review_slot(run.run_id)
     except BusyError:
         store.set_review_status(
             run.run_id, "failed", error="BUSY: another review took the slot", finished=True
         )
         raise
-    return _execute(store, run, semantic, progress)
 
 
 def resume_review(
@@ -149,6 +172,18 @@ def resume_review(
     progress: Progress | None = None,
 ) -> ReviewRunRecord:
     """Continue a paused or failed run from its saved batches (REV-5)."""
+    run, layer = begin_resume(store, run_id, semantic=semantic)
+    return execute_review(store, run, layer, progress)
+
+
+def begin_resume(
+    store: Store, run_id: str, *, semantic: SemanticLayer | None
+) -> tuple[ReviewRunRecord, SemanticLayer | None]:
+    """Claim the slot for a paused or failed run: the first half of :func:`resume_review`.
+
+    Returns the run (now running) and the semantic layer it continues with (None when
+    the run was started without one).
+    """
     store.fail_interrupted_reviews()
     run = store.review_run(run_id)
     if run.result_id is not None:
@@ -163,7 +198,7 @@ def resume_review(
             "configured now; configure one (`proctor models`) or start a new review"
         )
     run = store.claim_review_slot(run.run_id, resumable_from=RESUMABLE)
-    return _execute(store, run, semantic if "semantic" in stages else None, progress)
+    return run, semantic if "semantic" in stages else None
 
 
 def pause_review(store: Store, run_id: str) -> ReviewRunRecord:
@@ -207,10 +242,16 @@ def _wait_or_refuse(store: Store, *, scheduled: bool, limit: float) -> None:
         time.sleep(SLOT_POLL_SECONDS)
 
 
-def _execute(
-    store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None, progress: Progress | None
+def execute_review(
+    store: Store,
+    run: ReviewRunRecord,
+    semantic: SemanticLayer | None,
+    progress: Progress | None = None,
 ) -> ReviewRunRecord:
-    """Work through the run's batches, then merge and publish; always free the slot."""
+    """Work through a claimed run's batches, then merge and publish; always free the slot.
+
+    ``run`` comes from :func:`begin_review` or :func:`begin_resume`.
+    """
     try:
         _work(store, run, semantic, progress)
     except KeyboardInterrupt:

@@ -173,6 +173,8 @@ def list_findings(
     statuses: Sequence[Status] | None = None,
     min_severity: str | None = None,
     rule: str | None = None,
+    severities: Sequence[str] | None = None,
+    digested: bool | None = None,
     limit: int = 100,
     offset: int = 0,
 ) -> tuple[list[Finding], int]:
@@ -188,6 +190,10 @@ def list_findings(
         conditions.append(f.severity.in_(allowed))
     if rule is not None:
         conditions.append(f.rule == rule)
+    if severities is not None:
+        conditions.append(f.severity.in_(list(severities)))
+    if digested is not None:
+        conditions.append(f.digested.is_(digested))
     rank = case(SEVERITY_ORDER, value=f.severity, else_=0)
     query = select(t.findings).where(*conditions)
     total = connection.execute(select(func.count()).select_from(query.subquery())).scalar_one()

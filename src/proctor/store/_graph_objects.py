@@ -75,7 +75,7 @@ class Involved:
     experiences: set[str]
 
 
-def _refs(
+def cited_refs(
     c: Connection, rid: str, object_type: str, ids: Sequence[str]
 ) -> dict[str, tuple[tuple[SourceRef, ...], int]]:
     """The first ``SOURCES_PER_OBJECT`` references the result recorded for each object, in
@@ -156,7 +156,7 @@ def events_of(c: Connection, rid: str, event_ids: Sequence[str]) -> list[EventVi
             .order_by(_SLE.event_id, _SLE.story_line_id)
         ):
             lines[event_id].append(line_id)
-    refs = _refs(c, rid, "event", event_ids)
+    refs = cited_refs(c, rid, "event", event_ids)
     return sorted(
         (
             event_view(
@@ -278,10 +278,10 @@ def assemble(
     change_ids = sorted(shown.changes)
     item_keys = sorted(shown.open_items)
     experience_ids = sorted(shown.experiences)
-    entity_refs = _refs(c, rid, "entity", entity_ids)
-    relation_refs = _refs(c, rid, "relation", relation_ids)
-    change_refs = _refs(c, rid, "entity_change", change_ids)
-    item_refs = _refs(c, rid, "open_item", item_keys)
+    entity_refs = cited_refs(c, rid, "entity", entity_ids)
+    relation_refs = cited_refs(c, rid, "relation", relation_ids)
+    change_refs = cited_refs(c, rid, "entity_change", change_ids)
+    item_refs = cited_refs(c, rid, "open_item", item_keys)
     members = _experience_event_ids(c, rid, experience_ids)
     return GraphView(
         result=result,

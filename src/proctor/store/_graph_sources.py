@@ -216,7 +216,7 @@ def source_text(c: Connection, source_type: str, source_id: str) -> SourceText:
     raise NotFoundError(f"no {source_type} source {source_id!r} (deleted, or never stored)")
 
 
-def _timeline(c: Connection, conversation_id: str) -> list[tuple[str, str]]:
+def reading_order(c: Connection, conversation_id: str) -> list[tuple[str, str]]:
     """The conversation's sources in reading order: messages, each followed by its tool calls;
     task events and unattached tool calls placed by time."""
     m, tc, te = t.messages.c, t.tool_calls.c, t.task_events.c
@@ -269,7 +269,7 @@ def source_context(
 ) -> SourceContext:
     """A source with the ``before`` and ``after`` sources around it in its conversation."""
     focus = source_text(c, source_type, source_id)
-    timeline = _timeline(c, focus.conversation_id)
+    timeline = reading_order(c, focus.conversation_id)
     index = timeline.index((source_type, source_id))
     earlier = timeline[max(0, index - before) : index]
     later = timeline[index + 1 : index + 1 + after]

@@ -27,12 +27,15 @@ from proctor.graph.views import (
     GraphView,
     NeedsReviewItem,
     PublishOutcome,
+    ResultObject,
     ResultSummary,
     SourceContext,
+    SourcePage,
     SourceText,
     StoryLineView,
 )
 from proctor.store import _graph_edits as edits
+from proctor.store import _graph_object_detail as details
 from proctor.store import _graph_queries as queries
 from proctor.store import _graph_snapshot as snapshots
 from proctor.store import _graph_sources as sources
@@ -195,6 +198,21 @@ class GraphStore(StoreBase):
         """A source with its neighbours in the conversation."""
         with self._snapshot() as c:
             return sources.source_context(c, source_type, source_id, before, after)
+
+    def result_object(self, result_id: str, object_ref: str) -> ResultObject:
+        """One entity, relation, change or event a result published (id or unique prefix),
+        with the sources that result cited for it and a person's edits of it."""
+        with self._snapshot() as c:
+            full_id = queries.resolve_result_id(c, result_id)
+            return details.result_object(c, full_id, object_ref)
+
+    def conversation_sources(
+        self, conversation_id: str, *, limit: int = 50, offset: int = 0
+    ) -> SourcePage:
+        """A page of a conversation's sources (messages, tool calls, task events) in
+        reading order, each with its source id and full text."""
+        with self._snapshot() as c:
+            return details.conversation_sources(c, conversation_id, limit, offset)
 
     def attention(self, result_id: str) -> list[AttentionBucket]:
         """Messages per hour over a result's scope and time range, computed now (REV-11)."""

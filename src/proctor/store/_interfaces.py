@@ -109,6 +109,8 @@ class StoreReader(Protocol):
         statuses: Sequence[Status] | None = None,
         min_severity: str | None = None,
         rule: str | None = None,
+        severities: Sequence[str] | None = None,
+        digested: bool | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Finding], int]:
@@ -149,6 +151,12 @@ class Store(
         self, prepared: PreparedBundle, *, project: str | None = None
     ) -> WriteOutcome:
         """Write one conversation; unchanged sources are not written."""
+        ...
+
+    def write_conversations(
+        self, prepared: Sequence[PreparedBundle], *, project: str | None = None
+    ) -> list[WriteOutcome]:
+        """Write several conversations in one transaction: all of them, or none."""
         ...
 
     def delete_conversation(self, conversation_id: str) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError, StoreError
@@ -152,10 +152,16 @@ class SqlStore(
         statuses: Sequence[Status] | None = None,
         min_severity: str | None = None,
         rule: str | None = None,
+        severities: Sequence[str] | None = None,
+        digested: bool | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Finding], int]:
-        """A page of findings (most severe, newest first) and the total count."""
+        """A page of findings (most severe, newest first) and the total count.
+
+        ``severities`` keeps exactly those severities; ``digested`` only collapsed (True)
+        or only expanded (False) findings.
+        """
         with self._read() as c:
             return findings_store.list_findings(
                 c,
@@ -163,6 +169,8 @@ class SqlStore(
                 statuses=statuses,
                 min_severity=min_severity,
                 rule=rule,
+                severities=severities,
+                digested=digested,
                 limit=limit,
                 offset=offset,
             )
@@ -211,6 +219,24 @@ class SqlStore(
             raise ConversationWriteError(
                 f"conversation {prepared.bundle.conversation_id!r} could not be stored: {exc}"
             ) from exc
+
+    def write_conversations(
+        self, prepared: Sequence[PreparedBundle], *, project: str | None = None
+    ) -> list[WriteOutcome]:
+        """Write several conversations in one transaction: all of them, or none."""
+        outcomes: list[WriteOutcome] = []
+        with self._write() as c:
+            for one in prepared:
+                try:
+                    name = project or self._project_for(c, one)
+                    outcomes.append(write_conversation(c, one, name, utcnow()))
+                except (ConversationWriteError, IntegrityError) as exc:
+                    reason = exc.orig if isinstance(exc, IntegrityError) else exc
+                    raise ConversationWriteError(
+                        f"conversation {one.bundle.conversation_id!r} could not be stored "
+                        f"({reason}); nothing of this request was written"
+                    ) from exc
+        return outcomes
 
     def _project_for(self, connection: Connection, prepared: PreparedBundle) -> str:
         conversation = prepared.bundle.conversation

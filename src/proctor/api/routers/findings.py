@@ -1,4 +1,5 @@
-"""Findings: list, show and status actions."""
+"""Findings: list (by conversation, status, severity, rule, digested), show, status actions
+and digested (collapse / expand in lists)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from proctor.api._deps import Limit, Offset, StoreDep
-from proctor.api._models import FindingAction, FindingPage, StatusChange
+from proctor.api._models import DigestedChange, FindingAction, FindingPage, StatusChange
 from proctor.findings import Finding, Severity, Status
 
 router = APIRouter(prefix="/findings", tags=["findings"])
@@ -30,7 +31,13 @@ def list_findings(
     ] = None,
     status: Annotated[list[Status] | None, Query(description="Only these statuses.")] = None,
     min_severity: Annotated[Severity | None, Query(description="At least this severity.")] = None,
+    severity: Annotated[
+        list[Severity] | None, Query(description="Only these severities (exactly).")
+    ] = None,
     rule: Annotated[str | None, Query(description="Only this rule.")] = None,
+    digested: Annotated[
+        bool | None, Query(description="Only digested (true) or only undigested (false) ones.")
+    ] = None,
     limit: Limit = 20,
     offset: Offset = 0,
 ) -> FindingPage:
@@ -43,6 +50,8 @@ def list_findings(
         statuses=status,
         min_severity=min_severity,
         rule=rule,
+        severities=severity,
+        digested=digested,
         limit=limit,
         offset=offset,
     )
@@ -60,3 +69,11 @@ def change_status(store: StoreDep, finding_ref: str, change: StatusChange) -> Fi
     """Acknowledge, resolve, dismiss, mark false positive or reopen a finding."""
     finding_id = store.resolve_finding_id(finding_ref)
     return store.set_finding_status(finding_id, ACTION_STATUS[change.action])
+
+
+@router.post("/{finding_ref}/digested")
+def set_digested(store: StoreDep, finding_ref: str, change: DigestedChange) -> Finding:
+    """Mark a finding digested (collapsed in lists) or clear the mark."""
+    finding_id = store.resolve_finding_id(finding_ref)
+    store.set_finding_digested(finding_id, change.digested)
+    return store.finding(finding_id)

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Query
 
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._models import EditResponse, ResultPage, Revision, StoryList
-from proctor.graph.views import GraphView, ResultSummary
+from proctor.api._source_models import Attention, AttentionHour, ResultOverview
+from proctor.graph.views import GraphView, ResultObject, ResultSummary
 
 router = APIRouter(tags=["graph"])
 
@@ -34,6 +35,31 @@ def list_results(
 def show_result(store: StoreDep, result_ref: str) -> ResultSummary:
     """One result by id or unique prefix."""
     return store.result(result_ref)
+
+
+@router.get("/results/{result_ref}/overview")
+def result_overview(store: StoreDep, result_ref: str) -> ResultOverview:
+    """One result's summary, coverage and the size of its graph."""
+    view = store.graph(store.resolve_result_id(result_ref), limit=1)
+    return ResultOverview(result=view.result, totals=view.totals)
+
+
+@router.get("/results/{result_ref}/attention")
+def result_attention(store: StoreDep, result_ref: str) -> Attention:
+    """Messages per hour over the result's scope and time range (hours with none left out)."""
+    result_id = store.resolve_result_id(result_ref)
+    hours = [
+        AttentionHour(hour_start=b.hour_start, messages=b.messages)
+        for b in store.attention(result_id)
+    ]
+    return Attention(result_id=result_id, hours=hours)
+
+
+@router.get("/results/{result_ref}/objects/{object_ref}")
+def result_object(store: StoreDep, result_ref: str, object_ref: str) -> ResultObject:
+    """One entity, relation, change or event the result published (id or unique prefix),
+    with the sources the result cited for it and a person's edits."""
+    return store.result_object(result_ref, object_ref)
 
 
 @router.get("/results/{result_ref}/graph")

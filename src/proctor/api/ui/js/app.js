@@ -1,0 +1,129 @@
+// The single-page shell: a hash router over pages, the main navigation, and the token
+// form when the server asks for one. Each page module exports `routes`.
+
+import { ApiError, Superseded, setToken } from "./api.js";
+import { errorBox, h, replace } from "./dom.js";
+import * as conversations from "./pages/conversations.js";
+
+/**
+ * @typedef {{ main: HTMLElement, params: string[], query: URLSearchParams, signal: AbortSignal }} PageContext
+ * @typedef {{ pattern: RegExp, section: string, title: string,
+ *             render: (context: PageContext) => Promise<void> | void }} Route
+ */
+
+/** @type {Route[]} */
+const routes = [...conversations.routes];
+
+/** Pages add theirs (modules loaded after the shell register themselves). */
+export function addRoutes(more) {
+  routes.push(...more);
+}
+
+let current = new AbortController();
+/** @type {null | (() => boolean)} */
+let unsaved = null;
+let lastHash = location.hash;
+
+/**
+ * A page with a form registers `isDirty`: while it returns true, leaving the page asks
+ * for confirmation first. Cleared on every navigation.
+ * @param {() => boolean} isDirty
+ */
+export function guardLeaving(isDirty) {
+  unsaved = isDirty;
+}
+
+function mayLeave() {
+  return !unsaved || !unsaved() || window.confirm("You have unsaved changes. Leave without saving?");
+}
+
+function parse() {
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, search] = hash.split("?");
+  return { path: path || "/", query: new URLSearchParams(search ?? "") };
+}
+
+/** Go to a page (a hash path like "/conversations/abc"). */
+export function go(path) {
+  location.hash = `#${path}`;
+}
+
+async function render() {
+  if (location.hash !== lastHash && !mayLeave()) {
+    history.replaceState(null, "", lastHash || "#/");
+    return;
+  }
+  unsaved = null;
+  lastHash = location.hash;
+  current.abort();
+  current = new AbortController();
+  const { path, query } = parse();
+  if (path === "/") {
+    go("/conversations");
+    return;
+  }
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const route = routes.find((candidate) => candidate.pattern.test(path));
+  for (const link of document.querySelectorAll("#nav a")) {
+    const section = /** @type {HTMLElement} */ (link).dataset.section;
+    if (route && section === route.section) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (!route) {
+    replace(main, h("h1", null, "Not found"), h("p", null, "No page here. ", h("a", { href: "#/conversations" }, "Conversations")));
+    return;
+  }
+  document.title = `${route.title} · Proctor`;
+  const match = path.match(route.pattern) ?? [];
+  replace(main, h("p", { class: "muted" }, "Loading…"));
+  try {
+    await route.render({ main, params: match.slice(1).map(decodeURIComponent), query, signal: current.signal });
+  } catch (error) {
+    if (error instanceof Superseded) return;
+    if (error instanceof ApiError && error.status === 401) {
+      replace(main, tokenForm());
+      return;
+    }
+    replace(main, h("h1", null, route.title), errorBox(error));
+  }
+}
+
+function tokenForm() {
+  const input = h("input", { id: "token", type: "password", autocomplete: "current-password", required: true });
+  const form = h("form", { class: "card narrow", on: { submit: (event) => {
+    event.preventDefault();
+    setToken(/** @type {HTMLInputElement} */ (input).value.trim());
+    render();
+  } } },
+    h("h1", null, "This server needs its token"),
+    h("p", null, "Proctor was started with a token (PROCTOR_API_TOKEN). Enter it to continue; it is kept for this tab only."),
+    h("label", { for: "token" }, "Token"),
+    input,
+    h("button", { type: "submit", class: "primary" }, "Continue"),
+  );
+  queueMicrotask(() => input.focus());
+  return form;
+}
+
+window.addEventListener("hashchange", () => {
+  render().then(() => document.getElementById("main")?.focus({ preventScroll: true }));
+});
+window.addEventListener("beforeunload", (event) => {
+  if (unsaved && unsaved()) event.preventDefault();
+});
+
+/** Load the optional page modules, then show the page the address names. */
+async function start() {
+  const modules = ["reviews", "graph", "activity", "plans", "settings"];
+  await Promise.all(modules.map(async (name) => {
+    try {
+      const module = await import(`./pages/${name}.js`);
+      addRoutes(module.routes);
+    } catch (error) {
+      console.error(`page module ${name} failed to load`, error);
+    }
+  }));
+  await render();
+}
+
+start();
