@@ -495,3 +495,9 @@ def dismiss_command(item_id: int) -> None:
     with writable_store() as store:
         item = store.dismiss_needs_review(item_id)
     console.print(f"#{item.item_id} dismissed", markup=False)
+
+
+# `graph continue` (UI-5) lives in its own module; registered here so it reads as a graph verb.
+from proctor.cli.discussion import continue_command  # noqa: E402
+
+graph.add_command(continue_command)

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("proctor.cli.models", "models"),
     "review": ("proctor.cli.review", "review"),
     "graph": ("proctor.cli.graph", "graph"),
+    "kb": ("proctor.cli.knowledge", "kb"),
     "app": ("proctor.cli.app", "app"),
     "plans": ("proctor.cli.plans", "plans"),
     "worker": ("proctor.cli.worker", "worker_command"),

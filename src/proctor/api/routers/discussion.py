@@ -1,7 +1,139 @@
-"""Continue a discussion (UI-5): a context draft built from a result."""
+"""Continue a discussion (UI-5): a context draft built from a result, then handed on.
+
+Without ``draft`` the call is a preview: the draft Proctor built, for the person to edit.
+With ``draft`` (the edited text) the draft is handed to the conversation's sink: for an
+imported conversation, a ready-to-paste prompt file under ``$PROCTOR_HOME/prompts``.
+Proctor cannot type into another program's session; the person pastes the file.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from pydantic import BaseModel, Field
+
+from proctor.api._deps import StoreDep
+from proctor.discussion import (
+    DRAFT_LIMIT,
+    ContextDraft,
+    Focus,
+    build_context_draft,
+    check_edited_draft,
+    write_prompt_file,
+)
 
 router = APIRouter(tags=["discussion"])
+
+_Ref = Field(default=None, min_length=1, max_length=200)
+
+
+class DiscussionFocus(BaseModel):
+    """What to continue about: at most one of these (none: the whole result)."""
+
+    model_config = {"extra": "forbid"}
+
+    story_line: str | None = _Ref
+    """A story line of the result (id or unique prefix)."""
+    entity: str | None = _Ref
+    """An entity of the result (id or unique prefix)."""
+    open_item: str | None = Field(default=None, min_length=1, max_length=500)
+    """An open item of the result (its key or a unique prefix)."""
+
+
+class ContinueRequest(BaseModel):
+    """Preview a draft, or hand an edited one on."""
+
+    model_config = {"extra": "forbid"}
+
+    focus: DiscussionFocus = Field(default_factory=DiscussionFocus)
+    """What to continue about."""
+    draft: str | None = Field(default=None, max_length=4 * DRAFT_LIMIT)
+    """The person's edited draft (at most 12,000 characters once trimmed of surrounding
+    whitespace): when given it is written as a prompt file; when absent, only a preview."""
+
+
+class CitedSourceModel(BaseModel):
+    """A source the draft cites."""
+
+    label: str
+    """How the draft cites it: ``S1``, ``S2`` …"""
+    source_type: str
+    """``message``, ``tool_call``, ``task_event`` …"""
+    source_id: str
+    """The stored source's id."""
+    title: str
+    """What the source is (``tool Bash (ok)`` …)."""
+    occurred_at: datetime | None
+    """When it happened."""
+    conversation_id: str | None
+    """The conversation it belongs to."""
+    exists: bool
+    """False once the source was deleted."""
+
+
+class LeftOutModel(BaseModel):
+    """How much of one kind of fact the draft does not show."""
+
+    part: str
+    """``events``, ``entities``, ``sources`` …"""
+    left_out: int
+    """How many are not shown."""
+    total: int
+    """How many the result holds."""
+
+
+class ContinueResponse(BaseModel):
+    """The draft, what it cites and leaves out, and where it was handed on."""
+
+    result_id: str
+    """The result the draft was built from."""
+    focus: str
+    """``the whole result``, ``story line …``, ``entity …`` or ``open item …``."""
+    draft: str
+    """The draft: Proctor's (a preview) or the person's (handed on)."""
+    chars: int
+    """Its length in characters (at most 12,000)."""
+    trimmed: bool
+    """Proctor left parts of the result out to stay within the limit."""
+    left_out: list[LeftOutModel]
+    """What was left out, by kind."""
+    sources: list[CitedSourceModel]
+    """The sources Proctor's draft cites."""
+    prompt_file: str | None
+    """Where the handed-on draft was written (None for a preview)."""
+
+
+def _response(built: ContextDraft, text: str, prompt_file: str | None) -> ContinueResponse:
+    return ContinueResponse(
+        result_id=built.result_id,
+        focus=built.focus.label,
+        draft=text,
+        chars=len(text),
+        trimmed=built.trimmed,
+        left_out=[LeftOutModel(**asdict(x)) for x in built.left_out],
+        sources=[CitedSourceModel(**asdict(s)) for s in built.sources],
+        prompt_file=prompt_file,
+    )
+
+
+@router.post("/results/{result_ref}/continue")
+def continue_discussion(
+    store: StoreDep,
+    result_ref: Annotated[str, Path(min_length=1, max_length=200)],
+    request: ContinueRequest,
+) -> ContinueResponse:
+    """Preview the context draft for a result, or hand the edited draft to the sink."""
+    focus = Focus(
+        story_line_id=request.focus.story_line,
+        entity_id=request.focus.entity,
+        open_item_key=request.focus.open_item,
+    )
+    built = build_context_draft(store, result_ref, focus)
+    if request.draft is None:
+        return _response(built, built.text, None)
+    text = check_edited_draft(request.draft)
+    path = write_prompt_file(text, built.result_id)
+    return _response(built, text, str(path))

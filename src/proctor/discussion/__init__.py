@@ -1,0 +1,34 @@
+"""Continue a discussion from a result (UI-5): context preview → editable draft → sink.
+
+``build_context_draft`` turns a result's facts and their sources into a bounded draft a
+person can edit; ``write_prompt_file`` hands the (edited) draft to the sink of an
+imported conversation: a ready-to-paste prompt file. Imports ``graph`` and reads the
+store; only the CLI and the API import this package.
+"""
+
+from proctor.discussion._draft import (
+    DRAFT_LIMIT,
+    MESSAGE_ROOM,
+    CitedSource,
+    ContextDraft,
+    LeftOut,
+    ResultGraphReader,
+    build_context_draft,
+    check_edited_draft,
+)
+from proctor.discussion._parts import Focus
+from proctor.discussion._sink import prompts_folder, write_prompt_file
+
+__all__ = [
+    "DRAFT_LIMIT",
+    "MESSAGE_ROOM",
+    "CitedSource",
+    "ContextDraft",
+    "Focus",
+    "LeftOut",
+    "ResultGraphReader",
+    "build_context_draft",
+    "check_edited_draft",
+    "prompts_folder",
+    "write_prompt_file",
+]
