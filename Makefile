@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp]'
 	@touch $(STAMP)
 
 # The local GGUF provider and the tiny model one test runs it with. PyPI has only the

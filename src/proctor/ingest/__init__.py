@@ -1,4 +1,5 @@
-"""Importing transcripts into the store: one-shot (``ingest``) and following folders (``watch``)."""
+"""Importing transcripts into the store: one-shot (``ingest``), following folders (``watch``)
+and live intake from request bodies (``Intake``)."""
 
 from proctor.ingest._defaults import default_session_folders
 from proctor.ingest._ingest import (
@@ -9,11 +10,18 @@ from proctor.ingest._ingest import (
     ingest_plan,
     unit_digest,
 )
+from proctor.ingest._intake import Intake, IntakeReport
+from proctor.ingest._intake_payload import MAX_PAYLOAD_BYTES, PayloadError, PayloadProblem
 from proctor.ingest._watch import Watcher, watch
 
 __all__ = [
+    "MAX_PAYLOAD_BYTES",
     "FormatStats",
     "IngestReport",
+    "Intake",
+    "IntakeReport",
+    "PayloadError",
+    "PayloadProblem",
     "ProgressCallback",
     "Watcher",
     "default_session_folders",

@@ -15,7 +15,8 @@ examples, an HTTP service's traces) imports as nothing, with one warning saying 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,7 +30,7 @@ from proctor.sources.otel._operations import SpanNode
 from proctor.sources.otel._otlp import ExportDecoder, ExportItem, LogRecord, SpanRecord, is_export
 from proctor.sources.otel._scopes import SpanRef, assign_scopes, ref_of
 from proctor.sources.otel._spans import interpret_span
-from proctor.transcript import SourceIssue
+from proctor.transcript import ConversationBundle, SourceIssue
 
 _EXPORT_START = re.compile(
     rb'^\s*\{\s*"(?:resourceSpans|resourceLogs|resource_spans|resource_logs)"\s*:'
@@ -57,17 +58,15 @@ class OtelAdapter(SourceAdapter):
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
         """Yield one bundle per conversation found in the file's exports."""
         shown = str(unit.path)
-        decoder = ExportDecoder(shown)
-        items: list[ExportItem] = []
+        line_issues: list[SourceIssue] = []
         try:
-            for document, line in _documents(unit, decoder):
-                items.extend(decoder.decode(document, line))
+            exports = read_exports(_documents(unit, line_issues), shown)
         except SourceError as exc:
             yield SourceIssue(shown, exc.reason, exc.line)
             return
-        yield from decoder.issues
-        scopes = assign_scopes(_nodes(items))
-        if not scopes:
+        yield from line_issues
+        yield from exports.issues
+        if not exports.scopes:
             yield SourceIssue(
                 shown,
                 "no GenAI or OpenInference spans or events in this export; nothing to import "
@@ -75,7 +74,46 @@ class OtelAdapter(SourceAdapter):
                 severity="warning",
             )
             return
-        yield from build_bundles(scopes, shown)
+        yield from exports.bundles
+
+
+@dataclass(frozen=True, slots=True)
+class ExportsRead:
+    """What a set of OTLP exports held, read together."""
+
+    bundles: list[ConversationBundle]
+    """One per conversation, parents first."""
+    issues: list[SourceIssue]
+    """Records that could not be decoded (errors) or were partly skipped (warnings)."""
+    spans: int
+    """Spans decoded."""
+    spans_used: int
+    """Spans that belong to a conversation (GenAI or OpenInference data, or below it)."""
+    scopes: int
+    """Conversation and sub-agent scopes found (sub-agents without content fold away)."""
+
+
+def read_exports(documents: Iterable[tuple[Any, int | None]], shown: str) -> ExportsRead:
+    """Read parsed OTLP/JSON export documents together (a file's, or one HTTP request's).
+
+    Args:
+        documents: each export document with its line number (None when not from a line).
+        shown: where they came from, named in issues and recorded as the bundles' origin.
+    """
+    decoder = ExportDecoder(shown)
+    items: list[ExportItem] = []
+    for document, line in documents:
+        items.extend(decoder.decode(document, line))
+    scopes = assign_scopes(_nodes(items))
+    spans = {(item.trace_id, item.span_id) for item in items if isinstance(item, SpanRecord)}
+    used = {ref_of(node) for scope in scopes for node in scope.nodes}
+    return ExportsRead(
+        bundles=build_bundles(scopes, shown) if scopes else [],
+        issues=decoder.issues,
+        spans=len(spans),
+        spans_used=len(spans & used),
+        scopes=len(scopes),
+    )
 
 
 def _is_any_export(record: dict[str, Any]) -> bool:
@@ -94,7 +132,7 @@ def _is_json_lines(unit: ReadUnit) -> bool:
         return False
 
 
-def _documents(unit: ReadUnit, decoder: ExportDecoder) -> Iterator[tuple[Any, int | None]]:
+def _documents(unit: ReadUnit, issues: list[SourceIssue]) -> Iterator[tuple[Any, int | None]]:
     """Each export document with its line number (None for a single-document file)."""
     if not _is_json_lines(unit):
         # Detection may already have parsed the document; reuse it rather than parse twice.
@@ -103,7 +141,7 @@ def _documents(unit: ReadUnit, decoder: ExportDecoder) -> Iterator[tuple[Any, in
         return
     for item in iter_jsonl(unit.path):
         if isinstance(item, SourceIssue):
-            decoder.issues.append(item)
+            issues.append(item)
         else:
             yield item[1], item[0]
 

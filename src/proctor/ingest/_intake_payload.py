@@ -1,0 +1,174 @@
+"""Reading one live-intake payload (SPEC ING-7) into conversation bundles, all or nothing.
+
+A payload is validated whole before anything is stored: a Proctor JSONL body with one bad
+line, or an OTLP export with one span that cannot be decoded, is refused with every
+problem named (line number or JSON path, field, what to send instead). Spans that carry
+no GenAI or OpenInference data are not problems: they are counted as dropped.
+
+A ``tool_result`` line may answer a call sent in an earlier request; such results are
+returned apart (``late_results``) so the caller can attach them to the stored call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from proctor.errors import SourceError
+from proctor.sources.jsonl import (
+    SUPPORTED_VERSION,
+    Assembler,
+    HeaderLine,
+    ToolCallLine,
+    ToolResultLine,
+    conversation_source_id,
+    validate_line,
+)
+from proctor.sources.otel import read_exports
+from proctor.transcript import ConversationBundle, SourceIssue
+
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+"""The largest request body the intake accepts (16 MiB); larger ones are refused whole."""
+
+_SKIPPED = re.compile(r"; (?:span|record) skipped(?= \(|$)")
+
+MAX_PROBLEMS = 50
+"""Problems listed in one refusal; a payload with more says how many were left out."""
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadProblem:
+    """One reason a payload was refused."""
+
+    reason: str
+    line: int | None = None
+    """The 1-based line of a JSONL payload, when the problem is on one line."""
+
+
+class PayloadError(SourceError):
+    """A payload was refused; nothing of it was stored. ``problems`` lists every reason."""
+
+    def __init__(self, origin: str, problems: list[PayloadProblem]) -> None:
+        self.problems = problems[:MAX_PROBLEMS]
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        super().__init__(
+            origin,
+            f"{first.reason}{more}; nothing from this request was stored — fix the payload "
+            "and send it again",
+            line=first.line,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LateResult:
+    """A ``tool_result`` line whose ``tool_call`` came in an earlier request."""
+
+    line: int
+    conversation_id: str
+    """The Proctor conversation id (``pj:…``)."""
+    result: ToolResultLine
+
+
+@dataclass(slots=True)
+class IntakeBatch:
+    """What one payload holds, ready to be merged into the store."""
+
+    bundles: list[ConversationBundle]
+    late_results: list[LateResult] = field(default_factory=list)
+    warnings: list[SourceIssue] = field(default_factory=list)
+    spans: int = 0
+    """OTLP only: spans in the export."""
+    spans_dropped: int = 0
+    """OTLP only: spans with no GenAI or OpenInference data (not stored, not an error)."""
+
+
+def parse_events(data: bytes, origin: str) -> IntakeBatch:
+    """Validate a Proctor JSONL payload (docs/proctor-jsonl.md) and assemble its bundles.
+
+    Raises:
+        PayloadError: any line is not JSON, not an object, or not a valid event.
+    """
+    problems: list[PayloadProblem] = []
+    events: list[tuple[int, Any]] = []
+    seen_content = False
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        first, seen_content = not seen_content, True
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            problems.append(PayloadProblem(f"not valid JSON ({exc})", number))
+            continue
+        if not isinstance(record, dict):
+            problems.append(PayloadProblem("expected one JSON object per line", number))
+            continue
+        line, reasons = validate_line(record)
+        problems += [PayloadProblem(reason, number) for reason in reasons]
+        if isinstance(line, HeaderLine):
+            problems += _header_problems(line, number, first)
+        elif line is not None:
+            events.append((number, line))
+    if not problems and not events:
+        problems.append(
+            PayloadProblem("the payload holds no events; send one JSON event object per line")
+        )
+    if problems:
+        raise PayloadError(origin, problems)
+    return _assemble(events, origin)
+
+
+def _header_problems(line: HeaderLine, number: int, first: bool) -> list[PayloadProblem]:
+    if not first:
+        return [PayloadProblem("a header may only be the first line", number)]
+    if line.version != SUPPORTED_VERSION:
+        return [
+            PayloadProblem(
+                f'field "version": version {line.version} is not supported (this Proctor '
+                f"reads version {SUPPORTED_VERSION})",
+                number,
+            )
+        ]
+    return []
+
+
+def _assemble(events: list[tuple[int, Any]], origin: str) -> IntakeBatch:
+    called = {
+        (event.conversation_id, event.call_id)
+        for _, event in events
+        if isinstance(event, ToolCallLine)
+    }
+    assembler = Assembler(origin)
+    late: list[LateResult] = []
+    for number, event in events:
+        if isinstance(event, ToolResultLine) and (event.conversation_id, event.call_id) not in (
+            called
+        ):
+            late.append(LateResult(number, conversation_source_id(event.conversation_id), event))
+        else:
+            assembler.add(number, event)
+    return IntakeBatch(bundles=assembler.bundles(), late_results=late)
+
+
+def parse_otlp(document: Any, origin: str) -> IntakeBatch:
+    """Read one OTLP/JSON ``ExportTraceServiceRequest`` (or logs request) into bundles.
+
+    Raises:
+        PayloadError: the document is not an export, or a span or record cannot be decoded.
+    """
+    exports = read_exports([(document, None)], origin)
+    errors = [issue for issue in exports.issues if issue.severity == "error"]
+    if errors:
+        # The file reader skips such records; here the whole export is refused instead.
+        reasons = [_SKIPPED.sub("", issue.reason) for issue in errors]
+        raise PayloadError(origin, [PayloadProblem(reason) for reason in reasons])
+    return IntakeBatch(
+        bundles=exports.bundles,
+        warnings=[issue for issue in exports.issues if issue.severity == "warning"],
+        spans=exports.spans,
+        spans_dropped=exports.spans - exports.spans_used,
+    )
