@@ -21,6 +21,7 @@ Invariant's rate, with no trace refused.
     pip install -e '.[bench]'
     python bench/gate.py                # writes bench/results/gate.md
     python bench/gate.py --hook-calls 60 --no-write
+    python bench/gate.py --only c,d    # whole-trace rows only (never writes)
 """
 
 from __future__ import annotations
@@ -276,7 +277,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, default=3, help="whole-trace passes (c)")
     parser.add_argument("--hook-calls", type=int, default=40, help="hook processes per session")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--only",
+        default="a,b,c,d",
+        help="rows to measure, e.g. 'c,d' while iterating (implies --no-write unless all)",
+    )
     args = parser.parse_args(argv)
+    only = {row.strip() for row in args.only.split(",") if row.strip()}
+    if not only <= {"a", "b", "c", "d"} or not only:
+        parser.error("--only takes a comma-separated subset of a,b,c,d")
+    if only != {"a", "b", "c", "d"}:
+        args.no_write = True  # a partial table never replaces the recorded results
 
     started = time.perf_counter()
     traces = load_traces()
@@ -284,19 +295,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     calls = sum(1 for t in traces for e in t.events if e.kind == "call")
     lines = [f"traces: {len(traces)} AgentDojo runs, {calls} tool calls, from {AGENTDOJO}"]
 
-    gate_samples, denied = gate_in_process(traces, warmup)
-    whole, failed, proctor_flagged = whole_traces(traces, args.passes, warmup)
-    inv, refused, inv_errors, inv_flagged, inv_version = invariant(traces, warmup)
-    hooks = hook_processes(args.hook_calls)
-
-    whole_rate = len(whole) / (sum(whole) / 1e9)
-    inv_rate = len(inv) / (sum(inv) / 1e9)
-    rows = [("(a) gate decision, in process (per call)", gate_samples, None, "p99 ≤ 2 ms")]
-    rows += [(f"(b) {label}", samples, None, "") for label, samples in hooks.items()]
-    rows += [
-        ("(c) whole trace, every built-in rule", whole, whole_rate, "p99 ≤ 1.2 ms"),
-        (f"(d) Invariant {inv_version} LocalPolicy, flow rule", inv, inv_rate, ""),
-    ]
+    rows: list[tuple[str, list[int], float | None, str]] = []
+    notes: list[str] = []
+    if "a" in only:
+        gate_samples, denied = gate_in_process(traces, warmup)
+        rows.append(("(a) gate decision, in process (per call)", gate_samples, None, "p99 ≤ 2 ms"))
+        notes.append(f"(a) calls denied: {denied}")
+    if "b" in only:
+        hooks = hook_processes(args.hook_calls)
+        rows += [(f"(b) {label}", samples, None, "") for label, samples in hooks.items()]
+    whole_rate = inv_rate = None
+    if "c" in only:
+        whole, failed, proctor_flagged = whole_traces(traces, args.passes, warmup)
+        whole_rate = len(whole) / (sum(whole) / 1e9)
+        rows.append(("(c) whole trace, every built-in rule", whole, whole_rate, "p99 ≤ 1.2 ms"))
+        notes.append(f"(c) traces failed: {failed} of {len(traces) * args.passes}")
+    if "d" in only:
+        inv, refused, inv_errors, inv_flagged, inv_version = invariant(traces, warmup)
+        inv_rate = len(inv) / (sum(inv) / 1e9)
+        rows.append((f"(d) Invariant {inv_version} LocalPolicy, flow rule", inv, inv_rate, ""))
     lines.append(f"{'run':62} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'traces/s':>9}  target")
     for label, samples, rate, target in rows:
         shown_rate = f"{rate:9,.0f}" if rate is not None else f"{'':9}"
@@ -305,15 +322,21 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{percentile(samples, 0.99):9.3f} {shown_rate}  {target}"
         )
         lines.append(line.rstrip())
-    lines += [
-        f"(a) calls denied: {denied}; (c) traces failed: {failed} of {len(traces) * args.passes}",
-        f"(d) refused at Invariant's default limit: {refused} of {len(inv)} "
-        f"({100 * refused / len(inv):.1f} %); other errors: {inv_errors}",
-        f"ratio whole-trace traces/s, Proctor / Invariant: {whole_rate / inv_rate:.1f}x (target ≥ 10x)",
-        f"traces flagged: Proctor injection_then_action {proctor_flagged}, Invariant rule {inv_flagged}",
-        LEAD_INVARIANT,
-        f"total bench time {time.perf_counter() - started:.0f} s",
-    ]
+    if notes:
+        lines.append("; ".join(notes))
+    if "d" in only:
+        lines.append(
+            f"(d) refused at Invariant's default limit: {refused} of {len(inv)} "
+            f"({100 * refused / len(inv):.1f} %); other errors: {inv_errors}"
+        )
+    if whole_rate is not None and inv_rate is not None:
+        lines += [
+            f"ratio whole-trace traces/s, Proctor / Invariant: {whole_rate / inv_rate:.1f}x "
+            "(target ≥ 10x)",
+            f"traces flagged: Proctor injection_then_action {proctor_flagged}, "
+            f"Invariant rule {inv_flagged}",
+        ]
+    lines += [LEAD_INVARIANT, f"total bench time {time.perf_counter() - started:.0f} s"]
     report = "\n".join(lines)
     print(report)
     if not args.no_write:

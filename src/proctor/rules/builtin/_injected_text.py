@@ -111,6 +111,16 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
 )
 _MARKERS = tuple((re.compile(pattern, re.IGNORECASE), groups) for pattern, groups in _MARKER_SPECS)
 
+# The same patterns for the lower-cased text, case-sensitive and without a leading ``\b``:
+# wherever a marker matches the text, its skeleton matches the lower-cased text at the same
+# place (when the two line up, see ``_UNALIGNED``), and the regular expression engine finds
+# a skeleton's first characters quickly. Markers are tried only where skeletons match.
+_SKELETONS = tuple(re.compile(pattern.removeprefix(r"\b").lower()) for pattern, _ in _MARKER_SPECS)
+# Characters for which the lower-cased text does not line up with what the case-blind
+# patterns match (a different length, or a case-blind match of an ASCII letter that
+# ``str.lower`` does not give): with one of them present, every window is searched.
+_UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
+
 
 class _Positions(dict[str, list[int]]):
     """Where each word starts in a text (overlaps included), located on first use."""
@@ -149,8 +159,12 @@ class _MarkerScanner:
         contains = lowered.__contains__
         present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
         positions = _Positions(lowered)
+        self.lowered = lowered
+        aligned = text.isascii() or _UNALIGNED.search(text) is None
         self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
-        for pattern, groups in _MARKERS:
+        self.skeletons: list[re.Pattern[str] | None] = []
+        """Per candidate pattern, its skeleton (``None``: search every window in full)."""
+        for number, (pattern, groups) in enumerate(_MARKERS):
             for group in groups:
                 found = present.get(group)
                 if found is None:
@@ -160,6 +174,7 @@ class _MarkerScanner:
             else:
                 anchors = sorted(at for word in groups[0] for at in positions[word])
                 self.patterns.append((pattern, anchors))
+                self.skeletons.append(_SKELETONS[number] if aligned else None)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
@@ -186,24 +201,43 @@ class _MarkerScanner:
             cached = self.cache[index]
             if cached is None or cached[0] < cursor:
                 pattern, anchors = self.patterns[index]
-                cached = self._search(pattern, anchors, cursor)
+                cached = self._search(pattern, anchors, self.skeletons[index], cursor)
                 self.cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
                 best = cached
         return best
 
     def _search(
-        self, pattern: re.Pattern[str], anchors: list[int], cursor: int
+        self,
+        pattern: re.Pattern[str],
+        anchors: list[int],
+        skeleton: re.Pattern[str] | None,
+        cursor: int,
     ) -> tuple[int, int, str] | None:
         searched = cursor
         for position in anchors[bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE) :]:
             end = min(len(self.text), position + _WINDOW_AFTER)
             if end <= searched:
                 continue
-            match = pattern.search(self.text, max(searched, position - _WINDOW_BEFORE), end)
+            start = max(searched, position - _WINDOW_BEFORE)
+            if skeleton is None:
+                match = pattern.search(self.text, start, end)
+            else:
+                match = self._search_at_skeletons(pattern, skeleton, start, end)
             if match is not None:
                 return match.start(), match.end(), match.group(0)
             searched = max(searched, end - _WINDOW_BEFORE)
+        return None
+
+    def _search_at_skeletons(
+        self, pattern: re.Pattern[str], skeleton: re.Pattern[str], start: int, end: int
+    ) -> re.Match[str] | None:
+        """``pattern.search(text, start, end)``, tried only where the skeleton matches."""
+        while (rough := skeleton.search(self.lowered, start, end)) is not None:
+            match = pattern.match(self.text, rough.start(), end)
+            if match is not None:
+                return match
+            start = rough.start() + 1
         return None
 
 
@@ -229,6 +263,7 @@ _URL = re.compile(
 _ACCOUNT = re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
 _PHONE = re.compile(r"\+?\d[\d ()-]{7,}\d")
 _QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
+_DIGIT = re.compile(r"\d")
 _IDENT = re.compile(r"\b(?=\w*[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
 _NAME = re.compile(
     r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\b"
@@ -310,7 +345,8 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
 
     pieces: list[str] = []  # the text with each e-mail address replaced by a space
     position = 0
-    for match in _EMAIL.finditer(text):
+    # Each pattern runs only where what it must contain is there (an "@", a digit).
+    for match in _EMAIL.finditer(text) if "@" in text else ():
         add(match.group(0).strip(".,;:").lower(), "email")
         pieces += (text[position : match.start()], " ")
         position = match.end()
@@ -319,9 +355,10 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         url = normalise_url(match.group(0))
         if len(url) >= 4:
             add(url, "url")
-    for match in _ACCOUNT.finditer(rest):
+    has_digit = _DIGIT.search(rest) is not None
+    for match in _ACCOUNT.finditer(rest) if has_digit else ():
         add(match.group(0).lower(), "account")
-    for match in _PHONE.finditer(rest):
+    for match in _PHONE.finditer(rest) if has_digit else ():
         digits = re.sub(r"\D", "", match.group(0))
         if len(digits) >= 8:
             add(match.group(0).strip().lower(), "phone")
@@ -329,7 +366,7 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         quoted = match.group(1).strip().lower()
         if quoted:
             add(quoted, "quoted")
-    for match in _IDENT.finditer(rest):
+    for match in _IDENT.finditer(rest) if has_digit or "_" in rest else ():
         add(match.group(0).lower(), "identifier")
     for match in _NAME.finditer(rest):
         add(match.group(0).lower(), "name")
