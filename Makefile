@@ -7,7 +7,7 @@ LOCAL  := $(VENV)/.installed-local
 EMBED  := $(VENV)/.installed-embeddings
 DEMO_HOME ?= .demo
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest browser bench clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
@@ -43,8 +43,16 @@ lint: $(STAMP)
 typecheck: $(STAMP) $(EMBED)
 	$(BIN)/mypy
 
+# The browser tests drive Debian's Chromium through Playwright (never a downloaded browser).
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@test -x $(CHROMIUM) || (echo "Chromium is needed at $(CHROMIUM) for the UI tests"; exit 1)
+
 # The store contract suite also runs on PostgreSQL when a local server can be started.
-pytest: $(STAMP) $(LOCAL) $(EMBED)
+pytest: $(STAMP) $(LOCAL) $(EMBED) browser
 	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh || true)" $(BIN)/pytest -q
 
 bench: $(STAMP) $(EMBED)

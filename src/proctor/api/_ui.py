@@ -27,6 +27,8 @@ CONTENT_SECURITY_POLICY = (
 
 def is_public(path: str) -> bool:
     """Whether ``path`` is part of the UI's static shell (served without the token)."""
+    if ".." in path or "\\" in path:  # never let a dot segment ride on the public prefix
+        return False
     return path == "/" or path == "/favicon.ico" or path.startswith("/ui/")
 
 

@@ -1,0 +1,128 @@
+"""Browser tests: Playwright driving Debian's Chromium against ``proctor serve`` on loopback.
+
+The store is seeded once per module (the bundled examples ingested, the rules run, a
+structural review published, and a transcript carrying script-injection payloads); every
+module gets its own copy and its own server. Screenshots go to ``$PROCTOR_SCREENSHOTS``
+(default ``build/screenshots``), the test run's artifacts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+
+from proctor.ingest import ingest
+from proctor.review import ReviewRequest, start_review
+from proctor.store import open_store
+from proctor.supervision import check_conversations
+from tests.conftest import EXAMPLES_DIR
+from tests.loopback import free_port, serving
+
+CHROMIUM = os.environ.get("PROCTOR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(os.environ.get("PROCTOR_SCREENSHOTS", "build/screenshots"))
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 375, "height": 760}
+XSS_TRANSCRIPT = Path(__file__).parent / "fixtures" / "xss.jsonl"
+
+
+@pytest.fixture(scope="session")
+def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Examples plus the hostile transcript, checked, app on, one structural review."""
+    path = tmp_path_factory.mktemp("ui-seed") / "proctor.db"
+    store = open_store(path)
+    try:
+        ingest(store, [EXAMPLES_DIR, XSS_TRANSCRIPT])
+        rows = store.list_conversations(include_children=True)
+        check_conversations(
+            store,
+            [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
+        )
+        store.set_setting("app.enabled", True)
+        start_review(store, ReviewRequest(), semantic=None)
+    finally:
+        store.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``proctor serve`` on a private copy of the seeded store; yields its base URL."""
+    home = tmp_path_factory.mktemp("ui-home")
+    with sqlite3.connect(seeded_database) as source, sqlite3.connect(home / "proctor.db") as copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "proctor.cli.main",
+        "serve",
+        "--port",
+        str(port),
+        "--no-heartbeat",
+    ]
+    env = {
+        "PROCTOR_HOME": str(home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    with serving(command, env, port):
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
+        pytest.fail(
+            f"Chromium is not at {CHROMIUM}: `make test` installs Debian's chromium package "
+            "(apt-get install chromium); set PROCTOR_CHROMIUM to use another binary"
+        )
+    launched = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
+    )
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    """A desktop-sized page on the server; console errors fail the test."""
+    context = browser.new_context(viewport=DESKTOP, base_url=server)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.set_default_timeout(10_000)
+    yield opened
+    context.close()
+    assert errors == [], f"the page threw: {errors}"
+
+
+def screenshot(page: Page, name: str, *, full_page: bool = False) -> Path:
+    """Save a screenshot (the viewport, or the whole page) as an artifact of the test run."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    target = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(target), full_page=full_page)
+    return target

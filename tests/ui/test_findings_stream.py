@@ -1,0 +1,104 @@
+"""The findings stream beside a readable transcript (SPEC UI-3, SUP-8), in a real browser."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.ui.conftest import PHONE, screenshot
+
+CODEX = "codex:01a20cd6-ef6e-7d2e-ab38-6a552c5d6bae"
+
+
+def _open_conversation(page: Page, title: str) -> None:
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Conversations")).to_be_visible()
+    page.get_by_role("link", name=re.compile(re.escape(title))).click()
+    expect(page.get_by_role("heading", name=re.compile("^Findings"))).to_be_visible()
+
+
+def test_the_conversation_list_leads_to_a_transcript_with_its_findings(page: Page) -> None:
+    page.goto("/")
+    expect(page.get_by_role("link", name=re.compile("nightly ledger export"))).to_be_visible()
+    screenshot(page, "conversations-desktop")
+    _open_conversation(page, "nightly ledger export")
+    cards = page.locator("article.finding")
+    expect(cards.first).to_be_visible()
+    # Highest severity first; each card names its rule and version.
+    expect(cards.first).to_contain_text("Claim that the tests pass after a failing test run")
+    expect(cards.first).to_contain_text("rule unverified_claim v1")
+    screenshot(page, "findings-desktop")
+
+
+def test_an_evidence_link_scrolls_to_the_cited_source_and_marks_the_range(page: Page) -> None:
+    _open_conversation(page, "nightly ledger export")
+    card = page.locator("article.finding", has_text="Claim that the tests pass")
+    card.get_by_role("link", name=re.compile("Verified: the suite passes")).click()
+    turn = page.locator(".turn.highlight")
+    expect(turn).to_have_count(1)
+    expect(turn.locator("mark")).to_have_text(
+        "Verified: the suite passes and `tsc --noEmit` is clean."
+    )
+    expect(turn).to_be_focused()
+    # The second citation is inside a tool call's result: its range is marked there.
+    card.get_by_role("link", name=re.compile("Tests 1 failed")).click()
+    expect(page.locator(".turn.highlight mark")).to_have_text(re.compile(r"Tests\s+1 failed"))
+
+
+def test_finding_actions_work_from_the_keyboard_alone(page: Page) -> None:
+    _open_conversation(page, "nightly ledger export")
+    card = page.locator("article.finding").first
+    acknowledge = card.get_by_role("button", name="Acknowledge")
+    acknowledge.focus()
+    expect(acknowledge).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(card).to_contain_text("acknowledged")
+    expect(card.get_by_role("button", name="Acknowledge")).to_have_count(0)
+    # Tab to "Resolve" and press Space.
+    focused = card.get_by_role("button", name="Resolve")
+    for _ in range(6):
+        if focused.evaluate("el => el === document.activeElement"):
+            break
+        page.keyboard.press("Tab")
+    expect(focused).to_be_focused()
+    page.keyboard.press(" ")
+    expect(card).to_contain_text("resolved")
+    # The change is stored: a reload shows it.
+    page.reload()
+    expect(page.locator("article.finding").first).to_contain_text("resolved")
+
+
+def test_a_digested_card_collapses_to_one_line_and_expands_again(page: Page) -> None:
+    _open_conversation(page, "nightly ledger export")
+    card = page.locator("article.finding").first
+    card.get_by_role("button", name="Collapse").click()
+    expect(card).to_have_class(re.compile(r"\bdigested\b"))
+    expect(card.locator(".evidence")).to_have_count(0)
+    page.reload()
+    card = page.locator("article.finding").first
+    expect(card).to_have_class(re.compile(r"\bdigested\b"))
+    card.get_by_role("button", name="Expand").press("Enter")
+    expect(card.locator(".evidence")).to_be_visible()
+
+
+def test_hostile_transcript_content_renders_as_inert_text(page: Page) -> None:
+    _open_conversation(page, "Render me")
+    expect(page.locator("#turns")).to_contain_text("<script>window.__pwned='script'</script>")
+    expect(page.locator("#turns")).to_contain_text("onerror=\"window.__pwned='img'\"")
+    expect(page.get_by_role("heading", level=1)).to_contain_text('<img src=x onerror="')
+    # Findings quote the hostile output too; still text.
+    expect(page.locator("article.finding").first).to_be_visible()
+    for selector in ("main script", "main img", "main iframe", "main svg", "main b"):
+        assert page.locator(selector).count() == 0, selector
+    assert page.evaluate("() => window.__pwned") is None
+    screenshot(page, "xss-inert-desktop")
+
+
+def test_the_findings_page_is_usable_at_375_pixels(page: Page) -> None:
+    page.set_viewport_size(PHONE)
+    _open_conversation(page, "nightly ledger export")
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
+    expect(page.locator("article.finding").first.get_by_role("button").first).to_be_visible()
+    screenshot(page, "findings-375")
