@@ -179,7 +179,7 @@ def test_several_conversations_are_written_together_or_not_at_all(
     duplicate = Message(source_id="test:conv-3:dup", role="user", kind="prompt", text="a")
     base = conversation_bundle("test:conv-3", messages=2)
     broken = dataclasses.replace(base, messages=(*base.messages, duplicate, duplicate))
-    with pytest.raises(ConversationWriteError, match="test:conv-3.*nothing of this request"):
+    with pytest.raises(ConversationWriteError, match=r"test:conv-3.*nothing of this request"):
         store.write_conversations([prepare_bundle(fine), prepare_bundle(broken)])
     assert table_dump(backend_url) == before
     outcomes = store.write_conversations([prepare_bundle(fine)])
