@@ -95,6 +95,7 @@ def create_app(
             while the app is up (``proctor serve`` hosts the worker's loop).
     """
     from proctor.api.routers import (
+        app_switch,
         connections,
         conversations,
         discussion,
@@ -147,6 +148,7 @@ def create_app(
         knowledge,
         plans,
         heartbeat,
+        app_switch,
         suggestions,
         connections,
         gate,
