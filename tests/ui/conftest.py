@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, ViewportSize, sync_playwright
 
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
@@ -36,8 +36,8 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = Path(os.environ.get("PROCTOR_SCREENSHOTS", "build/screenshots"))
-DESKTOP = {"width": 1280, "height": 860}
-PHONE = {"width": 375, "height": 760}
+DESKTOP: ViewportSize = {"width": 1280, "height": 860}
+PHONE: ViewportSize = {"width": 375, "height": 760}
 XSS_TRANSCRIPT = Path(__file__).parent / "fixtures" / "xss.jsonl"
 
 

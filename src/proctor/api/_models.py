@@ -10,7 +10,6 @@ from proctor.findings import Finding
 from proctor.graph.views import GraphEdit, ResultSummary, StoryLineView
 from proctor.search import SearchHit
 from proctor.store import ConversationSummary, ProjectSummary
-from proctor.store._heartbeat_records import ActivityEntry
 
 
 class Health(BaseModel):
@@ -81,13 +80,6 @@ class SearchResponse(BaseModel):
     """Why the search ran on full text only, when it did."""
     hits: list[SearchHit]
     """Ranked documents."""
-
-
-class ActivityPage(Page):
-    """Heartbeat runs and manual reviews, newest first."""
-
-    activity: list[ActivityEntry]
-    """The page."""
 
 
 FindingAction = Literal["ack", "resolve", "dismiss", "false_positive", "reopen"]

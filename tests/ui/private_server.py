@@ -1,0 +1,56 @@
+"""A ``proctor serve`` whose home a test can also open: for browser tests that arrange state
+the API cannot (a review slot held by another process, the app switched off, plans run).
+
+Modules that need it define ``served`` with :func:`serve_copy` and override ``server`` to
+return its URL, so the ``page`` fixture talks to this server.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+from tests.loopback import free_port, serving
+
+
+class Served(NamedTuple):
+    """A running server and the home directory it serves."""
+
+    url: str
+    home: Path
+
+    @property
+    def database(self) -> Path:
+        """The store file the server uses."""
+        return self.home / "proctor.db"
+
+
+@contextmanager
+def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
+    """Copy ``seed`` into ``home`` and run ``proctor serve`` on it for the block."""
+    with sqlite3.connect(seed) as source, sqlite3.connect(home / "proctor.db") as copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "proctor.cli.main",
+        "serve",
+        "--port",
+        str(port),
+        "--no-heartbeat",
+    ]
+    env = {
+        "PROCTOR_HOME": str(home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    with serving(command, env, port):
+        yield Served(f"http://127.0.0.1:{port}", home)
