@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, ViewportSize, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
 
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
@@ -39,6 +39,10 @@ SCREENSHOTS = Path(os.environ.get("PROCTOR_SCREENSHOTS", "build/screenshots"))
 DESKTOP: ViewportSize = {"width": 1280, "height": 860}
 PHONE: ViewportSize = {"width": 375, "height": 760}
 XSS_TRANSCRIPT = Path(__file__).parent / "fixtures" / "xss.jsonl"
+TIMEOUT_MS = 20_000
+"""Generous: CI machines have 2 CPUs, and auto-waiting returns as soon as the page is ready."""
+
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +118,7 @@ def page(browser: Browser, server: str) -> Iterator[Page]:
     opened = context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.set_default_timeout(10_000)
+    opened.set_default_timeout(TIMEOUT_MS)
     yield opened
     context.close()
     assert errors == [], f"the page threw: {errors}"

@@ -69,10 +69,17 @@ def result_graph(
     story_line: Annotated[str | None, Query(description="Only this story line.")] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many events.")] = 100,
     offset: Offset = 0,
+    as_published: Annotated[
+        bool,
+        Query(
+            description="Read the result's snapshot: names, descriptions, states and reasons "
+            "as the result said them when it was published, without later edits (REV-8)."
+        ),
+    ] = False,
 ) -> GraphView:
     """What one result published, the newest ``limit`` events after skipping ``offset``."""
     result_id = store.resolve_result_id(result_ref)
-    return store.graph(result_id, story_line, limit=limit, offset=offset)
+    return store.graph(result_id, story_line, as_published=as_published, limit=limit, offset=offset)
 
 
 @router.get("/stories")

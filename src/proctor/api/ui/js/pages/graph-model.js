@@ -1,0 +1,128 @@
+// The story graph page's data work, no DOM: grouping events by day, which events an
+// entity or relation touches, and the replay filter (what was known at a past moment).
+//
+// The API has no "as of" read over time (only "as published": a result's snapshot), so
+// the replay filters one result's facts by their recorded times: an event by when it
+// happened, anything else by the earliest source it cites (an entity also by its
+// earliest event). A fact without any recorded time shows only at "now".
+
+/** The key of a source in a graph's `sources` map. */
+export function sourceKey(ref) {
+  return `${ref.source_type},${ref.source_id}`;
+}
+
+/** Milliseconds since the epoch, or null for a missing or unreadable time. */
+export function millis(iso) {
+  if (!iso) return null;
+  const value = Date.parse(iso);
+  return Number.isNaN(value) ? null : value;
+}
+
+/** The day an event happened on, in the viewer's time zone ("2026-02-17"), or "undated". */
+export function dayKey(iso) {
+  const value = millis(iso);
+  if (value === null) return "undated";
+  const date = new Date(value);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+/** A day heading ("Tue, 17 Feb 2026"). */
+export function dayLabel(key) {
+  if (key === "undated") return "Without a recorded time";
+  const [year, month, day] = key.split("-").map(Number);
+  return new Date(year, month - 1, day).toLocaleDateString(undefined, {
+    weekday: "short", day: "numeric", month: "short", year: "numeric",
+  });
+}
+
+/** Events grouped by day, oldest day first (undated last); each day's events in time order. */
+export function groupByDay(events) {
+  /** @type {Map<string, any[]>} */
+  const days = new Map();
+  const sorted = [...events].sort((a, b) => (millis(a.occurred_at) ?? Infinity) - (millis(b.occurred_at) ?? Infinity));
+  for (const event of sorted) {
+    const key = dayKey(event.occurred_at);
+    if (!days.has(key)) days.set(key, []);
+    days.get(key).push(event);
+  }
+  return [...days.entries()].map(([key, dayEvents]) => ({ key, events: dayEvents }));
+}
+
+/** The ids of the events a selected entity or relation touches. */
+export function touchedEvents(graph, selection) {
+  const ids = new Set();
+  if (!selection) return ids;
+  if (selection.type === "entity") {
+    for (const event of graph.events) if (event.entity_ids.includes(selection.id)) ids.add(event.event_id);
+  } else if (selection.type === "relation") {
+    const relation = graph.relations.find((r) => r.relation_id === selection.id);
+    if (!relation) return ids;
+    const cited = new Set(relation.sources.map(sourceKey));
+    for (const event of graph.events) {
+      const both = event.entity_ids.includes(relation.from_entity_id) && event.entity_ids.includes(relation.to_entity_id);
+      if (both || event.sources.some((ref) => cited.has(sourceKey(ref)))) ids.add(event.event_id);
+    }
+  } else if (selection.type === "event") {
+    ids.add(selection.id);
+  }
+  return ids;
+}
+
+function earliest(values) {
+  const known = values.filter((value) => value !== null);
+  return known.length ? Math.min(...known) : null;
+}
+
+/** When each fact became known (milliseconds or null), by type and id. */
+export function knownTimes(graph) {
+  const cited = (refs) => earliest(refs.map((ref) => millis(graph.sources[sourceKey(ref)]?.occurred_at)));
+  const events = new Map(graph.events.map((e) => [e.event_id, millis(e.occurred_at) ?? cited(e.sources)]));
+  const entities = new Map(graph.entities.map((entity) => {
+    const fromEvents = graph.events.filter((e) => e.entity_ids.includes(entity.entity_id)).map((e) => events.get(e.event_id) ?? null);
+    return [entity.entity_id, earliest([cited(entity.sources), ...fromEvents])];
+  }));
+  const relations = new Map(graph.relations.map((r) => [r.relation_id,
+    cited(r.sources) ?? latestOf(entities.get(r.from_entity_id), entities.get(r.to_entity_id))]));
+  const changes = new Map(graph.changes.map((c) => [c.change_id, cited(c.sources) ?? entities.get(c.entity_id) ?? null]));
+  const openItems = new Map(graph.open_items.map((o) => [o.key, cited(o.sources)]));
+  return { events, entities, relations, changes, openItems };
+}
+
+function latestOf(a, b) {
+  return a == null || b == null ? null : Math.max(a, b);
+}
+
+/** The distinct moments the replay slider steps through, oldest first. */
+export function moments(graph) {
+  const times = knownTimes(graph);
+  const all = new Set();
+  for (const map of Object.values(times)) for (const value of map.values()) if (value !== null) all.add(value);
+  return [...all].sort((a, b) => a - b);
+}
+
+/**
+ * The graph as known at `moment` (milliseconds; null: now, everything). Keeps the
+ * shape of the API's graph so every view renders it unchanged.
+ */
+export function asKnownAt(graph, moment) {
+  if (moment === null) return graph;
+  const times = knownTimes(graph);
+  const known = (map, id) => {
+    const value = map.get(id);
+    return value !== null && value !== undefined && value <= moment;
+  };
+  const events = graph.events.filter((e) => known(times.events, e.event_id));
+  const shownEvents = new Set(events.map((e) => e.event_id));
+  return {
+    ...graph,
+    events,
+    entities: graph.entities.filter((e) => known(times.entities, e.entity_id)),
+    relations: graph.relations.filter((r) => known(times.relations, r.relation_id)),
+    changes: graph.changes.filter((c) => known(times.changes, c.change_id)),
+    open_items: graph.open_items.filter((o) => known(times.openItems, o.key)),
+    story_lines: graph.story_lines
+      .map((line) => ({ ...line, event_ids: line.event_ids.filter((id) => shownEvents.has(id)) }))
+      .filter((line) => line.event_ids.length > 0),
+  };
+}
