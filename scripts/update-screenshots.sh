@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Copy the screenshots the browser tests produced (build/screenshots, or $PROCTOR_SCREENSHOTS)
+# into docs/screenshots, where the README shows them. Run after `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+from="${PROCTOR_SCREENSHOTS:-build/screenshots}"
+mkdir -p docs/screenshots
+for page in findings reviews graph activity plans settings; do
+  for size in desktop 375; do
+    cp "$from/$page-$size.png" "docs/screenshots/$page-$size.png"
+  done
+done
+cp "$from/xss-inert-desktop.png" docs/screenshots/
+ls docs/screenshots
