@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -85,8 +86,10 @@ class Api:
 
 
 def run(call: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine function to completion."""
-    return anyio.run(call)
+    """Run a coroutine function to completion, on a thread of its own: another library's
+    event loop (Playwright's sync API keeps one) may be running on this one."""
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(anyio.run, call).result()
 
 
 @pytest.fixture
