@@ -11,6 +11,8 @@ import re
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
 from proctor.rules.builtin._injected_text import (
@@ -143,3 +145,40 @@ def test_values_need_what_their_patterns_contain() -> None:
     assert kinds["secret_token"] == "identifier"
     plain = extract_values("Send it to Alice Smith at the office, no numbers here")
     assert {v.kind for v in plain} == {"name"}
+
+
+_VOCABULARY = [
+    *{word.strip() for _, groups in _MARKERS for group in groups for word in group},
+    "the", "your", "you", "are", "an", "a", "GPT-4", "AI", "assistants", "this", "that",
+    "I", "user", "new", "real", "instructions", "tasks", "must", "x", "re", "sub", "_",
+    "(", "[", "<", "##", "|", ":", ",", ".", "\n", "\\n",
+]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_VOCABULARY), st.sampled_from(["", " ", "  ", "\t"])),
+        max_size=40,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
+    pieces: list[tuple[str, str]],
+) -> None:
+    """Anchors that are not at a word start are skipped; no match may depend on one."""
+    text = "".join(word + gap for word, gap in pieces)
+    lowered = text.lower()
+    for pattern, groups in _MARKERS:
+        for match in pattern.finditer(text):
+            starts = [
+                at
+                for word in groups[0]
+                for at in range(match.start(), match.end())
+                if lowered.startswith(word, at)
+                and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
+            ]
+            assert starts, (pattern.pattern, match.group(0))
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"

@@ -123,18 +123,33 @@ _UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 class _Positions(dict[str, list[int]]):
-    """Where each word starts in a text (overlaps included), located on first use."""
+    """Where each word starts in a text (overlaps included), located on first use.
 
-    def __init__(self, text: str) -> None:
+    With ``word_starts``, an occurrence of a word that begins with a letter or digit counts
+    only where a word begins (no word character before it). Every marker pattern has its
+    anchor words right after ``\\b`` or whitespace, so the occurrences left out ("hi " in
+    "this ", "set" in "reset") can never be the anchor of a match.
+    """
+
+    def __init__(self, text: str, *, word_starts: bool) -> None:
         super().__init__()
         self.text = text
+        self.word_starts = word_starts
 
     def __missing__(self, word: str) -> list[int]:
         found: list[int] = []
-        position = self.text.find(word)
-        while position != -1:
-            found.append(position)
-            position = self.text.find(word, position + 1)
+        text = self.text
+        position = text.find(word)
+        if self.word_starts and (word[0].isalnum() or word[0] == "_"):
+            while position != -1:
+                before = text[position - 1] if position else " "
+                if not (before.isalnum() or before == "_"):
+                    found.append(position)
+                position = text.find(word, position + 1)
+        else:
+            while position != -1:
+                found.append(position)
+                position = text.find(word, position + 1)
         self[word] = found
         return found
 
@@ -158,21 +173,24 @@ class _MarkerScanner:
         lowered = text.lower()
         contains = lowered.__contains__
         present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
-        positions = _Positions(lowered)
         self.lowered = lowered
         aligned = text.isascii() or _UNALIGNED.search(text) is None
+        positions = _Positions(lowered, word_starts=aligned)
         self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
         self.skeletons: list[re.Pattern[str] | None] = []
         """Per candidate pattern, its skeleton (``None``: search every window in full)."""
         for number, (pattern, groups) in enumerate(_MARKERS):
-            for group in groups:
+            # The anchor words' positions also tell whether the first group is present.
+            anchors = sorted(at for word in groups[0] for at in positions[word])
+            if not anchors:
+                continue
+            for group in groups[1:]:
                 found = present.get(group)
                 if found is None:
                     found = present[group] = any(map(contains, group))
                 if not found:
                     break
             else:
-                anchors = sorted(at for word in groups[0] for at in positions[word])
                 self.patterns.append((pattern, anchors))
                 self.skeletons.append(_SKELETONS[number] if aligned else None)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
