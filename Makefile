@@ -7,13 +7,13 @@ LOCAL  := $(VENV)/.installed-local
 EMBED  := $(VENV)/.installed-embeddings
 DEMO_HOME ?= .demo
 
-.PHONY: demo test lint typecheck pytest browser bench clean
+.PHONY: demo test lint typecheck pytest browser postgres bench clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,otlp,workers]'
 	@touch $(STAMP)
 
 # The local GGUF provider and the tiny model one test runs it with. PyPI has only the
@@ -51,9 +51,24 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 	@test -x $(CHROMIUM) || (echo "Chromium is needed at $(CHROMIUM) for the UI tests"; exit 1)
 
-# The store contract suite also runs on PostgreSQL when a local server can be started.
-pytest: $(STAMP) $(LOCAL) $(EMBED) browser
-	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh || true)" $(BIN)/pytest -q
+# PostgreSQL for the second pass: Debian's server, installed when missing (as for Chromium);
+# scripts/test-postgres.sh starts the local cluster and prints an admin URL.
+postgres:
+	@command -v pg_lsclusters >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
+	@bash scripts/test-postgres.sh >/dev/null || (echo "PostgreSQL could not be started for the tests"; exit 1)
+
+# Every suite on SQLite (the store and search contract suites on PostgreSQL too), then every
+# suite that opens a store again, each store a PostgreSQL database (tests/backends.py). Not
+# again: tests/store (already both), tests/jobs (PostgreSQL workers already), tests/evals
+# (benchmark scores tuned on SQLite's FTS5) and tests/ui (browser; the API it drives is here).
+PG_SUITES := tests/api tests/cli tests/discussion tests/gate tests/heartbeat \
+	tests/ingest tests/knowledge tests/mcp tests/models tests/review tests/rules tests/search \
+	tests/supervision tests/supervisor
+pytest: $(STAMP) $(LOCAL) $(EMBED) browser postgres
+	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" $(BIN)/pytest -q
+	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" PROCTOR_TEST_BACKEND=postgresql \
+		$(BIN)/pytest -q $(PG_SUITES)
 
 bench: $(STAMP) $(EMBED)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

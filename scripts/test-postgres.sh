@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Print the URL of a PostgreSQL server the store contract suite can use, starting the
-# machine's local cluster when needed (Debian's postgresql package). Prints nothing and
-# exits 1 when no server can be had; the PostgreSQL half of the suite then skips.
+# Print the URL of a PostgreSQL server the tests can use, starting the machine's local
+# cluster when needed (Debian's postgresql package; `make postgres` installs it when
+# missing). The role it prints may create and drop databases: each test gets its own.
+# Prints nothing and exits 1 when no server can be had.
 set -u
 if [ -n "${PROCTOR_TEST_POSTGRES_URL:-}" ]; then echo "$PROCTOR_TEST_POSTGRES_URL"; exit 0; fi
 command -v pg_lsclusters >/dev/null 2>&1 || exit 1
 cluster=$(pg_lsclusters --no-header 2>/dev/null | head -n 1)
-[ -n "$cluster" ] || exit 1
+if [ -z "$cluster" ]; then  # the package is installed but its cluster was removed
+  version=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$version" ] || exit 1
+  pg_createcluster "$version" main >/dev/null 2>&1 || exit 1
+  cluster=$(pg_lsclusters --no-header 2>/dev/null | head -n 1)
+fi
 read -r version name port status _ <<<"$cluster"
 if [ "$status" != "online" ]; then
   pg_ctlcluster "$version" "$name" start >/dev/null 2>&1 || exit 1

@@ -1,11 +1,20 @@
-"""Shared fixtures: an isolated PROCTOR_HOME per test and the ../shared data folders."""
+"""Shared fixtures: an isolated PROCTOR_HOME per test and the ../shared data folders.
+
+``PROCTOR_TEST_BACKEND=postgresql`` runs the stores tests open on PostgreSQL instead of
+SQLite files (``tests/backends.py``).
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import backends
+
+backends.install()
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO_ROOT.parent / "shared"))
@@ -15,12 +24,25 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 
 
 @pytest.fixture(autouse=True)
-def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own PROCTOR_HOME and cannot reach a real model endpoint."""
+def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own PROCTOR_HOME and cannot reach a real model endpoint or a
+    database named in the shell's ``PROCTOR_DATABASE_URL``.
+
+    On PostgreSQL the databases standing for files in ``tmp_path`` go with the test.
+    """
     home = tmp_path / "proctor-home"
     monkeypatch.setenv("PROCTOR_HOME", str(home))
     monkeypatch.setenv("PROCTOR_ALLOW_MODEL_REQUESTS", "0")
-    return home
+    monkeypatch.delenv("PROCTOR_DATABASE_URL", raising=False)
+    yield home
+    if backends.DATABASES is not None:
+        backends.DATABASES.drop_under(tmp_path)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Drop the PostgreSQL databases of wider fixtures and the template."""
+    if backends.DATABASES is not None:
+        backends.DATABASES.drop_all()
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +63,7 @@ def datasets_dir() -> Path:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``shared`` read ../shared directly; without it they skip, not fail."""
+    backends.install()  # test modules imported during collection may have bound the real one
     if SHARED_DIR.is_dir():
         return
     skip = pytest.mark.skip(reason=f"{SHARED_DIR} is not available (set PROCTOR_SHARED_DIR)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,6 +16,7 @@ from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
+from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
 
 T = TypeVar("T")
@@ -45,12 +45,7 @@ def prepared_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def database(prepared_database: Path, proctor_home: Path) -> Path:
     """A private copy of the prepared database: tests that write do not see each other."""
     copy = proctor_home / "proctor.db"
-    proctor_home.mkdir(parents=True, exist_ok=True)
-    # SQLite's backup API: the copy includes what still sits in the write-ahead log.
-    with sqlite3.connect(prepared_database) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
-    source.close()
-    target.close()
+    copy_database(prepared_database, copy)
     return copy
 
 

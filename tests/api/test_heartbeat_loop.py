@@ -16,6 +16,7 @@ import pytest
 from proctor._util.clock import utcnow
 from proctor.heartbeat import draft_plan, save_plan, set_app_enabled
 from proctor.store import open_store
+from tests.backends import database_env
 from tests.loopback import free_port, serving
 
 
@@ -37,7 +38,12 @@ def _due_plan(database: Path, *, app_on: bool) -> None:
 def _serve(database: Path, *extra: str) -> Iterator[httpx.Client]:
     port = free_port()
     command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port), *extra]
-    env = {"PROCTOR_HOME": str(database.parent), "PROCTOR_ALLOW_MODEL_REQUESTS": "0", "PATH": ""}
+    env = {
+        "PROCTOR_HOME": str(database.parent),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": "",
+        **database_env(database.parent),
+    }
     with (
         serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client,

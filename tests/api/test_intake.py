@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from proctor._util.clock import utcnow
 from proctor.ingest import MAX_PAYLOAD_BYTES, ingest
@@ -19,6 +19,7 @@ from proctor.store import open_store
 from proctor.supervision import SessionSettings, enable_supervision, resolve_target
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.api.conftest import Api
+from tests.backends import raw_connection
 
 NDJSON = {"Content-Type": "application/x-ndjson"}
 EVENTS_URL = "/api/intake/events"
@@ -54,9 +55,9 @@ def api(database: Path) -> Iterator[Api]:
 
 def counts(database: Path) -> tuple[int, ...]:
     """Rows in conversations, sources and messages."""
-    with sqlite3.connect(database) as connection:
+    with raw_connection(database) as connection:
         return tuple(
-            int(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
             for table in ("conversations", "sources", "messages")
         )
 

@@ -31,6 +31,7 @@ from proctor.store import SqlStore, open_store
 from proctor.supervision import SessionSettings, enable_supervision, resolve_target
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.api.conftest import Api
+from tests.backends import database_env, job_worker, until
 from tests.loopback import free_port, serving
 
 ASK = "Run the cart tests and tell me what fails."
@@ -129,7 +130,12 @@ def test_a_real_instrumented_agent_is_stored_and_supervised_live_over_otlp_proto
     exporter = RecordingExporter(f"http://127.0.0.1:{port}/v1/traces")
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    env = {"PROCTOR_HOME": str(proctor_home), "PROCTOR_ALLOW_MODEL_REQUESTS": "0", "PATH": ""}
+    env = {
+        "PROCTOR_HOME": str(proctor_home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": "",
+        **database_env(proctor_home),
+    }
     supervisor = ScriptedModelServer(responder=lambda _request: {"decisions": []})
 
     def enable_live_supervision(trace_id: str) -> None:
@@ -144,12 +150,13 @@ def test_a_real_instrumented_agent_is_stored_and_supervised_live_over_otlp_proto
 
     with (
         serving([*command, "--no-heartbeat"], env, port),
+        job_worker(env),
         agent_server() as agent,
         supervisor,
     ):
         trace_id, _ = run_agent(provider, agent.url, between_turns=enable_live_supervision)
         assert exporter.results == [SpanExportResult.SUCCESS] * 3
-        [analysis] = supervisor.requests
+        [analysis] = until(lambda: supervisor.requests)  # at once on SQLite; a worker on PG
         assert SECOND_REPLY in json.dumps(analysis.body)
         store = open_store(database)
         try:

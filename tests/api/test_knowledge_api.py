@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.api.conftest import Api
+from tests.backends import database_env
 from tests.loopback import free_port, serving
 
 
@@ -204,7 +205,12 @@ def test_proctor_serve_previews_confirms_and_refuses_traversal_on_a_real_socket(
     home = database.parent
     port = free_port()
     command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    env = {"PROCTOR_HOME": str(home), "PROCTOR_ALLOW_MODEL_REQUESTS": "0", "PATH": ""}
+    env = {
+        "PROCTOR_HOME": str(home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": "",
+        **database_env(home),
+    }
     with (
         serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as client,

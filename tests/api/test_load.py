@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from tests.backends import database_env
 from tests.loopback import free_port, serving
 
 READERS = 8
@@ -82,7 +83,12 @@ def test_overview_graph_and_search_hold_under_concurrent_readers_while_a_review_
     database: Path,
 ) -> None:
     port = free_port()
-    env = {"PROCTOR_HOME": str(database.parent), "PROCTOR_ALLOW_MODEL_REQUESTS": "0", "PATH": ""}
+    env = {
+        "PROCTOR_HOME": str(database.parent),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": "",
+        **database_env(database.parent),
+    }
     serve = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
     with serving([*serve, "--no-heartbeat"], env, port):
         base_url = f"http://127.0.0.1:{port}"

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.backends import database_env
 from tests.loopback import free_port, serving
 
 TOKEN = "a-long-random-test-token"
@@ -23,6 +24,7 @@ def server(database: Path) -> Iterator[str]:
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
         "PROCTOR_API_TOKEN": TOKEN,
         "PATH": "",
+        **database_env(database.parent),
     }
     with serving(command, env, port):
         yield f"http://127.0.0.1:{port}"

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from proctor.cli.main import cli
+from tests.backends import database_exists
 from tests.ingest import planted
 
 
@@ -24,7 +25,7 @@ def inputs(tmp_path: Path) -> list[Path]:
 def test_init_creates_the_database_in_proctor_home(proctor_home: Path) -> None:
     result = run("init")
     assert result.exit_code == 0
-    assert (proctor_home / "proctor.db").exists()
+    assert database_exists(proctor_home / "proctor.db")
     assert f"Created database {proctor_home / 'proctor.db'}" in result.output
     assert "Using existing database" in run("init").output
 

@@ -10,15 +10,18 @@ instructions addressed to the agent, and the assistant message whose ``WebFetch`
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from proctor._util.paths import proctor_home
 from proctor.rules import Hit, Rule, RuleContext, cite_call, command_text
 from proctor.rules._trace import Event
 from proctor.transcript import ToolCall
+from tests.backends import database_env
 
 FIXTURES = Path(__file__).with_name("fixtures")
 FIXTURE_CWD = "/home/dev/shop"
@@ -75,8 +78,9 @@ def ingest_session(path: Path) -> None:
 def run_hook(stdin: dict[str, Any] | bytes, *args: str) -> subprocess.CompletedProcess[str]:
     """``proctor gate`` as Claude Code runs it: a process reading the payload on stdin."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
+    env = {**os.environ, **database_env(proctor_home(), create=False)}
     completed = subprocess.run(
-        [*HOOK, *args], input=data, capture_output=True, timeout=120, check=False
+        [*HOOK, *args], input=data, capture_output=True, timeout=120, check=False, env=env
     )
     return subprocess.CompletedProcess(
         completed.args,

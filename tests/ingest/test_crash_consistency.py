@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from proctor.ingest import ingest
 from proctor.store import open_store
+from tests.backends import ON_POSTGRES, database_env, database_exists, raw_connection
 
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
@@ -32,10 +34,13 @@ def _corpus(transcripts_dir: Path, target: Path) -> Path:
 
 
 def _fingerprints(db: Path) -> dict[str, list[tuple[str, str, str]]]:
-    with sqlite3.connect(db) as connection:
+    with raw_connection(db) as connection:
         rows = connection.execute(
-            "SELECT conversation_id, source_type, source_id, fingerprint FROM sources ORDER BY 1, 2, 3"
-        ).fetchall()
+            text(
+                "SELECT conversation_id, source_type, source_id, fingerprint "
+                "FROM sources ORDER BY 1, 2, 3"
+            )
+        ).all()
     by_conversation: dict[str, list[tuple[str, str, str]]] = {}
     for conversation_id, source_type, source_id, fingerprint in rows:
         by_conversation.setdefault(conversation_id, []).append(
@@ -45,12 +50,12 @@ def _fingerprints(db: Path) -> dict[str, list[tuple[str, str, str]]]:
 
 
 def _conversations(db: Path) -> int:
-    if not db.exists():
+    if not database_exists(db):
         return 0
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
-            return int(connection.execute("SELECT count(*) FROM conversations").fetchone()[0])
-    except sqlite3.OperationalError:
+        with raw_connection(db, read_only=True) as connection:
+            return int(connection.execute(text("SELECT count(*) FROM conversations")).scalar_one())
+    except DBAPIError:
         return 0  # schema not created yet
 
 
@@ -70,7 +75,7 @@ def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
 
     home = tmp_path / "home"
     db = home / "proctor.db"
-    env = {**os.environ, "PROCTOR_HOME": str(home)}
+    env = {**os.environ, "PROCTOR_HOME": str(home), **database_env(home)}
     process = subprocess.Popen(
         [sys.executable, "-m", "proctor.cli.main", "ingest", str(corpus), "--json"],
         env=env,
@@ -84,14 +89,18 @@ def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
     process.wait()
     assert process.returncode == -signal.SIGKILL
 
-    with sqlite3.connect(db) as connection:
-        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        message_counts = dict(
-            connection.execute("SELECT conversation_id, count(*) FROM messages GROUP BY 1")
-        )
-        headers = {
-            row[0] for row in connection.execute("SELECT conversation_id FROM conversations")
+    with raw_connection(db) as connection:
+        if not ON_POSTGRES:  # PostgreSQL has no file to check: its own WAL recovery applies
+            assert connection.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+        message_counts = {
+            row.conversation_id: row.messages
+            for row in connection.execute(
+                text("SELECT conversation_id, count(*) AS messages FROM messages GROUP BY 1")
+            )
         }
+        headers = set(
+            connection.execute(text("SELECT conversation_id FROM conversations")).scalars()
+        )
     stored = _fingerprints(db)
     assert 0 < len(stored) < COPIES, "the import was interrupted part-way"
     assert headers == set(stored), "no conversation header without its sources"

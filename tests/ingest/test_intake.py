@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from proctor.ingest import Intake, PayloadError
 from proctor.store import SqlStore, open_store
+from tests.backends import raw_connection, stored_bytes
 
 CONVERSATION = "pj:run-7"
 
@@ -66,8 +67,8 @@ def store(database: Path) -> Iterator[SqlStore]:
 
 
 def rows(database: Path, table: str) -> int:
-    with sqlite3.connect(database) as connection:
-        count: int = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    with raw_connection(database) as connection:
+        count: int = connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
     return count
 
 
@@ -157,7 +158,7 @@ def test_secrets_in_streamed_events_are_redacted_before_storage(
     report = Intake(store).events(lines(message("m1", "user", f"use {key} please")))
     assert report.redactions == 1
     assert key not in store.transcript(CONVERSATION).messages[0].text
-    assert key.encode() not in database.read_bytes()
+    assert key.encode() not in stored_bytes(database)
 
 
 def _span(span_id: str, messages_in: list[dict[str, Any]], reply: str) -> dict[str, Any]:
@@ -249,6 +250,6 @@ def test_concurrent_appends_to_one_conversation_all_arrive_each_in_its_own_place
         thread.join()
     texts = sorted(m.text for m in store.transcript(CONVERSATION).messages)
     assert texts == ["Start", "step 1", "step 2", "step 3", "step 4"]
-    with sqlite3.connect(database) as connection:
-        places = connection.execute("SELECT count(DISTINCT seq) FROM messages").fetchone()[0]
+    with raw_connection(database) as connection:
+        places = connection.execute(text("SELECT count(DISTINCT seq) FROM messages")).scalar()
     assert places == 5, "two appends raced for the same place"

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
+
+from sqlalchemy import text
 
 from proctor.ingest import ingest
 from proctor.store import open_store
+from tests.backends import raw_connection
+
+QUERIES = {
+    "sources": "SELECT source_type, source_id, conversation_id, fingerprint, revision, redactions "
+    "FROM sources ORDER BY 1, 2",
+    "messages": "SELECT source_id, seq, role, kind, text, on_active_branch FROM messages ORDER BY 1",
+    "tool_calls": "SELECT source_id, name, status, exit_code, result_text FROM tool_calls ORDER BY 1",
+    "conversations": "SELECT c.conversation_id, c.parent_conversation_id, c.title, c.attributes, "
+    "p.name FROM conversations c JOIN projects p USING (project_id) ORDER BY 1",
+}
 
 
 def _content(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    with sqlite3.connect(db) as connection:
+    with raw_connection(db) as connection:
         return {
-            "sources": connection.execute(
-                "SELECT source_type, source_id, conversation_id, fingerprint, revision, redactions "
-                "FROM sources ORDER BY 1, 2"
-            ).fetchall(),
-            "messages": connection.execute(
-                "SELECT source_id, seq, role, kind, text, on_active_branch FROM messages ORDER BY 1"
-            ).fetchall(),
-            "tool_calls": connection.execute(
-                "SELECT source_id, name, status, exit_code, result_text FROM tool_calls ORDER BY 1"
-            ).fetchall(),
-            "conversations": connection.execute(
-                "SELECT c.conversation_id, c.parent_conversation_id, c.title, c.attributes, p.name "
-                "FROM conversations c JOIN projects p USING (project_id) ORDER BY 1"
-            ).fetchall(),
+            table: [tuple(row) for row in connection.execute(text(query))]
+            for table, query in QUERIES.items()
         }
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 
 from proctor.ingest import ingest
 from proctor.sources import default_adapters, plan_import
 from proctor.store import open_store
 from proctor.store._schema import metadata
+from tests.backends import raw_connection
 
 CONTENT_TABLES = [
     t for t in metadata.sorted_tables if t.name not in {"imports", "import_issues", "import_files"}
@@ -22,17 +23,14 @@ NOT_TRANSCRIPTS = {"README.md", "PROVENANCE.md", "manifest.json"}
 
 
 def _dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    engine = create_engine(f"sqlite:///{db}")
-    with engine.connect() as connection:
-        dump = {
+    with raw_connection(db) as connection:
+        return {
             table.name: [
                 tuple(r)
                 for r in connection.execute(select(table).order_by(*table.primary_key.columns))
             ]
             for table in CONTENT_TABLES
         }
-    engine.dispose()
-    return dump
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import pytest
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import SqlStore, open_store
+from tests.backends import database_env
 from tests.conftest import EXAMPLES_DIR
 
 
@@ -32,6 +33,7 @@ class McpHome:
             "PROCTOR_HOME": str(self.home),
             "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
             "PATH": os.environ.get("PATH", ""),
+            **database_env(self.home),
         }
 
     def command(self, *args: str) -> list[str]:

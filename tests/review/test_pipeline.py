@@ -277,7 +277,9 @@ def test_a_scheduled_review_waits_for_the_slot_instead_of_failing(
     store: SqlStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from proctor.review import _pipeline
+    from proctor.store._review_store import SLOTS_VARIABLE
 
+    monkeypatch.setenv(SLOTS_VARIABLE, "1")  # PostgreSQL has more slots; SQLite always one
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     with store._write() as conn:
         conn.execute(

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.search import missing_embeddings
-from proctor.store import SqlStore, open_store
+from proctor.store import SqlStore
+from tests.backends import open_real_store
 from tests.store.conftest import backend_url, open_backend
 
 __all__ = ["backend_url"]
@@ -30,8 +31,8 @@ def store(backend_url: str | Path) -> Iterator[SqlStore]:
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[SqlStore]:
-    """A writable store in a fresh SQLite file."""
-    opened = open_store(tmp_path / "proctor.db")
+    """A writable store in a fresh SQLite file (on every backend run: ``store`` covers both)."""
+    opened = open_real_store(tmp_path / "proctor.db")
     try:
         yield opened
     finally:

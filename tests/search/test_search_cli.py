@@ -52,7 +52,8 @@ def test_search_json_lists_hits_with_score_type_time_and_source_references() -> 
     assert top["source_refs"] == [
         {"source_type": "message", "source_id": "c1:t5", "conversation_id": "c1"}
     ]
-    assert top["score"] > data["hits"][1]["score"]
+    # Best first; t6 says "camping" too, and PostgreSQL's ts_rank may tie it with t5.
+    assert top["score"] >= data["hits"][1]["score"] > 0
 
 
 @pytest.mark.usefixtures("home_with_friends")

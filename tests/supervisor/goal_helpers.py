@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from pathlib import Path
 
 import anyio
+from sqlalchemy import text
 
 from proctor.models import ModelCaller
 from proctor.rules import Trace, TraceContext
@@ -14,6 +14,7 @@ from proctor.sources import prepare_bundle
 from proctor.store import SqlStore
 from proctor.supervisor._goal_tracking import GoalUpdate, track_goals
 from proctor.transcript import Message, MessageKind
+from tests.backends import raw_connection
 from tests.builders import T0
 from tests.supervisor.builders import Chat
 
@@ -62,8 +63,8 @@ def trace_of(store: SqlStore, conversation_id: str) -> Trace:
 
 
 def row_counts(database: Path) -> tuple[int, int]:
-    """Rows in goal_versions and intent_labels, read straight from the file."""
-    with sqlite3.connect(database) as connection:
-        versions = connection.execute("select count(*) from goal_versions").fetchone()[0]
-        labels = connection.execute("select count(*) from intent_labels").fetchone()[0]
+    """Rows in goal_versions and intent_labels, read straight from the database."""
+    with raw_connection(database) as connection:
+        versions = connection.execute(text("select count(*) from goal_versions")).scalar_one()
+        labels = connection.execute(text("select count(*) from intent_labels")).scalar_one()
     return int(versions), int(labels)

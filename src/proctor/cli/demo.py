@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from proctor._util.paths import database_path, proctor_home
+from proctor._util.paths import proctor_home
 from proctor.cli._common import console, writable_store
 from proctor.cli._findings_view import SEVERITY_STYLE
 from proctor.cli._render import conversations_table, ingest_summary
@@ -19,6 +19,7 @@ from proctor.graph.views import GraphView
 from proctor.heartbeat._app import app_enabled, set_app_enabled
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, open_semantic_layer, start_review
+from proctor.store import database_location
 from proctor.supervision import check_conversations
 
 
@@ -41,7 +42,7 @@ def demo(examples: Path | None) -> None:
     """Import the bundled example sessions and show what Proctor found."""
     folder = examples or examples_dir()
     console.print(Text(f"Proctor demo · examples from {folder}", style="bold"))
-    console.print(f"Database: {database_path()}\n", markup=False)
+    console.print(f"Database: {database_location()}\n", markup=False)
     with writable_store() as store:
         report = ingest(store, [folder])
         ingest_summary(report, console)

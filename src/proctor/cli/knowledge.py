@@ -17,7 +17,6 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from proctor._util.paths import database_path
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
 from proctor.errors import NotFoundError
 from proctor.knowledge import (
@@ -35,6 +34,7 @@ from proctor.knowledge import (
     preview_entity_note,
     read_entry,
 )
+from proctor.store import database_exists
 
 _BASE_OPTION = click.option(
     "--base", default=LOCAL_BASE, show_default=True, help="Which knowledge base (`kb bases`)."
@@ -48,7 +48,7 @@ def kb() -> None:
 
 @contextmanager
 def _configured_bases() -> Iterator[tuple[KnowledgeBase, ...]]:
-    if not database_path().exists():
+    if not database_exists():
         yield knowledge_bases(None)
         return
     with readable_store() as store:

@@ -85,12 +85,11 @@ def _judged(service: GateService, request: GateRequest) -> GateDecision:
 
 @contextmanager
 def _read_only_store(warn: Warn | None) -> Iterator[StoreReader | None]:
-    from proctor._util.paths import database_path
+    from proctor.store import database_exists, open_store
 
-    if not database_path().exists():
+    if not database_exists():
         yield None  # nothing imported yet: decide from the policy and the transcript
         return
-    from proctor.store import open_store
 
     try:
         store = open_store(read_only=True)

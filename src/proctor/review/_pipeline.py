@@ -142,7 +142,9 @@ def begin_review(
     """
     store.fail_interrupted_reviews()
     scope = resolve_scope(store, request)
-    _wait_or_refuse(store, scheduled=request.trigger != "manual", limit=slot_wait_seconds)
+    _wait_or_refuse(
+        store, scope.key, scheduled=request.trigger != "manual", limit=slot_wait_seconds
+    )
     stages = ["structural"] if semantic is None else ["structural", "semantic"]
     run = store.create_review_run(
         scope,
@@ -217,13 +219,13 @@ def cancel_review(store: Store, run_id: str) -> ReviewRunRecord:
 
 def _settle(store: Store, run: ReviewRunRecord) -> ReviewRunRecord:
     """A run nobody executes any more is not "stopping": clear its active flag."""
-    if run.active and store.review_slot_holder() != run.run_id:
+    if run.active and not store.review_slot_held(run.run_id):
         return store.release_review_slot(run.run_id)
     return run
 
 
-def _wait_or_refuse(store: Store, *, scheduled: bool, limit: float) -> None:
-    holder = store.review_slot_holder()
+def _wait_or_refuse(store: Store, scope_key: str, *, scheduled: bool, limit: float) -> None:
+    holder = store.review_slot_holder(scope_key)
     if holder is None:
         return
     if not scheduled:
@@ -236,7 +238,7 @@ def _wait_or_refuse(store: Store, *, scheduled: bool, limit: float) -> None:
             f"`proctor review pause {holder[:8]}` / `proctor review cancel {holder[:8]}`"
         )
     deadline = time.monotonic() + limit
-    while store.review_slot_holder() is not None:
+    while store.review_slot_holder(scope_key) is not None:
         if time.monotonic() > deadline:
             raise BusyError("BUSY: the review slot stayed taken; the scheduled review gave up")
         time.sleep(SLOT_POLL_SECONDS)

@@ -1,11 +1,18 @@
 """Persistence: schema, migrations, the one writer and read-only readers.
 
-SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a URL. Both
+SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a URL
+(``PROCTOR_DATABASE_URL``). Both
 run the same SQLAlchemy Core code and the same Alembic migrations.
 """
 
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._interfaces import Store, StoreReader
+from proctor.store._location import (
+    DATABASE_URL_VARIABLE,
+    configured_database_url,
+    database_exists,
+    database_location,
+)
 from proctor.store._records import (
     ConversationSummary,
     ImportedFile,
@@ -28,6 +35,7 @@ from proctor.store._review_records import (
 from proctor.store._store import DEFAULT_PROJECT, SqlStore, open_store
 
 __all__ = [
+    "DATABASE_URL_VARIABLE",
     "DEFAULT_PROJECT",
     "ConversationSummary",
     "ImportIssueRecord",
@@ -49,5 +57,8 @@ __all__ = [
     "StoredSource",
     "StoredTranscript",
     "WriteOutcome",
+    "configured_database_url",
+    "database_exists",
+    "database_location",
     "open_store",
 ]

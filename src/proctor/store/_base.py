@@ -28,6 +28,15 @@ class StoreBase:
         self.description = description
         """Where the data lives, for messages (a file path or a URL without password)."""
 
+    @property
+    def dialect(self) -> str:
+        """The database kind: ``sqlite`` (embedded) or ``postgresql`` (scale-out)."""
+        return str(self._writer.dialect.name)
+
+    def database_url(self) -> str:
+        """The writer's URL, password included: for a job queue on the same database."""
+        return str(self._writer.url.render_as_string(hide_password=False))
+
     @contextmanager
     def _read(self) -> Iterator[Connection]:
         try:

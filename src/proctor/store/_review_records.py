@@ -170,13 +170,17 @@ class ReviewRecords(Protocol):
         ...
 
     def claim_review_slot(
-        self, run_id: str, *, resumable_from: Iterable[str] = ()
+        self, run_id: str, *, resumable_from: Iterable[str] = (), handed_by: str | None = None
     ) -> ReviewRunRecord:
-        """Take the one slot or raise BusyError."""
+        """Take a slot (the one slot on SQLite) or raise BusyError."""
         ...
 
-    def review_slot_holder(self) -> str | None:
-        """The run holding the slot, if alive."""
+    def review_slot_holder(self, scope_key: str | None = None) -> str | None:
+        """The run holding the slot a run of ``scope_key`` would need, if alive."""
+        ...
+
+    def review_slot_held(self, run_id: str) -> bool:
+        """Whether a live process holds a slot for ``run_id``."""
         ...
 
     def beat_review_slot(self, run_id: str) -> None:

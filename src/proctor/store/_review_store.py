@@ -9,6 +9,13 @@ the run is still ``running``: output that arrives after a pause or cancel is dro
 The one execution slot (REV-6) is a single row claimed in a transaction; its holder is
 ``host:pid`` with a heartbeat, so a slot held by a process that died is taken over, and
 the runs it left ``running`` become ``failed`` with their saved batches intact.
+
+On PostgreSQL (scale-out, STO-2) there are ``PROCTOR_REVIEW_SLOTS`` slot rows (default 8)
+and the slot is per scope: two runs of one scope never execute at once, runs of different
+scopes do, up to that many. Every slot change there first takes one transaction-scoped
+advisory lock, so claims from many worker processes are serialised like SQLite's
+``BEGIN IMMEDIATE`` serialises them. A claimed run can be handed to another process
+(``handed_by``): the API claims the slot in the request, a worker takes it over.
 """
 
 from __future__ import annotations
@@ -32,13 +39,14 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
-from proctor.errors import BusyError, NotFoundError, ReviewStateError
+from proctor.errors import BusyError, ConfigError, NotFoundError, ReviewStateError
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 from proctor.store._review_records import (
@@ -63,9 +71,59 @@ SLOT_STALE_AFTER = timedelta(minutes=2)
 _OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
 
+SLOTS_VARIABLE = "PROCTOR_REVIEW_SLOTS"
+"""How many reviews of different scopes may execute at once on PostgreSQL."""
+
+DEFAULT_POSTGRES_SLOTS = 8
+
+_SLOT_LOCK_KEY = 0x70726F63  # "proc": the advisory lock every slot change takes on PostgreSQL
+
+
 def slot_owner() -> str:
     """This process as a slot holder."""
     return _OWNER
+
+
+def review_slot_count(dialect: str) -> int:
+    """How many slots there are: one on SQLite (REV-6), ``PROCTOR_REVIEW_SLOTS`` elsewhere."""
+    if dialect == "sqlite":
+        return 1
+    raw = os.environ.get(SLOTS_VARIABLE, str(DEFAULT_POSTGRES_SLOTS))
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise ConfigError(f"{SLOTS_VARIABLE}={raw!r} is not a whole number of slots of at least 1")
+    return int(raw)
+
+
+def _serialise_slot_changes(conn: Connection) -> None:
+    """On PostgreSQL, one slot change at a time across every process (SQLite: BEGIN IMMEDIATE)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SLOT_LOCK_KEY})
+
+
+def _live_slots(conn: Connection, now: datetime) -> list[Any]:
+    """The slot rows a live process holds, with their run's scope, in slot order."""
+    rows = conn.execute(
+        select(
+            t.review_slot.c.slot,
+            t.review_slot.c.run_id,
+            t.review_slot.c.owner,
+            t.review_slot.c.heartbeat_at,
+            t.review_runs.c.scope_key,
+        )
+        .select_from(
+            t.review_slot.outerjoin(t.review_runs, t.review_runs.c.run_id == t.review_slot.c.run_id)
+        )
+        .where(t.review_slot.c.run_id.is_not(None))
+        .order_by(t.review_slot.c.slot)
+    ).all()
+    return [r for r in rows if _owner_alive(r.owner, r.heartbeat_at, now)]
+
+
+def _busy(holder: Any) -> BusyError:
+    return BusyError(
+        f"BUSY: review run {holder.run_id[:8]} ({holder.scope_key or 'unknown scope'}) holds the "
+        "one review slot; wait for it to finish, or pause or cancel it first"
+    )
 
 
 def _owner_alive(owner: str | None, heartbeat_at: datetime | None, now: datetime) -> bool:
@@ -261,14 +319,12 @@ class ReviewStore(StoreBase):
         """
         now = utcnow()
         with self._write() as conn:
-            slot = conn.execute(select(t.review_slot)).first()
-            live_run = None
-            if slot is not None and _owner_alive(slot.owner, slot.heartbeat_at, now):
-                live_run = slot.run_id
+            _serialise_slot_changes(conn)
+            live_runs = {slot.run_id for slot in _live_slots(conn, now)}
             query = select(t.review_runs.c.run_id).where(
                 or_(t.review_runs.c.status == "running", t.review_runs.c.active.is_(True))
             )
-            stale = [r for (r,) in conn.execute(query) if r != live_run]
+            stale = [r for (r,) in conn.execute(query) if r not in live_runs]
             for run_id in stale:
                 conn.execute(
                     update(t.review_runs)
@@ -289,28 +345,32 @@ class ReviewStore(StoreBase):
     # -- the execution slot (REV-6) ----------------------------------------------------
 
     def claim_review_slot(
-        self, run_id: str, *, resumable_from: Iterable[str] = ()
+        self, run_id: str, *, resumable_from: Iterable[str] = (), handed_by: str | None = None
     ) -> ReviewRunRecord:
-        """Take the one slot for ``run_id`` and mark the run running and active.
+        """Take a slot for ``run_id`` and mark the run running and active.
 
-        Raises ``BusyError`` at once when another live process holds it. ``resumable_from``
-        lists the states the run may be resumed from (empty: it must be ``running``).
+        Raises ``BusyError`` at once when a live process holds the slot the run needs (on
+        PostgreSQL: a slot of the same scope, or every slot). ``resumable_from`` lists the
+        states the run may be resumed from (empty: it must be ``running``). ``handed_by``
+        names the process that claimed the run and hands it over (``host:pid``): its slot
+        is taken over; a run held by any other live process is BUSY.
         """
         now = utcnow()
         owner = slot_owner()
         allowed = frozenset({"running", *resumable_from})
         with self._write() as conn:
-            slot = conn.execute(select(t.review_slot)).first()
-            if slot is None:
-                conn.execute(insert(t.review_slot).values(slot=1))
-            elif slot.run_id is not None and _owner_alive(slot.owner, slot.heartbeat_at, now):
-                holder = conn.execute(
-                    select(t.review_runs.c.scope_key).where(t.review_runs.c.run_id == slot.run_id)
-                ).scalar()
-                raise BusyError(
-                    f"BUSY: review run {slot.run_id[:8]} ({holder or 'unknown scope'}) holds the "
-                    "one review slot; wait for it to finish, or pause or cancel it first"
-                )
+            _serialise_slot_changes(conn)
+            live = _live_slots(conn, now)
+            held = [slot for slot in live if slot.run_id == run_id]
+            if held:
+                if handed_by is None or held[0].owner not in (handed_by, owner):
+                    raise BusyError(
+                        f"BUSY: review run {run_id[:8]} is already executing in "
+                        f"{held[0].owner}; wait for it to stop"
+                    )
+                slot_no = int(held[0].slot)
+            else:
+                slot_no = self._free_slot(conn, run_id, live)
             status = conn.execute(
                 select(t.review_runs.c.status).where(t.review_runs.c.run_id == run_id)
             ).scalar()
@@ -323,7 +383,7 @@ class ReviewStore(StoreBase):
                 )
             conn.execute(
                 update(t.review_slot)
-                .where(t.review_slot.c.slot == 1)
+                .where(t.review_slot.c.slot == slot_no)
                 .values(run_id=run_id, owner=owner, acquired_at=now, heartbeat_at=now)
             )
             conn.execute(
@@ -334,29 +394,67 @@ class ReviewStore(StoreBase):
             row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == run_id)).one()
         return _run(row)
 
-    def review_slot_holder(self) -> str | None:
-        """The run holding the slot, if its process is alive."""
+    @staticmethod
+    def _free_slot(conn: Connection, run_id: str, live: Sequence[Any]) -> int:
+        """A slot ``run_id`` may take (creating its row), or BusyError."""
+        scope = conn.execute(
+            select(t.review_runs.c.scope_key).where(t.review_runs.c.run_id == run_id)
+        ).scalar()
+        for slot in live:
+            if slot.scope_key == scope:
+                raise _busy(slot)
+        capacity = review_slot_count(conn.dialect.name)
+        if len(live) >= capacity:
+            raise _busy(live[0])
+        taken = {int(slot.slot) for slot in live}
+        slot_no = min(n for n in range(1, capacity + 1) if n not in taken)
+        exists_row = conn.execute(
+            select(t.review_slot.c.slot).where(t.review_slot.c.slot == slot_no)
+        ).first()
+        if exists_row is None:
+            conn.execute(insert(t.review_slot).values(slot=slot_no))
+        return slot_no
+
+    def review_slot_holder(self, scope_key: str | None = None) -> str | None:
+        """The live run holding the slot a run of ``scope_key`` would need, if any.
+
+        On SQLite (one slot) that is the one holder whatever the scope. On PostgreSQL:
+        the live run of the same scope, or the oldest slot's run when every slot is
+        taken; without ``scope_key``, any live holder.
+        """
         with self._read() as conn:
-            slot = conn.execute(select(t.review_slot)).first()
-        if slot is None or slot.run_id is None:
+            live = _live_slots(conn, utcnow())
+            capacity = review_slot_count(conn.dialect.name)
+        if not live:
             return None
-        return str(slot.run_id) if _owner_alive(slot.owner, slot.heartbeat_at, utcnow()) else None
+        if scope_key is None:
+            return str(live[0].run_id)
+        for slot in live:
+            if slot.scope_key == scope_key:
+                return str(slot.run_id)
+        return str(live[0].run_id) if len(live) >= capacity else None
+
+    def review_slot_held(self, run_id: str) -> bool:
+        """Whether a live process holds a slot for ``run_id`` (it is executing)."""
+        with self._read() as conn:
+            return any(slot.run_id == run_id for slot in _live_slots(conn, utcnow()))
 
     def beat_review_slot(self, run_id: str) -> None:
         """Keep the slot: the holder is still working."""
         with self._write() as conn:
             conn.execute(
                 update(t.review_slot)
-                .where(t.review_slot.c.slot == 1, t.review_slot.c.run_id == run_id)
+                .where(t.review_slot.c.run_id == run_id)
                 .values(heartbeat_at=utcnow())
             )
 
     def release_review_slot(self, run_id: str) -> ReviewRunRecord:
         """Work on the run has stopped: free the slot and clear ``active``."""
         with self._write() as conn:
+            _serialise_slot_changes(conn)
             conn.execute(
                 update(t.review_slot)
-                .where(t.review_slot.c.slot == 1, t.review_slot.c.run_id == run_id)
+                .where(t.review_slot.c.run_id == run_id)
                 .values(run_id=None, owner=None, acquired_at=None, heartbeat_at=None)
             )
             conn.execute(

@@ -257,7 +257,7 @@ imports = Table(
     _id("import_id", primary_key=True),
     Column("started_at", UTCDateTime(), nullable=False),
     Column("finished_at", UTCDateTime()),
-    Column("status", String(16), nullable=False),
+    Column("status", String(32), nullable=False),
     Column("paths", JSON, nullable=False),
     Column("format", String(64)),
     Column("project", String(200)),

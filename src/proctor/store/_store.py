@@ -27,6 +27,7 @@ from proctor.store._goal_store import GoalStore
 from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
+from proctor.store._location import configured_database_url
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
@@ -360,6 +361,9 @@ def open_store(
 ) -> SqlStore:
     """Open (and create or migrate) the database.
 
+    Without ``path`` or ``url`` the store is ``PROCTOR_DATABASE_URL`` when it is set
+    (PostgreSQL for scale-out), else ``$PROCTOR_HOME/proctor.db``.
+
     Args:
         path: SQLite file; default ``$PROCTOR_HOME/proctor.db``.
         url: a database URL instead of a file (e.g. ``postgresql://…``).
@@ -367,6 +371,8 @@ def open_store(
     """
     from proctor._util.paths import database_path
 
+    if path is None and url is None:
+        url = configured_database_url()
     try:
         if url is not None:
             engine = create_url_engine(url)

@@ -28,6 +28,7 @@ from proctor.api._intake_models import (
 )
 from proctor.api._otlp_proto import PROTOBUF, decode_protobuf, encode_response
 from proctor.ingest import MAX_PAYLOAD_BYTES, Intake, IntakeReport, PayloadError
+from proctor.jobs import supervise_written
 from proctor.store import SqlStore
 from proctor.supervision import ScheduleOutcome, on_conversations_changed
 
@@ -84,6 +85,8 @@ async def _store_and_supervise(
 ) -> tuple[IntakeReport, list[ScheduleOutcome]]:
     def work() -> tuple[IntakeReport, list[ScheduleOutcome]]:
         report = take()
+        if supervise_written(store, report.conversation_ids):
+            return report, []  # PostgreSQL: queued for `proctor worker` processes
         return report, on_conversations_changed(store, report.conversation_ids)
 
     return await anyio.to_thread.run_sync(work)

@@ -1,0 +1,121 @@
+"""The embedded default (SQLite, STO-1): jobs run in this process, as they always did.
+
+Reviews started over HTTP run on one background thread the app owns (one slot, one
+worker); analyses, phrasing retries and heartbeat passes are direct calls that return
+when the work is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
+from proctor.errors import ProctorError, ReviewStateError
+from proctor.jobs._work import (
+    run_analyses_job,
+    run_heartbeat_tick,
+    run_phrasing_job,
+)
+from proctor.review import SemanticLayer, execute_review, pause_review
+from proctor.store import ReviewRunRecord, SqlStore
+
+log = logging.getLogger("proctor.jobs")
+
+
+class ReviewThread:
+    """Executes claimed review runs on one background thread (one slot, one worker)."""
+
+    def __init__(self, executor: Executor | None = None) -> None:
+        self._executor = executor or ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="proctor-review"
+        )
+        self._lock = threading.Lock()
+        self._run_id: str | None = None
+        self._future: Future[None] | None = None
+        self._stopped = False
+
+    def submit(self, store: SqlStore, run: ReviewRunRecord, semantic: SemanticLayer | None) -> None:
+        """Work through ``run`` (already holding the slot) in the background."""
+        with self._lock:
+            if self._stopped:
+                store.set_review_status(run.run_id, "paused", allowed_from=("running",))
+                store.release_review_slot(run.run_id)
+                raise ReviewStateError(
+                    f"the server is shutting down; review run {run.run_id[:8]} was paused "
+                    "before it started; resume it when the server is back"
+                )
+            self._run_id = run.run_id
+            self._future = self._executor.submit(self._execute, store, run, semantic)
+
+    def current(self) -> str | None:
+        """The run this process is executing (or about to), if any."""
+        with self._lock:
+            if self._future is None or self._future.done():
+                return None
+            return self._run_id
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the run in hand has stopped (for shutdown and tests)."""
+        with self._lock:
+            future = self._future
+        if future is not None:
+            future.result(timeout=timeout)
+
+    def stop(self, store: SqlStore) -> None:
+        """Pause the run in hand, wait for the worker to stop, and accept no more runs."""
+        with self._lock:
+            self._stopped = True
+        running = self.current()
+        if running is not None:
+            # It may have finished, or a person cancelled it, meanwhile.
+            with contextlib.suppress(ProctorError):
+                pause_review(store, running)
+        self.wait()
+        self._executor.shutdown(wait=True)
+
+    @staticmethod
+    def _execute(store: SqlStore, run: ReviewRunRecord, semantic: SemanticLayer | None) -> None:
+        try:
+            execute_review(store, run, semantic)
+        except ProctorError as exc:
+            # execute_review recorded it on the run (status failed, with the sentence).
+            log.warning("review run %s failed: %s", run.run_id[:8], exc)
+        except Exception:
+            log.exception("review run %s stopped on an unexpected error", run.run_id[:8])
+            with contextlib.suppress(ProctorError):
+                store.set_review_status(
+                    run.run_id,
+                    "failed",
+                    allowed_from=("running",),
+                    error="the review stopped on an internal error; resume it to retry",
+                    finished=True,
+                )
+
+
+class InProcessJobs:
+    """The job interface on the embedded store: everything runs here and now."""
+
+    def __init__(self, store: SqlStore, reviews: ReviewThread | None = None) -> None:
+        self.store = store
+        self.reviews = reviews or ReviewThread()
+
+    def submit_review(
+        self, run: ReviewRunRecord, semantic: SemanticLayer | None, handed_by: str
+    ) -> None:
+        """Execute a claimed run on this process's review thread."""
+        self.reviews.submit(self.store, run, semantic)
+
+    def submit_analyses(self, conversation_ids: Sequence[str]) -> int:
+        """Run the analyses the conversations' new events call for; how many ran."""
+        return run_analyses_job(self.store, conversation_ids)
+
+    def submit_phrasing(self, heartbeat_id: str) -> int:
+        """Retry one heartbeat run's suggestions now; how many are open."""
+        return run_phrasing_job(self.store, heartbeat_id)
+
+    def submit_heartbeat_tick(self) -> int:
+        """Run one heartbeat pass now; how many plans ran."""
+        return run_heartbeat_tick(self.store)

@@ -1,0 +1,315 @@
+"""The database backend the end-to-end suites run on: SQLite files or PostgreSQL.
+
+``PROCTOR_TEST_BACKEND=postgresql`` (with ``PROCTOR_TEST_POSTGRES_URL``, an admin URL;
+``make test`` sets both) runs every store a test opens on a real PostgreSQL server: each
+SQLite path a test names stands for its own database, created from a migrated template
+the first time the path is opened for writing (the way the file would be created) and
+dropped with the test's ``tmp_path`` (databases of wider fixtures at the end of the
+session). Tests keep naming paths; ``open_store`` is swapped for one that maps the path
+to its database, and subprocesses get ``PROCTOR_DATABASE_URL`` through ``database_env``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import URL, Connection, make_url
+
+from proctor.jobs import uses_queue as real_uses_queue
+from proctor.store import SqlStore
+from proctor.store._location import database_exists as real_database_exists
+from proctor.store._store import open_store as open_real_store
+
+T = TypeVar("T")
+
+BACKEND = os.environ.get("PROCTOR_TEST_BACKEND", "sqlite").strip().lower() or "sqlite"
+ON_POSTGRES = BACKEND == "postgresql"
+
+
+def _postgres_admin_url() -> URL:
+    raw = os.environ.get("PROCTOR_TEST_POSTGRES_URL", "").strip()
+    if not raw:
+        raise RuntimeError(
+            "PROCTOR_TEST_BACKEND=postgresql needs PROCTOR_TEST_POSTGRES_URL, an admin URL "
+            "(`bash scripts/test-postgres.sh` starts the local server and prints one)"
+        )
+    return make_url(raw).set(drivername="postgresql+psycopg")
+
+
+@dataclass
+class PostgresDatabases:
+    """The PostgreSQL databases standing for the SQLite paths of one test session."""
+
+    admin_url: URL
+    session: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    by_path: dict[Path, str] = field(default_factory=dict)
+    opened: list[tuple[Path, SqlStore]] = field(default_factory=list)
+    """Stores opened on these databases; a test that forgets to close one (harmless on
+    SQLite) would leave psycopg connections that warn when collected, so they are closed
+    before their database is dropped."""
+    _admin: Engine | None = None
+    _template: str | None = None
+
+    def admin(self) -> Engine:
+        """An autocommit engine on the server's maintenance database."""
+        if self._admin is None:
+            self._admin = create_engine(self.admin_url, isolation_level="AUTOCOMMIT")
+        return self._admin
+
+    def url(self, name: str) -> str:
+        """The URL of database ``name`` on the test server."""
+        return self.admin_url.set(database=name).render_as_string(hide_password=False)
+
+    def name_for(self, path: Path) -> str:
+        """The database name that stands for SQLite file ``path`` (stable within a session)."""
+        digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:20]
+        return f"pt_{self.session}_{digest}"
+
+    def exists(self, path: Path) -> bool:
+        """Whether the database for ``path`` was created (the file exists)."""
+        return path.resolve() in self.by_path
+
+    def ensure(self, path: Path) -> str:
+        """The URL of ``path``'s database, created from the migrated template if new."""
+        key = path.resolve()
+        name = self.by_path.get(key)
+        if name is None:
+            name = self.name_for(key)
+            self._create(name, template=self.template())
+            self.by_path[key] = name
+        return self.url(name)
+
+    def copy(self, source: Path, target: Path) -> None:
+        """Make ``target``'s database a copy of ``source``'s (``CREATE DATABASE … TEMPLATE``)."""
+        source_name = self.by_path[source.resolve()]
+        key = target.resolve()
+        if key in self.by_path:
+            self._drop(self.by_path.pop(key))
+        name = self.name_for(key)
+        self._create(name, template=source_name)
+        self.by_path[key] = name
+
+    def template(self) -> str:
+        """A database migrated to the newest schema, copied for every new store."""
+        if self._template is None:
+            name = f"pt_{self.session}_template"
+            self._create(name, template="template0")
+            open_real_store(url=self.url(name)).close()
+            self._template = name
+        return self._template
+
+    def opened_store(self, path: Path, store: SqlStore) -> SqlStore:
+        """Remember ``store``, opened on ``path``'s database, to close it with the database."""
+        self.opened.append((path.resolve(), store))
+        return store
+
+    def drop(self, path: Path) -> None:
+        """Drop the database of ``path`` (the file is deleted)."""
+        self.drop_where(lambda candidate: candidate == path.resolve())
+
+    def drop_under(self, folder: Path) -> None:
+        """Drop the databases of paths inside ``folder`` (a finished test's ``tmp_path``)."""
+        root = folder.resolve()
+        self.drop_where(lambda candidate: candidate.is_relative_to(root))
+
+    def drop_where(self, chosen: Callable[[Path], bool]) -> None:
+        """Close the stores on, then drop, the databases of the ``chosen`` paths."""
+        for path, store in [entry for entry in self.opened if chosen(entry[0])]:
+            store.close()
+            self.opened.remove((path, store))
+        for path in [p for p in self.by_path if chosen(p)]:
+            self._drop(self.by_path.pop(path))
+
+    def drop_all(self) -> None:
+        """Drop every database this session created, the template last."""
+        self.drop_where(lambda _path: True)
+        if self._template is not None:
+            self._drop(self._template)
+            self._template = None
+        if self._admin is not None:
+            self._admin.dispose()
+            self._admin = None
+
+    def _create(self, name: str, *, template: str) -> None:
+        with self.admin().connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+
+    def _drop(self, name: str) -> None:
+        with self.admin().connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+DATABASES: PostgresDatabases | None = (
+    PostgresDatabases(_postgres_admin_url()) if ON_POSTGRES else None
+)
+
+
+def _open_mapped_store(
+    path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
+) -> SqlStore:
+    """``open_store`` with every SQLite path standing for its own PostgreSQL database."""
+    from proctor._util.paths import database_path
+
+    assert DATABASES is not None
+    if url is not None:
+        return open_real_store(url=url, read_only=read_only)
+    file = Path(path) if path is not None else database_path()
+    if read_only and not DATABASES.exists(file):
+        return open_real_store(file, read_only=True)  # "no database at …", as for a file
+    store = open_real_store(url=DATABASES.ensure(file), read_only=read_only)
+    return DATABASES.opened_store(file, store)
+
+
+def _mapped_database_exists() -> bool:
+    """``database_exists`` with the default file standing for its PostgreSQL database."""
+    from proctor._util.paths import database_path
+
+    assert DATABASES is not None
+    return DATABASES.exists(database_path())
+
+
+def _runs_in_process(store: object) -> bool:
+    """``uses_queue`` for the end-to-end suites: background work runs in the test's process."""
+    return False
+
+
+def install() -> None:
+    """On PostgreSQL: swap ``open_store`` and ``database_exists`` wherever they are bound.
+
+    Background work (reviews, analyses, heartbeat ticks) also stays in process as on
+    SQLite: these suites test behaviour over a PostgreSQL store, not the distributed
+    executor, which its own multi-process worker tests cover (``proctor.jobs``).
+
+    Run before the test modules import Proctor (the root conftest does) and again after
+    collection, so a module that bound the real function early is swapped as well.
+    """
+    if not ON_POSTGRES:
+        return
+    swaps = {
+        "open_store": (open_real_store, _open_mapped_store),
+        "database_exists": (real_database_exists, _mapped_database_exists),
+        "uses_queue": (real_uses_queue, _runs_in_process),
+    }
+    for module in list(sys.modules.values()):
+        if module is None or not module.__name__.startswith(("proctor", "tests")):
+            continue
+        for name, (real, mapped) in swaps.items():
+            if getattr(module, name, None) is real:
+                setattr(module, name, mapped)
+
+
+def database_env(home: Path, *, create: bool = True) -> dict[str, str]:
+    """Environment a Proctor subprocess with ``PROCTOR_HOME=home`` needs for the backend.
+
+    On PostgreSQL: ``PROCTOR_DATABASE_URL`` of the home's database, created unless
+    ``create`` is false, when a home without a store gets nothing (the process then sees
+    no database, as it would see no file).
+    """
+    if DATABASES is None:
+        return {}
+    database = home / "proctor.db"
+    if not create and not DATABASES.exists(database):
+        return {}
+    return {"PROCTOR_DATABASE_URL": DATABASES.ensure(database)}
+
+
+@contextmanager
+def job_worker(env: Mapping[str, str]) -> Iterator[None]:
+    """On PostgreSQL, where ``proctor serve`` queues background work (``proctor.jobs``),
+    one ``proctor worker`` runs it for the block; on SQLite the server works in process."""
+    if DATABASES is None:
+        yield
+        return
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "proctor.cli.main", "worker"],
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+
+
+def until(check: Callable[[], T], seconds: float = 60.0) -> T:
+    """Poll ``check`` until it returns something truthy: another process's work has no
+    event to wait on."""
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds:g}s: {check.__doc__ or check}")
+
+
+def database_exists(path: Path) -> bool:
+    """Whether the store at ``path`` was created (the file, or its PostgreSQL database)."""
+    if DATABASES is None:
+        return path.exists()
+    return DATABASES.exists(path)
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """A private copy of the store at ``source`` at ``target``, committed state included."""
+    if DATABASES is not None:
+        DATABASES.copy(source, target)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # SQLite's backup API: the copy includes what still sits in the write-ahead log.
+    with sqlite3.connect(source) as reading, sqlite3.connect(target) as writing:
+        reading.backup(writing)
+    reading.close()
+    writing.close()
+
+
+def stored_bytes(path: Path) -> bytes:
+    """Everything the store at ``path`` holds on disk, to search for what must not be there.
+
+    SQLite: the file and any WAL/SHM left beside it. PostgreSQL: every row of every
+    table as the server renders the whole row as text.
+    """
+    if DATABASES is None:
+        return b"".join(p.read_bytes() for p in sorted(path.parent.glob(path.name + "*")))
+    from proctor.store._schema import metadata
+
+    with raw_connection(path) as connection:
+        rows = [
+            row
+            for table in metadata.sorted_tables
+            for row in connection.execute(text(f'SELECT CAST(t AS text) FROM "{table.name}" t'))
+            .scalars()
+            .all()
+        ]
+    return "\n".join(rows).encode()
+
+
+@contextmanager
+def raw_connection(path: Path, *, read_only: bool = False) -> Iterator[Connection]:
+    """A SQLAlchemy connection straight to the store at ``path``, outside Proctor's store."""
+    if DATABASES is None:
+        file = path.resolve()
+        engine = create_engine(
+            f"sqlite:///file:{file}?mode=ro&uri=true" if read_only else f"sqlite:///{file}"
+        )
+    else:
+        engine = create_engine(make_url(DATABASES.ensure(path)))
+    try:
+        with engine.connect() as connection:
+            yield connection
+    finally:
+        engine.dispose()
