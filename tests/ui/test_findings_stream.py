@@ -9,6 +9,15 @@ from playwright.sync_api import Page, expect
 from tests.ui.conftest import PHONE, screenshot
 
 CODEX = "codex:01a20cd6-ef6e-7d2e-ab38-6a552c5d6bae"
+RANKS = ["critical", "high", "medium", "low", "info"]
+
+
+def _severities(page: Page) -> list[str]:
+    """The severity of every finding card, in the order the stream shows them."""
+    found: list[str] = page.locator("article.finding").evaluate_all(
+        "cards => cards.map(c => c.className.match(/sev-(\\w+)/)[1])"
+    )
+    return found
 
 
 def _open_conversation(page: Page, title: str) -> None:
@@ -24,10 +33,11 @@ def test_the_conversation_list_leads_to_a_transcript_with_its_findings(page: Pag
     screenshot(page, "conversations-desktop")
     _open_conversation(page, "nightly ledger export")
     cards = page.locator("article.finding")
-    expect(cards.first).to_be_visible()
+    expect(cards).to_have_count(2)
     # Highest severity first; each card names its rule and version.
-    expect(cards.first).to_contain_text("Claim that the tests pass after a failing test run")
-    expect(cards.first).to_contain_text("rule unverified_claim v1")
+    assert _severities(page) == sorted(_severities(page), key=RANKS.index)
+    claim = cards.filter(has_text="Claim that the tests pass after a failing test run")
+    expect(claim).to_contain_text("rule unverified_claim v1")
     screenshot(page, "findings-desktop")
 
 
@@ -48,7 +58,7 @@ def test_an_evidence_link_scrolls_to_the_cited_source_and_marks_the_range(page: 
 
 def test_finding_actions_work_from_the_keyboard_alone(page: Page) -> None:
     _open_conversation(page, "nightly ledger export")
-    card = page.locator("article.finding").first
+    card = page.locator("article.finding", has_text="Claim that the tests pass")
     acknowledge = card.get_by_role("button", name="Acknowledge")
     acknowledge.focus()
     expect(acknowledge).to_be_focused()
@@ -66,17 +76,19 @@ def test_finding_actions_work_from_the_keyboard_alone(page: Page) -> None:
     expect(card).to_contain_text("resolved")
     # The change is stored: a reload shows it.
     page.reload()
-    expect(page.locator("article.finding").first).to_contain_text("resolved")
+    expect(page.locator("article.finding", has_text="Claim that the tests pass")).to_contain_text(
+        "resolved"
+    )
 
 
 def test_a_digested_card_collapses_to_one_line_and_expands_again(page: Page) -> None:
     _open_conversation(page, "nightly ledger export")
-    card = page.locator("article.finding").first
+    card = page.locator("article.finding", has_text="Claim that the tests pass")
     card.get_by_role("button", name="Collapse").click()
     expect(card).to_have_class(re.compile(r"\bdigested\b"))
     expect(card.locator(".evidence")).to_have_count(0)
     page.reload()
-    card = page.locator("article.finding").first
+    card = page.locator("article.finding", has_text="Claim that the tests pass")
     expect(card).to_have_class(re.compile(r"\bdigested\b"))
     card.get_by_role("button", name="Expand").press("Enter")
     expect(card.locator(".evidence")).to_be_visible()
@@ -87,8 +99,10 @@ def test_hostile_transcript_content_renders_as_inert_text(page: Page) -> None:
     expect(page.locator("#turns")).to_contain_text("<script>window.__pwned='script'</script>")
     expect(page.locator("#turns")).to_contain_text("onerror=\"window.__pwned='img'\"")
     expect(page.get_by_role("heading", level=1)).to_contain_text('<img src=x onerror="')
-    # Findings quote the hostile output too; still text.
+    # Findings quote the hostile output too; still text. Higher severity comes first.
     expect(page.locator("article.finding").first).to_be_visible()
+    shown = _severities(page)
+    assert len(set(shown)) > 1 and shown == sorted(shown, key=RANKS.index), shown
     for selector in ("main script", "main img", "main iframe", "main svg", "main b"):
         assert page.locator(selector).count() == 0, selector
     assert page.evaluate("() => window.__pwned") is None

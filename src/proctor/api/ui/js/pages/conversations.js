@@ -167,7 +167,11 @@ function markRange(turn, fieldName, start, end) {
 
 async function renderFindings(container, conversationId, view) {
   const data = await latest(`findings:${conversationId}`, `/findings${query({ conversation: conversationId, limit: 100 })}`);
-  const findings = [...data.findings].sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity));
+  // Highest severity first; within one severity, oldest first (a stable order across reloads).
+  const findings = [...data.findings].sort((a, b) =>
+    SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)
+    || a.created_at.localeCompare(b.created_at)
+    || a.finding_id.localeCompare(b.finding_id));
   const list = h("ul", { class: "plain", id: "finding-list" }, findings.map((finding) => h("li", null, findingCard(finding, view))));
   replace(container,
     h("h2", null, `Findings (${data.total})`),
