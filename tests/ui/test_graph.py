@@ -298,7 +298,8 @@ def test_a_continue_draft_is_previewed_edited_within_the_limit_and_saved(page: P
     expect(counter).to_have_text("69 / 12,000 characters")
     # Leaving with an unsaved edit asks first (dismissed: the page stays).
     page.once("dialog", lambda dialog: dialog.dismiss())
-    page.get_by_role("link", name="Conversations").click()
+    with page.expect_event("dialog"):  # the question comes after the address changed
+        page.get_by_role("link", name="Conversations").click()
     expect(draft).to_be_visible()
     save.click()
     expect(card.locator(".prompt-file code")).to_have_text(re.compile(r"/prompts/continue-.+\.md$"))

@@ -126,14 +126,16 @@ def test_leaving_with_unsaved_changes_asks_and_saves_nothing(page: Page, server:
     # With a change, leaving asks; staying keeps the edit.
     page.goto(f"/{editor}")
     page.get_by_label("Time of day").fill("10:15")
-    page.get_by_role("link", name="Activity").click()
+    with page.expect_event("dialog"):  # the question comes after the address changed
+        page.get_by_role("link", name="Activity").click()
     expect(page).to_have_url(re.compile(re.escape(editor) + "$"))
     assert asked == ["You have unsaved changes. Leave without saving?"]
     expect(page.get_by_label("Time of day")).to_have_value("10:15")
     expect(page.get_by_role("heading", name="guarded")).to_be_visible()
     # Leaving anyway discards the draft.
     answer["leave"] = True
-    page.get_by_role("link", name="Activity").click()
+    with page.expect_event("dialog"):
+        page.get_by_role("link", name="Activity").click()
     expect(page.get_by_role("heading", name="Activity", level=1)).to_be_visible()
     assert len(asked) == 2
     assert _plan(server, plan["plan_id"]).json()["time_of_day"] == "06:45"
