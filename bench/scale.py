@@ -259,7 +259,8 @@ def main() -> None:
                     flush=True,
                 )
         corpora = {
-            "real Codex + Gemini CLI sessions (../shared/transcripts)": [
+            "real Claude Code, Codex and Gemini CLI sessions (../shared/transcripts)": [
+                SHARED / "transcripts/claude-code",
                 SHARED / "transcripts/codex",
                 SHARED / "transcripts/gemini-cli",
             ],
