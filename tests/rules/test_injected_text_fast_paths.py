@@ -157,7 +157,9 @@ _VOCABULARY = [
 
 @given(
     st.lists(
-        st.tuples(st.sampled_from(_VOCABULARY), st.sampled_from(["", " ", "  ", "\t"])),
+        st.tuples(
+            st.sampled_from(_VOCABULARY), st.sampled_from(["", " ", "  ", "\t", "\n", " \t"])
+        ),
         max_size=40,
     )
 )
@@ -178,6 +180,9 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
                 and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
             ]
             assert starts, (pattern.pattern, match.group(0))
+            found = match.group(0).lower()
+            for group in groups[1:]:
+                assert any(word in found for word in group), (pattern.pattern, found, group)
 
 
 def _word_char(char: str) -> bool:

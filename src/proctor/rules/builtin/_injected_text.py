@@ -52,7 +52,7 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
                 "attention",
                 "hey",
                 "hello",
-                "hi ",
+                "hi",
                 "note to",
                 "message to",
                 "message for",
@@ -70,7 +70,7 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     (r"\bif you are an?\s+" + _AI + r"\b", (("if you are a",), _AI_WORD)),
     (
         r"\bas an?\s+" + _AI + r",?\s+you\s+(?:must|should|need|have|will)\b",
-        (("as a",), ("you must", "you should", "you need", "you have", "you will")),
+        (("as a",), ("must", "should", "need", "have", "will")),
     ),
     # references to the agent's own task or instructions
     (
