@@ -148,3 +148,14 @@ def test_hybrid_search_sees_documents_added_after_the_first_query(
     sqlite_store.delete_conversation("c3")
     assert "c3:t0" not in [h.doc_id for h in search(sqlite_store, "sailing boat").hits]
     assert search(sqlite_store, "sailing", conversation_id="c3").hits == ()
+
+
+def test_a_rare_query_word_outweighs_a_common_one(store: SqlStore) -> None:
+    # Eight turns say "weekend", twice; one says "pottery", once. BM25 on SQLite and
+    # IDF-weighted ts_rank on PostgreSQL put the pottery turn first; plain ts_rank did not.
+    turns = [("Mel", f"The weekend was busy, weekend plans number {i} again.") for i in range(8)]
+    turns.insert(4, ("Caroline", "I took a pottery class."))
+    write(store, dialogue("c3", turns))
+    index_sources(store, encoder=None)
+    hits = search(store, "weekend pottery", encoder=None).hits
+    assert hits[0].doc_id == "c3:t4"

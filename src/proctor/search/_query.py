@@ -25,13 +25,14 @@ index in ``_catalog.py``); full-text mode scores the full-text matches.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from sqlalchemy import bindparam, desc, func, literal_column, select, text
+from sqlalchemy import Select, bindparam, desc, func, literal_column, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -55,11 +56,9 @@ AUTHOR_WEIGHT = 0.3
 CONTEXT_WEIGHT = 0.4
 """Full-text weight of a message's neighbouring turns relative to its own text (BM25F
 column weight on SQLite; PostgreSQL's ``ts_rank`` gives weight B 0.4 of weight A)."""
-POSTGRES_TSVECTOR = (
-    "setweight(to_tsvector('english', body), 'A') || "
-    "setweight(to_tsvector('english', context), 'B')"
-)
-"""The expression PostgreSQL ranks, the same as the GIN index of migration 0005."""
+POSTGRES_VECTOR = "search_vector"
+"""PostgreSQL's stored, GIN-indexed tsvector of a document: its own text weighted A, its
+neighbouring turns B (migration 0010)."""
 CANDIDATES = 1_000
 """Full-text matches ranked per query (the best ones by BM25)."""
 EXCERPT_CHARS = 200
@@ -315,21 +314,50 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_
 
 
 def _tsvector(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+    """PostgreSQL: each term's ``ts_rank`` (length-normalised) weighted by its BM25 inverse
+    document frequency in scope, summed.
+
+    ``ts_rank`` alone counts every query word alike, so the common words of a question
+    outvote the rare one that names what it asks about; FTS5's BM25 weighs them by rarity,
+    and so does this (on LoCoMo, evidence recall@10 0.745 → 0.777 in full-text mode).
+    """
     d = t.search_documents
-    vector: ColumnElement[Any] = literal_column(f"({POSTGRES_TSVECTOR})")
-    query = func.to_tsquery(literal_column("'english'"), " | ".join(terms))
-    score = func.ts_rank(vector, query).label("score")
-    statement = select(d.c.row_id, score, d.c.conversation_id, d.c.position, d.c.author).where(
-        vector.op("@@")(query)
-    )
+    vector: ColumnElement[Any] = literal_column(POSTGRES_VECTOR)
+    english: ColumnElement[Any] = literal_column("'english'")
+    per_term = [func.to_tsquery(english, term) for term in terms]
+    counts: list[ColumnElement[int]] = [func.count()]
+    counts += [func.count().filter(vector.op("@@")(query)) for query in per_term]
+    statistics = cast("Select[Any]", select(*counts))  # one count per term: any arity
+    row = connection.execute(_in_scope(statistics, scope)).one()
+    documents, frequencies = int(row[0]), [int(value) for value in row[1:]]
+    score: ColumnElement[Any] = literal_column("0.0")
+    for query, frequency in zip(per_term, frequencies, strict=True):
+        if frequency:
+            score = score + _idf(documents, frequency) * func.ts_rank(vector, query, 1)
+    any_term = func.to_tsquery(english, " | ".join(terms))
+    statement = select(
+        d.c.row_id, score.label("score"), d.c.conversation_id, d.c.position, d.c.author
+    ).where(vector.op("@@")(any_term))
+    statement = _in_scope(statement, scope).order_by(desc("score")).limit(CANDIDATES)
+    return [_Match(*row) for row in connection.execute(statement)]
+
+
+def _in_scope(statement: Select[Any], scope: _Scope) -> Select[Any]:
+    d = t.search_documents
+    if not statement.get_final_froms():
+        statement = statement.select_from(d)
     if scope.project_id is not None:
         statement = statement.where(d.c.project_id == scope.project_id)
     if scope.conversation_id is not None:
         statement = statement.where(d.c.conversation_id == scope.conversation_id)
     if scope.doc_types:
         statement = statement.where(d.c.doc_type.in_(scope.doc_types))
-    statement = statement.order_by(desc("score")).limit(CANDIDATES)
-    return [_Match(*row) for row in connection.execute(statement)]
+    return statement
+
+
+def _idf(documents: int, frequency: int) -> float:
+    """BM25's inverse document frequency, as FTS5 computes it (never below zero)."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
 def _rank_full_text(
