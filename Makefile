@@ -58,17 +58,14 @@ postgres:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
 	@bash scripts/test-postgres.sh >/dev/null || (echo "PostgreSQL could not be started for the tests"; exit 1)
 
-# Every suite on SQLite (the store and search contract suites on PostgreSQL too), then every
-# suite that opens a store again, each store a PostgreSQL database (tests/backends.py). Not
-# again: tests/store (already both), tests/jobs (PostgreSQL workers already), tests/evals
-# (benchmark scores tuned on SQLite's FTS5) and tests/ui (browser; the API it drives is here).
-PG_SUITES := tests/api tests/cli tests/discussion tests/gate tests/heartbeat \
-	tests/ingest tests/knowledge tests/mcp tests/models tests/review tests/rules tests/search \
-	tests/supervision tests/supervisor
+# The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
+# the whole suite again with each store a PostgreSQL database (tests/backends.py), but for
+# tests/store (already both) and tests/jobs (PostgreSQL workers already).
+PG_PASS := --ignore=tests/store --ignore=tests/jobs
 pytest: $(STAMP) $(LOCAL) $(EMBED) browser postgres
 	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" $(BIN)/pytest -q
 	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" PROCTOR_TEST_BACKEND=postgresql \
-		$(BIN)/pytest -q $(PG_SUITES)
+		$(BIN)/pytest -q $(PG_PASS)
 
 bench: $(STAMP) $(EMBED)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

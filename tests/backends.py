@@ -225,6 +225,19 @@ def database_env(home: Path, *, create: bool = True) -> dict[str, str]:
     return {"PROCTOR_DATABASE_URL": DATABASES.ensure(database)}
 
 
+def server_env(home: Path) -> dict[str, str]:
+    """Environment a ``proctor serve`` on ``home`` needs for the backend, its background work
+    kept in the server's process.
+
+    On PostgreSQL the server would queue reviews for ``proctor worker`` processes
+    (``proctor.jobs``); suites that drive a server test it over the store, while the
+    distributed executor has its own multi-process tests, so ``PROCTOR_JOBS=inprocess``.
+    """
+    if DATABASES is None:
+        return {}
+    return {**database_env(home), "PROCTOR_JOBS": "inprocess"}
+
+
 @contextmanager
 def job_worker(env: Mapping[str, str]) -> Iterator[None]:
     """On PostgreSQL, where ``proctor serve`` queues background work (``proctor.jobs``),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
+from tests.backends import copy_database, server_env
 from tests.conftest import EXAMPLES_DIR
 from tests.loopback import free_port, serving
 
@@ -68,10 +68,7 @@ def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``proctor serve`` on a private copy of the seeded store; yields its base URL."""
     home = tmp_path_factory.mktemp("ui-home")
-    with sqlite3.connect(seeded_database) as source, sqlite3.connect(home / "proctor.db") as copy:
-        source.backup(copy)
-    source.close()
-    copy.close()
+    copy_database(seeded_database, home / "proctor.db")
     port = free_port()
     command = [
         sys.executable,
@@ -84,6 +81,7 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     ]
     env = {
         "PROCTOR_HOME": str(home),
+        **server_env(home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
         "PATH": os.environ.get("PATH", ""),
     }

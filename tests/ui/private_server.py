@@ -8,13 +8,13 @@ return its URL, so the ``page`` fixture talks to this server.
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from tests.backends import copy_database, server_env
 from tests.loopback import free_port, serving
 
 
@@ -33,10 +33,7 @@ class Served(NamedTuple):
 @contextmanager
 def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
     """Copy ``seed`` into ``home`` and run ``proctor serve`` on it for the block."""
-    with sqlite3.connect(seed) as source, sqlite3.connect(home / "proctor.db") as copy:
-        source.backup(copy)
-    source.close()
-    copy.close()
+    copy_database(seed, home / "proctor.db")
     port = free_port()
     command = [
         sys.executable,
@@ -49,6 +46,7 @@ def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
     ]
     env = {
         "PROCTOR_HOME": str(home),
+        **server_env(home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
         "PATH": os.environ.get("PATH", ""),
     }

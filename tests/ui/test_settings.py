@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Dialog, Locator, Page, expect
 
+from tests.backends import copy_database, database_env, server_env
 from tests.loopback import free_port, serving
 from tests.ui.conftest import PHONE, screenshot
 
@@ -24,7 +24,7 @@ CLAUDE = "cc:session:62154fe7-682b-4c07-870b-f97d004574c6"
 
 
 def _proctor(home: Path, *args: str) -> None:
-    env = {"PROCTOR_HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    env = {"PROCTOR_HOME": str(home), **database_env(home), "PATH": os.environ.get("PATH", "")}
     command = [sys.executable, "-m", "proctor.cli.main", *args]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
@@ -35,10 +35,7 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     """The seeded store plus three connections (added with the CLI) and two supervised
     conversations, served with the key variable of one connection set."""
     home = tmp_path_factory.mktemp("ui-settings-home")
-    with sqlite3.connect(seeded_database) as source, sqlite3.connect(home / "proctor.db") as copy:
-        source.backup(copy)
-    source.close()
-    copy.close()
+    copy_database(seeded_database, home / "proctor.db")
     _proctor(
         home,
         "models",
@@ -79,6 +76,7 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     ]
     env = {
         "PROCTOR_HOME": str(home),
+        **server_env(home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
         "PATH": os.environ.get("PATH", ""),
         KEY_VARIABLE: KEY_VALUE,
