@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ahocorasick_rs import AhoCorasick
+
 _AI = (
     r"(?:AI|A\.I\.|assistant|agent|language model|LLM|chat ?bot|bot|model|GPT[-\w.]*|ChatGPT|"
     r"Claude[-\w.]*|Gemini[-\w.]*|Llama[-\w.]*|Command[- ]?R\+?|Mistral|Mixtral|Qwen|DeepSeek|"
@@ -122,36 +124,40 @@ _SKELETONS = tuple(re.compile(pattern.removeprefix(r"\b").lower()) for pattern, 
 _UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
-class _Positions(dict[str, list[int]]):
-    """Where each word starts in a text (overlaps included), located on first use.
+_ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
+_ANCHOR_PATTERNS = tuple(
+    tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
+    for word in _ANCHOR_WORDS
+)
+"""Per anchor word (a word of a marker's first group), the markers it anchors."""
+_ANCHOR_STARTS_WORD = tuple(word[0].isalnum() or word[0] == "_" for word in _ANCHOR_WORDS)
+_ANCHORS = AhoCorasick(_ANCHOR_WORDS)
+_GROUP_WORDS = AhoCorasick(
+    sorted({word for _, groups in _MARKERS for g in groups[1:] for word in g})
+)
+"""The words of the markers' later groups: a group is present when any of its words occurs
+(anywhere, not only where a word begins)."""
+
+
+def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
+    """Per marker, where its anchor words start in ``lowered``, in order (one pass).
 
     With ``word_starts``, an occurrence of a word that begins with a letter or digit counts
     only where a word begins (no word character before it). Every marker pattern has its
-    anchor words right after ``\\b`` or whitespace, so the occurrences left out ("hi " in
-    "this ", "set" in "reset") can never be the anchor of a match.
+    anchor words right after ``\\b`` or whitespace, so the occurrences left out ("hi" in
+    "this", "set" in "reset") can never be the anchor of a match.
     """
-
-    def __init__(self, text: str, *, word_starts: bool) -> None:
-        super().__init__()
-        self.text = text
-        self.word_starts = word_starts
-
-    def __missing__(self, word: str) -> list[int]:
-        found: list[int] = []
-        text = self.text
-        position = text.find(word)
-        if self.word_starts and (word[0].isalnum() or word[0] == "_"):
-            while position != -1:
-                before = text[position - 1] if position else " "
-                if not (before.isalnum() or before == "_"):
-                    found.append(position)
-                position = text.find(word, position + 1)
-        else:
-            while position != -1:
-                found.append(position)
-                position = text.find(word, position + 1)
-        self[word] = found
-        return found
+    positions: list[list[int]] = [[] for _ in _MARKERS]
+    for word, at, _end in _ANCHORS.find_matches_as_indexes(lowered, overlapping=True):
+        if word_starts and at and _ANCHOR_STARTS_WORD[word]:
+            before = lowered[at - 1]
+            if before.isalnum() or before == "_":
+                continue
+        for number in _ANCHOR_PATTERNS[word]:
+            positions[number].append(at)
+    for found in positions:
+        found.sort()  # overlapping words of different lengths end out of start order
+    return positions
 
 
 _WINDOW_BEFORE = 120
@@ -171,26 +177,21 @@ class _MarkerScanner:
     def __init__(self, text: str) -> None:
         self.text = text
         lowered = text.lower()
-        contains = lowered.__contains__
-        present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
         self.lowered = lowered
         aligned = text.isascii() or _UNALIGNED.search(text) is None
-        positions = _Positions(lowered, word_starts=aligned)
         self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
         self.skeletons: list[re.Pattern[str] | None] = []
         """Per candidate pattern, its skeleton (``None``: search every window in full)."""
+        positions = _anchor_positions(lowered, word_starts=aligned)
+        present: set[str] | None = None  # the later groups' words in the text, found once
         for number, (pattern, groups) in enumerate(_MARKERS):
             # The anchor words' positions also tell whether the first group is present.
-            anchors = sorted(at for word in groups[0] for at in positions[word])
+            anchors = positions[number]
             if not anchors:
                 continue
-            for group in groups[1:]:
-                found = present.get(group)
-                if found is None:
-                    found = present[group] = any(map(contains, group))
-                if not found:
-                    break
-            else:
+            if present is None and len(groups) > 1:
+                present = set(_GROUP_WORDS.find_matches_as_strings(lowered, overlapping=True))
+            if present is None or all(not present.isdisjoint(g) for g in groups[1:]):
                 self.patterns.append((pattern, anchors))
                 self.skeletons.append(_SKELETONS[number] if aligned else None)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
