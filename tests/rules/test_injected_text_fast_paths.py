@@ -11,7 +11,7 @@ import re
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
@@ -19,6 +19,7 @@ from proctor.rules.builtin._injected_text import (
     _MARKER_SPECS,
     _MARKERS,
     _SKELETONS,
+    _STARTS_AT_ANCHOR,
     _UNALIGNED,
     InjectedSpan,
     _MarkerScanner,
@@ -170,7 +171,7 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
     """Anchors that are not at a word start are skipped; no match may depend on one."""
     text = "".join(word + gap for word, gap in pieces)
     lowered = text.lower()
-    for pattern, groups in _MARKERS:
+    for number, (pattern, groups) in enumerate(_MARKERS):
         for match in pattern.finditer(text):
             starts = [
                 at
@@ -180,6 +181,8 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
                 and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
             ]
             assert starts, (pattern.pattern, match.group(0))
+            if number in _STARTS_AT_ANCHOR:  # tried only right at its anchors
+                assert match.start() in starts, (pattern.pattern, match.group(0))
             found = match.group(0).lower()
             for group in groups[1:]:
                 assert any(word in found for word in group), (pattern.pattern, found, group)
@@ -187,3 +190,34 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
 
 def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+@st.composite
+def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
+    number = draw(st.integers(0, len(_MARKERS) - 1))
+    marker = draw(st.from_regex(_MARKERS[number][0], fullmatch=True))
+    before = draw(st.sampled_from(["", " ", "x", "Note: ", "re", "(", "\\n", "_"]))
+    after = draw(st.sampled_from(["", " ", "x", ". Then", "_"]))
+    return number, before + marker + after
+
+
+@given(_text_around_a_marker())
+@settings(max_examples=600, deadline=None)
+def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) -> None:
+    """Matches of every shape a marker can take (generated from the pattern itself) hold an
+    anchor word at a word start, and start with one where the marker is tried at anchors."""
+    number, text = numbered
+    assume(_UNALIGNED.search(text) is None)
+    lowered = text.lower()
+    pattern, groups = _MARKERS[number]
+    for match in pattern.finditer(text):
+        starts = [
+            at
+            for word in groups[0]
+            for at in range(match.start(), match.end())
+            if lowered.startswith(word, at)
+            and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
+        ]
+        assert starts, (pattern.pattern, match.group(0))
+        if number in _STARTS_AT_ANCHOR:
+            assert match.start() in starts, (pattern.pattern, match.group(0))

@@ -67,7 +67,7 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     (
         r"\b" + _AI + r"s?\s+(?:reading|processing|seeing|parsing|summari[sz]ing|that reads?|who "
         r"reads?|that is reading)\s+(?:this|these)\b",
-        (("reading", "processing", "seeing", "parsing", "summari", "reads"), _AI_WORD),
+        (("read", "processing", "seeing", "parsing", "summari"), _AI_WORD),
     ),
     (r"\bif you are an?\s+" + _AI + r"\b", (("if you are a",), _AI_WORD)),
     (
@@ -124,6 +124,10 @@ _SKELETONS = tuple(re.compile(pattern.removeprefix(r"\b").lower()) for pattern, 
 _UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
+_STARTS_AT_ANCHOR = frozenset({0, 1, 2, 4, 5, 7, 10, 12})
+"""Markers whose every match begins with one of their anchor words (a property test holds
+it): where the text lines up with its lower-cased copy, they are tried right at each anchor
+instead of searched for in a window around it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -182,6 +186,8 @@ class _MarkerScanner:
         self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
         self.skeletons: list[re.Pattern[str] | None] = []
         """Per candidate pattern, its skeleton (``None``: search every window in full)."""
+        self.at_anchor: list[bool] = []
+        """Per candidate pattern, whether to try it only at its anchors' positions."""
         positions = _anchor_positions(lowered, word_starts=aligned)
         present: set[str] | None = None  # the later groups' words in the text, found once
         for number, (pattern, groups) in enumerate(_MARKERS):
@@ -194,6 +200,7 @@ class _MarkerScanner:
             if present is None or all(not present.isdisjoint(g) for g in groups[1:]):
                 self.patterns.append((pattern, anchors))
                 self.skeletons.append(_SKELETONS[number] if aligned else None)
+                self.at_anchor.append(aligned and number in _STARTS_AT_ANCHOR)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
@@ -220,11 +227,24 @@ class _MarkerScanner:
             cached = self.cache[index]
             if cached is None or cached[0] < cursor:
                 pattern, anchors = self.patterns[index]
-                cached = self._search(pattern, anchors, self.skeletons[index], cursor)
+                if self.at_anchor[index]:
+                    cached = self._match_at_anchors(pattern, anchors, cursor)
+                else:
+                    cached = self._search(pattern, anchors, self.skeletons[index], cursor)
                 self.cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
                 best = cached
         return best
+
+    def _match_at_anchors(
+        self, pattern: re.Pattern[str], anchors: list[int], cursor: int
+    ) -> tuple[int, int, str] | None:
+        text = self.text
+        for position in anchors[bisect.bisect_left(anchors, cursor) :]:
+            match = pattern.match(text, position, position + _WINDOW_AFTER)
+            if match is not None:
+                return match.start(), match.end(), match.group(0)
+        return None
 
     def _search(
         self,
