@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
 from proctor.rules.builtin._injected_text import (
+    _ENDS_AT_ANCHOR,
     _MARKER_SPECS,
     _MARKERS,
+    _PAST_ANCHOR,
     _SKELETONS,
     _STARTS_AT_ANCHOR,
     _UNALIGNED,
@@ -205,8 +207,8 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
 @settings(max_examples=600, deadline=None)
 def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) -> None:
     """Matches of every shape a marker can take (generated from the pattern itself) hold an
-    anchor word at a word start, start with one where the marker is tried at anchors, and
-    hold a word of each later group."""
+    anchor word at a word start, start or end with one where the marker is tried at or
+    searched for just past its anchors, and hold a word of each later group."""
     number, text = numbered
     assume(_UNALIGNED.search(text) is None)
     lowered = text.lower()
@@ -222,6 +224,8 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
         assert starts, (pattern.pattern, match.group(0))
         if number in _STARTS_AT_ANCHOR:
             assert match.start() in starts, (pattern.pattern, match.group(0))
+        if number in _ENDS_AT_ANCHOR:  # searched for only up to just past its anchors
+            assert match.end() <= max(starts) + _PAST_ANCHOR, (pattern.pattern, match.group(0))
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)

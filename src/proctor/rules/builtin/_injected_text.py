@@ -128,6 +128,10 @@ _STARTS_AT_ANCHOR = frozenset({0, 1, 2, 4, 5, 7, 10, 12})
 """Markers whose every match begins with one of their anchor words (a property test holds
 it): where the text lines up with its lower-cased copy, they are tried right at each anchor
 instead of searched for in a window around it."""
+_ENDS_AT_ANCHOR = frozenset({6, 8})
+"""Markers whose every match ends with one of their anchor words (plus at most one letter,
+a plural "s"; a property test holds it): the window searched around an anchor needs to
+reach only just past it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -136,11 +140,8 @@ _ANCHOR_PATTERNS = tuple(
 """Per anchor word (a word of a marker's first group), the markers it anchors."""
 _ANCHOR_STARTS_WORD = tuple(word[0].isalnum() or word[0] == "_" for word in _ANCHOR_WORDS)
 _ANCHORS = AhoCorasick(_ANCHOR_WORDS)
-_GROUP_WORDS = AhoCorasick(
-    sorted({word for _, groups in _MARKERS for g in groups[1:] for word in g})
-)
-"""The words of the markers' later groups: a group is present when any of its words occurs
-(anywhere, not only where a word begins)."""
+_PAST_ANCHOR = max(map(len, _ANCHOR_WORDS)) + 1
+"""How far past where an anchor word begins a match that ends with it can reach."""
 
 
 def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
@@ -188,19 +189,31 @@ class _MarkerScanner:
         """Per candidate pattern, its skeleton (``None``: search every window in full)."""
         self.at_anchor: list[bool] = []
         """Per candidate pattern, whether to try it only at its anchors' positions."""
+        self.reach: list[int] = []
+        """Per candidate pattern, how far past an anchor to search."""
         positions = _anchor_positions(lowered, word_starts=aligned)
-        present: set[str] | None = None  # the later groups' words in the text, found once
+        contains = lowered.__contains__
+        present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
         for number, (pattern, groups) in enumerate(_MARKERS):
             # The anchor words' positions also tell whether the first group is present.
             anchors = positions[number]
             if not anchors:
                 continue
-            if present is None and len(groups) > 1:
-                present = set(_GROUP_WORDS.find_matches_as_strings(lowered, overlapping=True))
-            if present is None or all(not present.isdisjoint(g) for g in groups[1:]):
+            at_anchor = aligned and number in _STARTS_AT_ANCHOR
+            # A marker tried right at its anchors needs no other cheap test; one searched
+            # for in windows is skipped when a later group's words are all missing.
+            for group in () if at_anchor else groups[1:]:
+                found = present.get(group)
+                if found is None:
+                    found = present[group] = any(map(contains, group))
+                if not found:
+                    break
+            else:
                 self.patterns.append((pattern, anchors))
                 self.skeletons.append(_SKELETONS[number] if aligned else None)
-                self.at_anchor.append(aligned and number in _STARTS_AT_ANCHOR)
+                self.at_anchor.append(at_anchor)
+                ends_there = aligned and number in _ENDS_AT_ANCHOR
+                self.reach.append(_PAST_ANCHOR if ends_there else _WINDOW_AFTER)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
@@ -230,7 +243,8 @@ class _MarkerScanner:
                 if self.at_anchor[index]:
                     cached = self._match_at_anchors(pattern, anchors, cursor)
                 else:
-                    cached = self._search(pattern, anchors, self.skeletons[index], cursor)
+                    skeleton, reach = self.skeletons[index], self.reach[index]
+                    cached = self._search(pattern, anchors, skeleton, reach, cursor)
                 self.cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
                 best = cached
@@ -251,11 +265,12 @@ class _MarkerScanner:
         pattern: re.Pattern[str],
         anchors: list[int],
         skeleton: re.Pattern[str] | None,
+        reach: int,
         cursor: int,
     ) -> tuple[int, int, str] | None:
         searched = cursor
         for position in anchors[bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE) :]:
-            end = min(len(self.text), position + _WINDOW_AFTER)
+            end = min(len(self.text), position + reach)
             if end <= searched:
                 continue
             start = max(searched, position - _WINDOW_BEFORE)
@@ -281,22 +296,25 @@ class _MarkerScanner:
 
 
 _NL = r"(?:\n|\\n)"
+_DASH_ITEM = r"[ \t]*-[ \t]+[A-Za-z_]\w*:\s"
+_KEY_LINE = r"[ \t]*[A-Za-z_]\w*:[ \t]"
 # Where a data record resumes after an injected string: the next key of a dict or YAML record.
+# Every branch starts with a literal or a class (no nested group first), so the regular
+# expression engine skips ahead to the characters that can begin one.
 _DATA_BOUNDARY = re.compile(
     r"[\"'],\s*[\"'][^\"'\n]{1,80}[\"']\s*:|[}\]],\s*[{\[]|"
-    + _NL
-    + r"[ \t]*-[ \t]+[A-Za-z_]\w*:\s|"
-    + _NL
-    + r"[ \t]*[A-Za-z_]\w*:[ \t]"
+    rf"\n{_DASH_ITEM}|\\n{_DASH_ITEM}|\n{_KEY_LINE}|\\n{_KEY_LINE}"
 )
 _BLANK_LINE = re.compile(_NL + r"[ \t]*" + _NL)
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s)|" + _NL)
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s)|\n|\\n")
 SPAN_AFTER_MARKER = 1500
 """Characters after the last marker an instruction block may run on."""
+_BOUNDARY_ROOM = 200
+"""Longest data boundary looked for (a quoted key is at most 80 characters)."""
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(
-    r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|info|co|"
+    r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b(?:[\w-]++\.)+(?:com|org|net|io|ai|dev|info|co|"
     r"us|uk|de|fr|app|site|xyz|biz|me|ru|cn|online|store|tech)\b(?:/[^\s'\"<>)\]\\]*)?"
 )
 _ACCOUNT = re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
@@ -367,7 +385,9 @@ def find_spans(text: str) -> tuple[InjectedSpan, ...]:
         )
         ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, start)]
         span_start = ends[-2] if len(ends) >= 2 else floor
-        boundary = _DATA_BOUNDARY.search(text, end)
+        # Only a boundary before the span's longest reach matters: the search stops there
+        # (with room for the boundary itself), not at the end of a long output.
+        boundary = _DATA_BOUNDARY.search(text, end, end + SPAN_AFTER_MARKER + _BOUNDARY_ROOM)
         span_end = min(boundary.start() if boundary else len(text), end + SPAN_AFTER_MARKER)
         spans.append(InjectedSpan(span_start, span_end, marker))
         cursor = max(span_end, end)

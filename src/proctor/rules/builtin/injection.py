@@ -131,22 +131,28 @@ class _Match:
 
 
 def _matches(state: _State, call: ToolCall) -> Iterator[_Match]:
+    """Each injected value the call uses, with the first argument that uses it."""
     if not state.injected:
         return
     arguments = [
         (path, text, normalise_argument(text)) for path, text in argument_strings(call.arguments)
     ]
+    whole: dict[str, int] = {}  # each stripped argument's first position: weak values match it
+    for number, (_, _, normalised) in enumerate(arguments):
+        whole.setdefault(normalised.strip(), number)
     for source in state.injected:
         if source.call.source_id == call.source_id:
             continue
         for value in source.values:
-            for path, text, normalised in arguments:
-                hit = (
-                    value.value in normalised if value.strong else normalised.strip() == value.value
-                )
-                if hit and not state.is_trusted(value) and not state.seen_in_data(value):
-                    yield _Match(source, value, path, text)
-                    break
+            wanted = value.value
+            if value.strong:
+                used = next((n for n, a in enumerate(arguments) if wanted in a[2]), None)
+            else:
+                used = whole.get(wanted)
+            if used is None or state.is_trusted(value) or state.seen_in_data(value):
+                continue
+            path, text, _ = arguments[used]
+            yield _Match(source, value, path, text)
 
 
 def _hit(match: _Match, call: ToolCall, acting: bool) -> Hit:
