@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ahocorasick_rs import AhoCorasick
 
@@ -345,13 +345,14 @@ class InjectedValue:
     """Normalised (lower case; URLs without scheme, ``www.`` and trailing slash)."""
     kind: str
     """``email``, ``url``, ``account``, ``phone``, ``quoted``, ``identifier`` or ``name``."""
+    strong: bool = field(init=False)
+    """Distinctive enough to match inside a longer argument (not only whole values)."""
 
-    @property
-    def strong(self) -> bool:
-        """Distinctive enough to match inside a longer argument (not only whole values)."""
-        return self.kind in ("email", "url", "account", "phone") or (
+    def __post_init__(self) -> None:
+        strong = self.kind in ("email", "url", "account", "phone") or (
             self.kind == "quoted" and len(self.value) >= 8
         )
+        object.__setattr__(self, "strong", strong)
 
 
 def normalise_url(value: str) -> str:

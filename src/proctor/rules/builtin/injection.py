@@ -140,15 +140,18 @@ def _matches(state: _State, call: ToolCall) -> Iterator[_Match]:
     whole: dict[str, int] = {}  # each stripped argument's first position: weak values match it
     for number, (_, _, normalised) in enumerate(arguments):
         whole.setdefault(normalised.strip(), number)
+    everything = "\x00".join(normalised for _, _, normalised in arguments)
     for source in state.injected:
         if source.call.source_id == call.source_id:
             continue
         for value in source.values:
             wanted = value.value
-            if value.strong:
+            if not value.strong:
+                used = whole.get(wanted)
+            elif wanted in everything:  # one test for all arguments, most values are in none
                 used = next((n for n, a in enumerate(arguments) if wanted in a[2]), None)
             else:
-                used = whole.get(wanted)
+                continue
             if used is None or state.is_trusted(value) or state.seen_in_data(value):
                 continue
             path, text, _ = arguments[used]
