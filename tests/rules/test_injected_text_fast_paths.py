@@ -229,3 +229,32 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)
+
+
+# The plain forms of rewritten value and boundary patterns: the fast forms must find the same.
+_PLAIN_FORMS = {
+    "_ACCOUNT": r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b",
+    "_IDENT": r"\b(?=\w*[_\d])(?=\w*[A-Za-z])\w{6,40}\b",
+    "_URL": r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|ai|"
+    r"dev|info|co|us|uk|de|fr|app|site|xyz|biz|me|ru|cn|online|store|tech)\b"
+    r"(?:/[^\s'\"<>)\]\\]*)?",
+    "_DATA_BOUNDARY": r"[\"'],\s*[\"'][^\"'\n]{1,80}[\"']\s*:|[}\]],\s*[{\[]|(?:\n|\\n)[ \t]*-"
+    r"[ \t]+[A-Za-z_]\w*:\s|(?:\n|\\n)[ \t]*[A-Za-z_]\w*:[ \t]",
+    "_SENTENCE_END": r"[.!?][\"')\]]?(?=\s)|(?:\n|\\n)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PLAIN_FORMS))
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"aZ9_é-.:/'\"}]{[ \t\n\\!@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+@settings(max_examples=200, deadline=None)
+def test_rewritten_patterns_find_what_their_plain_forms_find(name: str, text: str) -> None:
+    fast = getattr(_injected_text, name)
+    plain = re.compile(_PLAIN_FORMS[name])
+    assert [m.span() for m in fast.finditer(text)] == [m.span() for m in plain.finditer(text)]

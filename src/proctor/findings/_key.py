@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from proctor.findings._model import Evidence
 
@@ -12,6 +13,7 @@ _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=1024)  # rules reuse a handful of titles; measured values vary a few
 def normalise_title(title: str) -> str:
     """Lower case, numbers as ``#``, single spaces: measured values do not change the key."""
     return _SPACE.sub(" ", _DIGITS.sub("#", title.lower())).strip()

@@ -317,11 +317,14 @@ _URL = re.compile(
     r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b(?:[\w-]++\.)+(?:com|org|net|io|ai|dev|info|co|"
     r"us|uk|de|fr|app|site|xyz|biz|me|ru|cn|online|store|tech)\b(?:/[^\s'\"<>)\]\\]*)?"
 )
-_ACCOUNT = re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
+# Lookaheads without backtracking: in a run of capitals and digits the first character that is
+# not a capital decides whether there is a digit, the first that is not a digit whether there
+# is a capital (and likewise for identifiers below).
+_ACCOUNT = re.compile(r"\b(?=[A-Z]*+\d)(?=\d*+[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
 _PHONE = re.compile(r"\+?\d[\d ()-]{7,}\d")
 _QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
 _DIGIT = re.compile(r"\d")
-_IDENT = re.compile(r"\b(?=\w*[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
+_IDENT = re.compile(r"\b(?=[^\W_\d]*+[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
 _NAME = re.compile(
     r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\b"
 )
