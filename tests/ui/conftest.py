@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,9 +20,8 @@ from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
-from tests.backends import copy_database, server_env
 from tests.conftest import EXAMPLES_DIR
-from tests.loopback import free_port, serving
+from tests.ui.private_server import serve_copy
 
 CHROMIUM = os.environ.get("PROCTOR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -68,25 +66,8 @@ def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``proctor serve`` on a private copy of the seeded store; yields its base URL."""
     home = tmp_path_factory.mktemp("ui-home")
-    copy_database(seeded_database, home / "proctor.db")
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "proctor.cli.main",
-        "serve",
-        "--port",
-        str(port),
-        "--no-heartbeat",
-    ]
-    env = {
-        "PROCTOR_HOME": str(home),
-        **server_env(home),
-        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
-        "PATH": os.environ.get("PATH", ""),
-    }
-    with serving(command, env, port):
-        yield f"http://127.0.0.1:{port}"
+    with serve_copy(seeded_database, home) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -31,9 +31,8 @@ class Served(NamedTuple):
 
 
 @contextmanager
-def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
-    """Copy ``seed`` into ``home`` and run ``proctor serve`` on it for the block."""
-    copy_database(seed, home / "proctor.db")
+def serve_home(home: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Served]:
+    """Run ``proctor serve`` on the store in ``home`` for the block (no model requests)."""
     port = free_port()
     command = [
         sys.executable,
@@ -49,6 +48,15 @@ def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
         **server_env(home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
         "PATH": os.environ.get("PATH", ""),
+        **(extra_env or {}),
     }
     with serving(command, env, port):
         yield Served(f"http://127.0.0.1:{port}", home)
+
+
+@contextmanager
+def serve_copy(seed: Path, home: Path) -> Iterator[Served]:
+    """Copy ``seed`` into ``home`` and run ``proctor serve`` on it for the block."""
+    copy_database(seed, home / "proctor.db")
+    with serve_home(home) as served:
+        yield served

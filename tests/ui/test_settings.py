@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Dialog, Locator, Page, expect
 
-from tests.backends import copy_database, database_env, server_env
-from tests.loopback import free_port, serving
+from tests.backends import copy_database, database_env
 from tests.ui.conftest import PHONE, screenshot
+from tests.ui.private_server import serve_home
 
 KEY_VARIABLE = "PROCTOR_UI_SETTINGS_KEY"
 KEY_VALUE = "sk-ui-settings-0123456789-never-shown"
@@ -64,25 +64,8 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     )
     _proctor(home, "supervise", "enable", CODEX)
     _proctor(home, "supervise", "enable", CLAUDE, "--mode", "risk", "--budget-calls", "12")
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "proctor.cli.main",
-        "serve",
-        "--port",
-        str(port),
-        "--no-heartbeat",
-    ]
-    env = {
-        "PROCTOR_HOME": str(home),
-        **server_env(home),
-        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
-        "PATH": os.environ.get("PATH", ""),
-        KEY_VARIABLE: KEY_VALUE,
-    }
-    with serving(command, env, port):
-        yield f"http://127.0.0.1:{port}"
+    with serve_home(home, {KEY_VARIABLE: KEY_VALUE}) as served:
+        yield served.url
 
 
 def _open_settings(page: Page) -> None:
