@@ -241,15 +241,20 @@ _PLAIN_FORMS = {
     "_DATA_BOUNDARY": r"[\"'],\s*[\"'][^\"'\n]{1,80}[\"']\s*:|[}\]],\s*[{\[]|(?:\n|\\n)[ \t]*-"
     r"[ \t]+[A-Za-z_]\w*:\s|(?:\n|\\n)[ \t]*[A-Za-z_]\w*:[ \t]",
     "_SENTENCE_END": r"[.!?][\"')\]]?(?=\s)|(?:\n|\\n)",
+    "_PHONE": r"\+?\d[\d ()-]{7,}\d",
+    "_NAME": r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|"
+    r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b",
 }
+
+
+_PIECES = [*"aZ9_é-.:/'\"}]{[ \t\n\\!@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
+_PIECES += ["Ann", "Ann Lee", "of", "+1", "555", "1234567", "(", ")"]
 
 
 @pytest.mark.parametrize("name", sorted(_PLAIN_FORMS))
 @given(
     st.lists(
-        st.sampled_from(
-            [*"aZ9_é-.:/'\"}]{[ \t\n\\!@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
-        ),
+        st.sampled_from(_PIECES),
         max_size=40,
     ).map("".join)
 )

@@ -321,12 +321,15 @@ _URL = re.compile(
 # not a capital decides whether there is a digit, the first that is not a digit whether there
 # is a capital (and likewise for identifiers below).
 _ACCOUNT = re.compile(r"\b(?=[A-Z]*+\d)(?=\d*+[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
-_PHONE = re.compile(r"\+?\d[\d ()-]{7,}\d")
+# Patterns that begin with a character class (the word boundary checked behind the first
+# character) let the engine skip to the characters that can start a match.
+_PHONE = re.compile(r"(?:\+\d|\d)[\d ()-]{7,}\d")
 _QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
 _DIGIT = re.compile(r"\d")
 _IDENT = re.compile(r"\b(?=[^\W_\d]*+[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
 _NAME = re.compile(
-    r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+\s+[A-Z][a-z]+\b"
+    r"[A-Z](?<=\b[A-Z])[a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|"
+    r"[A-Z](?<=\b[A-Z])[a-z]+\s+[A-Z][a-z]+\b"
 )
 
 
