@@ -23,10 +23,13 @@ A sentence with a specific claim (tests, build, lint) is judged on that alone.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+from ahocorasick_rs import AhoCorasick
 
 ClaimTopic = Literal["tests", "build", "lint", "works", "verified"]
 SPECIFIC: tuple[ClaimTopic, ...] = ("tests", "build", "lint")
@@ -148,6 +151,19 @@ _PATTERNS: list[tuple[ClaimTopic, re.Pattern[str]]] = [
     ),
 ]
 
+# Words one of which every match of a topic's pattern contains (lower-cased; a property test
+# holds it): a sentence without any of them is not searched for that topic.
+_TOPIC_WORDS: dict[ClaimTopic, tuple[str, ...]] = {
+    "tests": ("pass", "succe", "green", "fail"),
+    "build": ("pass", "succe", "green", "clean", "ok", "works", "builds", "compile", "built",
+              "checks", "errors"),
+    "lint": ("pass", "clean", "green", "happy", "ok", "errors", "warnings", "issues",
+             "problems", "violations"),
+    "works": ("work", "succe", "clean", "without", "with no", "fixed", "resolved", "pass",
+              "errors"),
+    "verified": ("verified", "confirmed", "double-checked", "validated"),
+}  # fmt: skip
+
 _NEGATION = re.compile(
     r"\b(?:not|no longer|never|none of|fail(?:s|ed|ing)?|broken|unable|cannot|can't|couldn't|"
     r"won't|isn't|aren't|doesn't|don't|didn't|haven't|hasn't|wasn't|weren't|unverified|"
@@ -168,6 +184,8 @@ _HEDGE = re.compile(
 _STEMS = ("pass", "succe", "green", "clean", "work", "fixed", "resolved", "verified",
           "confirmed", "validated", "double-checked", "errors", "failures", "builds", "built",
           "compile", "lint", "ok", "fine", "happy", "failing tests", "failed tests")  # fmt: skip
+_STEM_FINDER = AhoCorasick(_STEMS)
+_UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 _STEM_PATTERN = re.compile(
     r"\b(?:" + "|".join(re.escape(stem) for stem in _STEMS) + ")", re.IGNORECASE
 )
@@ -201,16 +219,27 @@ def _mask(text: str) -> str:
 def find_claims(text: str) -> list[Claim]:
     """Every claim in ``text``, at most one per topic per sentence, in order."""
     lowered = text.lower()
-    if not any(map(lowered.__contains__, _STEMS)):
+    if not (text.isascii() or _lines_up(text, lowered)):
+        return _find_claims(text, _mask(text), None)  # rare: search case-blind instead
+    stems = _stem_starts(lowered)
+    if not stems:
         return []  # most messages claim nothing; skip the sentence patterns
     masked = _mask(text)
+    # Masking blanks whole stems (a stem holds no quote, backtick or line break).
+    return _find_claims(text, masked, [at for at in stems if masked[at] != " "])
+
+
+def _find_claims(text: str, masked: str, stems: list[int] | None) -> list[Claim]:
     claims: list[Claim] = []
-    for sentence_match in _candidate_sentences(masked):
+    for sentence_match in _candidate_sentences(masked, stems):
         sentence = sentence_match.group(0)
         if sentence.rstrip().endswith("?") or _UNCHECKED.match(sentence):
             continue
         found: dict[ClaimTopic, re.Match[str]] = {}
+        contains = sentence.lower().__contains__
         for topic, pattern in _PATTERNS:
+            if stems is not None and not any(map(contains, _TOPIC_WORDS[topic])):
+                continue  # lined-up text: the sentence lacks every word the topic needs
             match = pattern.search(sentence)
             if match and _asserted(sentence, match):
                 found.setdefault(topic, match)
@@ -238,17 +267,45 @@ def find_claims(text: str) -> list[Claim]:
     return claims
 
 
-def _candidate_sentences(masked: str) -> Iterator[re.Match[str]]:
-    """Sentences of the lines that contain a claim word (long logs have few such lines)."""
+def _lines_up(text: str, lowered: str) -> bool:
+    """Whether stems found in ``lowered`` are exactly the case-blind matches in ``text``.
+
+    Not when lower-casing changes the length (offsets shift) or the text holds a letter
+    that a case-blind pattern matches but ``str.lower`` does not give (dotless ı, long ſ).
+    """
+    return len(lowered) == len(text) and _UNALIGNED.search(text) is None
+
+
+def _stem_starts(lowered: str) -> list[int]:
+    """Where claim stems begin a word in ``lowered``, in order (one pass over the text)."""
+    starts: list[int] = []
+    for _, at, _end in _STEM_FINDER.find_matches_as_indexes(lowered, overlapping=True):
+        before = lowered[at - 1] if at else " "
+        if not (before.isalnum() or before == "_"):
+            starts.append(at)
+    starts.sort()  # overlapping stems of different lengths end out of start order
+    return starts
+
+
+def _candidate_sentences(masked: str, stems: list[int] | None) -> Iterator[re.Match[str]]:
+    """Sentences of the lines that contain a claim word (long logs have few such lines).
+
+    ``stems`` are where claim stems begin a word in ``masked``; None when the lower-cased
+    text does not line up with it, and the stems are searched for case-blind here.
+    """
+    if stems is None:
+        stems = [m.start() for m in _STEM_PATTERN.finditer(masked)]
     line_end = -1
-    for stem in _STEM_PATTERN.finditer(masked):
-        if stem.start() < line_end:
+    for at in stems:
+        if at < line_end:
             continue
-        line_start = masked.rfind("\n", 0, stem.start()) + 1
-        line_end = masked.find("\n", stem.start())
+        line_start = masked.rfind("\n", 0, at) + 1
+        line_end = masked.find("\n", at)
         line_end = len(masked) if line_end == -1 else line_end
         for sentence in _SENTENCE.finditer(masked, line_start, line_end):
-            if sentence.group(0).strip() and _STEM_PATTERN.search(sentence.group(0)):
+            # A stem cannot run past a sentence's end (stems hold no ".", "!", "?" or "\n").
+            first = bisect.bisect_left(stems, sentence.start())
+            if first < len(stems) and stems[first] < sentence.end() and sentence.group(0).strip():
                 yield sentence
 
 
