@@ -29,7 +29,11 @@ HOOK_URL = "/api/gate/claude-code"
 def test_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """The supervisor runs the gate tests' small rules instead of the built-ins."""
     monkeypatch.setattr(
-        "proctor.rules.builtin.builtin_rules", lambda: [NoRootRemoval(), RepeatsFailedCommand()]
+        "proctor.rules.builtin.BUILTIN_RULES",
+        (
+            NoRootRemoval(),
+            RepeatsFailedCommand(),
+        ),
     )
 
 

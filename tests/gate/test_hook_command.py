@@ -30,7 +30,11 @@ from tests.gate.helpers import (
 def test_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """The supervisor runs the test rules instead of the built-ins."""
     monkeypatch.setattr(
-        "proctor.rules.builtin.builtin_rules", lambda: [NoRootRemoval(), RepeatsFailedCommand()]
+        "proctor.rules.builtin.BUILTIN_RULES",
+        (
+            NoRootRemoval(),
+            RepeatsFailedCommand(),
+        ),
     )
 
 
@@ -149,7 +153,7 @@ class Broken(Rule):
 def test_a_bug_in_a_rule_does_not_block_the_agent_and_is_reported(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("proctor.rules.builtin.builtin_rules", lambda: [Broken()])
+    monkeypatch.setattr("proctor.rules.builtin.BUILTIN_RULES", (Broken(),))
     result = gate(rm_root(project))
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (

@@ -16,7 +16,7 @@ from tests.rules.helpers import assistant, bash, call, trace, user
 @pytest.fixture
 def known_test_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """Policy files may name the test rules (policies accept only rules that exist)."""
-    monkeypatch.setattr("proctor.rules.builtin.builtin_rules", lambda: [NoRootRemoval()])
+    monkeypatch.setattr("proctor.rules.builtin.BUILTIN_RULES", (NoRootRemoval(),))
 
 
 def _failing_session() -> tuple[TraceContext, tuple[Event, ...]]:

@@ -64,12 +64,36 @@ def test_a_rule_sees_only_the_kinds_it_observes() -> None:
     assert _seen(_ResultsOnly()) == ["result"]
 
 
-def test_a_rule_watching_nothing_still_finishes_and_answers_the_gate() -> None:
-    assert _seen(_Idle()) == []
-    t = trace(user("run the tests"))
+def test_a_rule_watching_nothing_is_idle_it_neither_finishes_nor_answers_the_gate() -> None:
+    t = trace(user("run the tests"), assistant("On it.", bash("pytest", "1 passed")))
+    assert check_trace(t, DEFAULT_POLICY, [_Idle()]) == []
     supervisor = Supervisor(t.context, DEFAULT_POLICY, [_Idle()])
     decision = supervisor.before_call(ToolCall(source_id="proposed", name="Bash", arguments={}))
-    assert [f.title for f in decision.findings] == ["asked"]
+    assert decision.findings == ()
+
+
+_GATE_PROBES = (
+    ToolCall(source_id="p1", name="Bash", arguments={"command": "rm -rf /etc/passwd"}),
+    ToolCall(source_id="p2", name="Write", arguments={"file_path": "/elsewhere/x.py"}),
+    ToolCall(source_id="p3", name="Read", arguments={"file_path": "/other/project/a.py"}),
+    ToolCall(source_id="p4", name="send_money", arguments={"recipient": "x", "amount": 5}),
+)
+
+
+def test_a_builtin_rule_idle_under_a_policy_has_nothing_to_say_at_the_gate_or_the_end() -> None:
+    # The engine skips idle rules entirely; this holds that skipping them loses nothing.
+    t = trace(user("run the tests"), assistant("On it.", bash("pytest", "1 passed")))
+    idle = 0
+    for rule in builtin_rules():
+        context = RuleContext(DEFAULT_POLICY, t.context)
+        if rule.watches(context):
+            continue
+        idle += 1
+        state = rule.start(context)
+        for probe in _GATE_PROBES:
+            assert list(rule.before_call(state, probe, context)) == [], (rule.id, probe.name)
+        assert list(rule.finish(state, context)) == [], rule.id
+    assert idle >= 5  # budgets without limits, no plan, no hard stops, no schemas
 
 
 def test_every_builtin_rule_observes_kinds_of_event_that_exist() -> None:

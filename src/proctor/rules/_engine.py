@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from proctor.findings import Finding, finding_key
+from proctor.rules import builtin
 from proctor.rules._policy import DEFAULT_POLICY, Policy, RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import EVENT_KINDS, Event, EventKind, Trace, TraceContext
@@ -41,26 +42,35 @@ class Supervisor:
     context: TraceContext
     policy: Policy = DEFAULT_POLICY
     rules: Sequence[Rule] | None = None
-    _rules: list[Rule] = field(init=False)
-    _states: dict[str, Any] = field(init=False)
+    _rules: list[tuple[Rule, Any]] = field(init=False)
+    """The rules at work here (in rule order) with their state."""
+    _finishing: list[tuple[Rule, Any]] = field(init=False)
+    """Those that conclude something at the end of a run."""
     _watching: dict[EventKind, list[tuple[Rule, Any]]] = field(init=False)
     """Per event kind, the rules that watch it (in rule order) with their state."""
     _rule_context: RuleContext = field(init=False)
     _next_index: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        from proctor.rules.builtin import builtin_rules
-
-        chosen = list(self.rules) if self.rules is not None else builtin_rules()
+        chosen = self.rules if self.rules is not None else builtin.BUILTIN_RULES
         if self.context.kind == "compaction":
-            chosen = []  # a compaction call summarises the run; it is not agent work to judge
-        self._rules = [r for r in chosen if self.policy.rules.get(r.id) != "off"]
-        self._rule_context = RuleContext(self.policy, self.context)
-        self._states = {r.id: r.start(self._rule_context) for r in self._rules}
+            chosen = ()  # a compaction call summarises the run; it is not agent work to judge
+        switched = self.policy.rules
+        context = self._rule_context = RuleContext(self.policy, self.context)
+        self._rules, self._finishing = [], []
         self._watching = {kind: [] for kind in EVENT_KINDS}
-        for rule in self._rules:
-            for kind in rule.watches(self._rule_context):
-                self._watching[kind].append((rule, self._states[rule.id]))
+        for rule in chosen:
+            if switched and switched.get(rule.id) == "off":
+                continue
+            kinds = rule.watches(context)
+            if not kinds:
+                continue  # idle under this policy (a budget with no limit): nothing to ask
+            state = rule.start(context)
+            self._rules.append((rule, state))
+            if type(rule).finish is not Rule.finish:
+                self._finishing.append((rule, state))
+            for kind in kinds:
+                self._watching[kind].append((rule, state))
 
     @property
     def events_seen(self) -> int:
@@ -86,8 +96,8 @@ class Supervisor:
     def finish(self) -> list[Finding]:
         """Conclude the run: end-of-run rules (required artifacts, final claims)."""
         found: list[Finding] = []
-        for rule in self._rules:
-            for hit in rule.finish(self._states[rule.id], self._rule_context):
+        for rule, state in self._finishing:
+            for hit in rule.finish(state, self._rule_context):
                 found.append(self._finding(rule, hit))
         return found
 
@@ -96,8 +106,8 @@ class Supervisor:
         decision: Decision = "allow"
         deciding: tuple[Rule, Hit] | None = None
         findings: list[Finding] = []
-        for rule in self._rules:
-            for hit in rule.before_call(self._states[rule.id], call, self._rule_context):
+        for rule, state in self._rules:
+            for hit in rule.before_call(state, call, self._rule_context):
                 findings.append(self._finding(rule, hit))
                 mode = self.policy.rules.get(rule.id) or hit.gate or rule.gate_mode
                 wanted: Decision = "deny" if mode == "deny" else "ask" if mode == "ask" else "allow"

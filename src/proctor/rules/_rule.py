@@ -73,7 +73,9 @@ class Rule(ABC):
     def watches(self, context: RuleContext) -> frozenset[EventKind]:
         """The kinds of event to pass to ``observe`` in this conversation (``observes``).
 
-        A rule with nothing to do under the policy (a budget with no limit) returns none.
+        A rule with nothing to do under the policy (a budget with no limit) returns none:
+        it is idle in this conversation, and the engine neither starts it nor asks it
+        about calls (``before_call``) or the end of the run (``finish``).
         """
         return self.observes
 

@@ -18,6 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
+from ahocorasick_rs import AhoCorasick
+
 _RANDOM_TAIL = r"[A-Za-z0-9_\-]"
 
 # (kind, pattern, group holding the secret or 0 for the whole match, needs-randomness)
@@ -123,6 +125,8 @@ _COMPILED = [
     for kind, pattern, group, needs_random in _PATTERNS
 ]
 _ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
+_ANCHOR_FINDER = AhoCorasick(_ALL_ANCHORS)
+"""Every anchor in one pass over the text (Rust's aho-corasick) instead of one scan each."""
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER_VALUE = re.compile(
     r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
@@ -158,7 +162,10 @@ class Redactor:
         if len(text) < 8:
             return text
         lowered = text.lower()
-        found = {anchor for anchor in _ALL_ANCHORS if anchor in lowered}
+        found = {
+            _ALL_ANCHORS[number]
+            for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
+        }
         if not found:
             return text
         for kind, pattern, group, needs_random, anchors in _COMPILED:

@@ -30,9 +30,13 @@ FAMILIES = (
 )
 
 
+BUILTIN_RULES: tuple[Rule, ...] = tuple(rule for family in FAMILIES for rule in family.RULES)
+"""One instance of every built-in rule, family by family (rules keep no state of their own)."""
+
+
 def builtin_rules() -> list[Rule]:
     """Fresh instances of every built-in rule, family by family."""
-    return [type(rule)() for family in FAMILIES for rule in family.RULES]
+    return [type(rule)() for rule in BUILTIN_RULES]
 
 
-__all__ = ["FAMILIES", "builtin_rules"]
+__all__ = ["BUILTIN_RULES", "FAMILIES", "builtin_rules"]
