@@ -19,11 +19,11 @@ bounded: the last ``WINDOW`` steps.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from proctor.rules._calls import argument_strings, command_text, is_shell
@@ -73,6 +73,7 @@ _VOLATILE = [
     (re.compile(r"(?:/private)?(?:/tmp|/var/tmp|/var/folders)/[^\s'\"]+"), "<tmp>"),
 ]
 _WHITESPACE = re.compile(r"\s+")
+_KEY_OF_PAIR = itemgetter(0)
 
 
 def _digest(text: str) -> str:
@@ -86,24 +87,36 @@ def normalise_output(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+def _collapsed(text: str) -> str:
+    """Whitespace runs as one space, none at the ends (what ``\\s+`` → " " and strip give)."""
+    return " ".join(text.split())
+
+
 def _canonical(value: Any) -> Any:
+    """Arguments as plain nested values: objects as key-sorted tuples of pairs, arrays as
+    lists, strings with whitespace collapsed."""
     if isinstance(value, str):
-        return _WHITESPACE.sub(" ", value).strip()
+        return _collapsed(value)
     if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items() if str(k) not in _IGNORED_ARGUMENTS}
+        pairs = [(str(k), _canonical(v)) for k, v in value.items()]
+        return tuple(sorted([p for p in pairs if p[0] not in _IGNORED_ARGUMENTS], key=_KEY_OF_PAIR))
     if isinstance(value, list | tuple):
         return [_canonical(v) for v in value]
     return value
 
 
 def action_key(call: ToolCall) -> str:
-    """What the call does, normalised: equal keys mean "the same action"."""
+    """What the call does, normalised: equal keys mean "the same action".
+
+    Only ever compared within one conversation, never stored. The arguments' ``repr``
+    keeps what JSON keeps apart (``1``, ``1.0``, ``"1"``, ``true``; objects are tuples,
+    arrays lists).
+    """
     if is_shell(call):
         command = command_text(call)
         if command is not None:
-            return "shell\x00" + _WHITESPACE.sub(" ", command).strip()
-    body = json.dumps(_canonical(call.arguments), sort_keys=True, ensure_ascii=False, default=str)
-    return f"{call.name.lower()}\x00{body}"
+            return "shell\x00" + _collapsed(command)
+    return f"{call.name.lower()}\x00{_canonical(call.arguments)!r}"
 
 
 def failed(call: ToolCall) -> bool:
