@@ -263,3 +263,50 @@ def test_rewritten_patterns_find_what_their_plain_forms_find(name: str, text: st
     fast = getattr(_injected_text, name)
     plain = re.compile(_PLAIN_FORMS[name])
     assert [m.span() for m in fast.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+def _plain_values(text: str) -> tuple[tuple[str, str], ...]:
+    """The reference extraction: every value pattern over the whole text, no shortcuts."""
+    found: dict[str, str] = {}
+
+    def add(value: str, kind: str) -> None:
+        if value and value not in found:
+            found[value] = kind
+
+    pieces: list[str] = []
+    position = 0
+    for match in re.finditer(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text):
+        add(match.group(0).strip(".,;:").lower(), "email")
+        pieces += (text[position : match.start()], " ")
+        position = match.end()
+    rest = "".join(pieces) + text[position:]
+    for match in re.finditer(_PLAIN_FORMS["_URL"], rest):
+        url = _injected_text.normalise_url(match.group(0))
+        if len(url) >= 4:
+            add(url, "url")
+    for match in re.finditer(_PLAIN_FORMS["_ACCOUNT"], rest):
+        add(match.group(0).lower(), "account")
+    for match in re.finditer(_PLAIN_FORMS["_PHONE"], rest):
+        if len(re.sub(r"\D", "", match.group(0))) >= 8:
+            add(match.group(0).strip().lower(), "phone")
+    for match in re.finditer(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]", text):
+        add(match.group(1).strip().lower(), "quoted")
+    for match in re.finditer(_PLAIN_FORMS["_IDENT"], rest):
+        add(match.group(0).lower(), "identifier")
+    for match in re.finditer(_PLAIN_FORMS["_NAME"], rest):
+        add(match.group(0).lower(), "name")
+    return tuple(found.items())
+
+
+_VALUE_PIECES = [
+    *_PIECES, "a@b", "@", "eve.x@proton.me", "a+b@c-d.io", "@@", ".com", "pay.me", "https://",
+    "DE89370400440532013000", "12345678", "+44 20 7946 0958", "x_y1", "Alice Smith", "\u00a0",
+    "\u2003", "\r", "\f", "\v", "\x1c", "ǅ", "٣", "'quoted value'", "“curly”", "_id_",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=40).map("".join))
+@settings(max_examples=3000, deadline=None)
+def test_values_are_what_every_pattern_finds_over_the_whole_text(text: str) -> None:
+    fast = tuple((v.value, v.kind) for v in extract_values(text))
+    assert fast == _plain_values(text)

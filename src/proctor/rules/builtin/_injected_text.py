@@ -313,6 +313,8 @@ _BOUNDARY_ROOM = 200
 """Longest data boundary looked for (a quoted key is at most 80 characters)."""
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_SPACE = re.compile(r"\s")
+_SPACES = (" ", "\n", "\t", "\r", "\f", "\v")
 _URL = re.compile(
     r"(?:https?://|www\.)[^\s'\"<>)\]\\]+|\b(?:[\w-]++\.)+(?:com|org|net|io|ai|dev|info|co|"
     r"us|uk|de|fr|app|site|xyz|biz|me|ru|cn|online|store|tech)\b(?:/[^\s'\"<>)\]\\]*)?"
@@ -409,20 +411,18 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         if value and value not in found:
             found[value] = InjectedValue(value, kind)
 
-    pieces: list[str] = []  # the text with each e-mail address replaced by a space
-    position = 0
-    # Each pattern runs only where what it must contain is there (an "@", a digit).
-    for match in _EMAIL.finditer(text) if "@" in text else ():
-        add(match.group(0).strip(".,;:").lower(), "email")
-        pieces += (text[position : match.start()], " ")
-        position = match.end()
-    rest = "".join(pieces) + text[position:]
-    for match in _URL.finditer(rest):
+    emails, rest = _emails(text) if "@" in text else ((), text)
+    for email in emails:
+        add(email.strip(".,;:").lower(), "email")
+    # URLs, accounts and identifiers hold no whitespace and are not all letters: searched
+    # for only in the words that are not (each pattern finds what it finds in ``rest``).
+    tokens = " ".join([word for word in rest.split() if not word.isalpha()])
+    for match in _URL.finditer(tokens):
         url = normalise_url(match.group(0))
         if len(url) >= 4:
             add(url, "url")
-    has_digit = _DIGIT.search(rest) is not None
-    for match in _ACCOUNT.finditer(rest) if has_digit else ():
+    has_digit = _DIGIT.search(tokens) is not None
+    for match in _ACCOUNT.finditer(tokens) if has_digit else ():
         add(match.group(0).lower(), "account")
     for match in _PHONE.finditer(rest) if has_digit else ():
         digits = re.sub(r"\D", "", match.group(0))
@@ -432,11 +432,38 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         quoted = match.group(1).strip().lower()
         if quoted:
             add(quoted, "quoted")
-    for match in _IDENT.finditer(rest) if has_digit or "_" in rest else ():
+    for match in _IDENT.finditer(tokens) if has_digit or "_" in tokens else ():
         add(match.group(0).lower(), "identifier")
     for match in _NAME.finditer(rest):
         add(match.group(0).lower(), "name")
     return tuple(found.values())
+
+
+def _emails(text: str) -> tuple[list[str], str]:
+    """E-mail addresses in order, and the text with each replaced by a space.
+
+    Searched for only in the whitespace-free stretch around each "@": an address holds no
+    whitespace, and searching the whole text would try every word as an address's start.
+    (Any window start after the previous address is right; after the nearest space, tab
+    or line break is merely cheap.)
+    """
+    emails: list[str] = []
+    pieces: list[str] = []
+    position = 0  # where the previous address ended
+    at = text.find("@")
+    while at != -1:
+        start = max(position, *(text.rfind(space, position, at) + 1 for space in _SPACES))
+        end_match = _SPACE.search(text, at)
+        end = end_match.start() if end_match else len(text)
+        match = _EMAIL.search(text, start, end)
+        if match is None:
+            at = text.find("@", at + 1)
+            continue
+        emails.append(match.group(0))
+        pieces += (text[position : match.start()], " ")
+        position = match.end()
+        at = text.find("@", position)
+    return emails, "".join(pieces) + text[position:]
 
 
 def strip_spans(text: str, spans: Sequence[InjectedSpan]) -> str:
