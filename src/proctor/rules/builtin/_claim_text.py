@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -151,17 +151,34 @@ _PATTERNS: list[tuple[ClaimTopic, re.Pattern[str]]] = [
     ),
 ]
 
-# Words one of which every match of a topic's pattern contains (lower-cased; a property test
-# holds it): a sentence without any of them is not searched for that topic.
-_TOPIC_WORDS: dict[ClaimTopic, tuple[str, ...]] = {
-    "tests": ("pass", "succe", "green", "fail"),
-    "build": ("pass", "succe", "green", "clean", "ok", "works", "builds", "compile", "built",
-              "checks", "errors"),
-    "lint": ("pass", "clean", "green", "happy", "ok", "errors", "warnings", "issues",
-             "problems", "violations"),
-    "works": ("work", "succe", "clean", "without", "with no", "fixed", "resolved", "pass",
-              "errors"),
-    "verified": ("verified", "confirmed", "double-checked", "validated"),
+# Per topic, groups of words (lower case): every match of the topic's pattern contains a
+# word of each group (a property test holds it). A sentence lacking every word of a group
+# is not searched for that topic: most sentences that say "successfully" or "ok" name no
+# tests, build or linter.
+ANY_DIGIT = r"\d"
+"""In a group: any decimal digit (of any script, as ``\\d`` matches) will do."""
+_DIGIT = re.compile(r"\d")
+_TOPIC_WORDS: dict[ClaimTopic, tuple[tuple[str, ...], ...]] = {
+    "tests": (
+        ("pass", "succe", "green", "fail"),
+        ("test", "suite", "spec", "ci", "fail", "jest", "mocha", "phpunit", "tox", "nox", ANY_DIGIT),
+    ),
+    "build": (
+        ("pass", "succe", "green", "clean", "ok", "works", "builds", "compile", "built",
+         "checks", "errors"),
+        ("buil", "compil", "type", "tsc", "mypy", "pyright", "vet", "make", "check"),
+    ),
+    "lint": (
+        ("pass", "clean", "green", "happy", "ok", "errors", "warnings", "issues", "problems",
+         "violations"),
+        ("lint", "ruff", "flake8", "clippy", "prettier", "black", "format", "pre-commit",
+         "style", "fmt"),
+    ),
+    "works": (
+        ("work", "succe", "clean", "without", "with no", "fixed", "resolved", "pass", "errors"),
+        ("work", "run", "ran", "start", "complet", "fixed", "resolved", "everything", "errors"),
+    ),
+    "verified": (("verified", "confirmed", "double-checked", "validated"),),
 }  # fmt: skip
 
 _NEGATION = re.compile(
@@ -238,8 +255,10 @@ def _find_claims(text: str, masked: str, stems: list[int] | None) -> list[Claim]
         found: dict[ClaimTopic, re.Match[str]] = {}
         contains = sentence.lower().__contains__
         for topic, pattern in _PATTERNS:
-            if stems is not None and not any(map(contains, _TOPIC_WORDS[topic])):
-                continue  # lined-up text: the sentence lacks every word the topic needs
+            if stems is not None and not all(
+                _holds_one(contains, sentence, group) for group in _TOPIC_WORDS[topic]
+            ):
+                continue  # lined-up text: the sentence lacks every word of a needed group
             match = pattern.search(sentence)
             if match and _asserted(sentence, match):
                 found.setdefault(topic, match)
@@ -265,6 +284,13 @@ def _find_claims(text: str, masked: str, stems: list[int] | None) -> list[Claim]
                 )
             )
     return claims
+
+
+def _holds_one(contains: Callable[[str], bool], sentence: str, group: tuple[str, ...]) -> bool:
+    """Whether the sentence (``contains`` tests its lower-cased form) holds a word of ``group``."""
+    if any(map(contains, group)):
+        return True
+    return ANY_DIGIT in group and _DIGIT.search(sentence) is not None
 
 
 def _lines_up(text: str, lowered: str) -> bool:
