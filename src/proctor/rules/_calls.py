@@ -12,6 +12,7 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from proctor.transcript import ToolCall
@@ -55,11 +56,20 @@ def tool_matches(name: str, patterns: Iterable[str]) -> bool:
 
 def is_shell(call: ToolCall) -> bool:
     """True for tools that run shell commands (``Bash``, ``shell``, ``TerminalExecute`` …)."""
-    name = call.name.lower()
-    if name in SHELL_TOOLS or name.endswith(("_shell", "__bash")):
-        return True
+    by_name = _shell_by_name(call.name)
+    if by_name is not None:
+        return by_name
     # Terminal-like tools of other agents: a name that says so and a command string to run.
-    return ("terminal" in name or "shell" in name) and isinstance(argument(call, "command"), str)
+    return isinstance(argument(call, "command"), str)
+
+
+@lru_cache(maxsize=4096)
+def _shell_by_name(name: str) -> bool | None:
+    """Whether a tool of this name runs shell commands; None when its arguments decide."""
+    lowered = name.lower()
+    if lowered in SHELL_TOOLS or lowered.endswith(("_shell", "__bash")):
+        return True
+    return None if "terminal" in lowered or "shell" in lowered else False
 
 
 def argument(call: ToolCall, path: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from proctor.rules._calls import argument, command_text, file_paths
 from proctor.rules.builtin._shell_words import SimpleCommand, simple_commands
@@ -79,7 +80,17 @@ _SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "$TMPDIR", "${TMPDIR")
 
 def tool_base_name(call: ToolCall) -> str:
     """Lower-case tool name without an MCP prefix (``mcp__fs__write_file`` → ``write_file``)."""
-    return call.name.rsplit("__", 1)[-1].lower()
+    return _base_name(call.name)
+
+
+@lru_cache(maxsize=4096)
+def _base_name(name: str) -> str:
+    return name.rsplit("__", 1)[-1].lower()
+
+
+@lru_cache(maxsize=4096)
+def _terminal_like(base_name: str) -> bool:
+    return _TERMINAL_NAME.search(base_name) is not None
 
 
 def shell_text(call: ToolCall) -> str | None:
@@ -96,7 +107,7 @@ def shell_text(call: ToolCall) -> str | None:
     if name in ("write_stdin", "send_keys", "send_input"):
         chars = argument(call, "chars") or argument(call, "input") or argument(call, "text")
         return chars if isinstance(chars, str) and chars.strip() else None
-    if _TERMINAL_NAME.search(name):
+    if _terminal_like(name):
         for key in ("command", "cmd", "commands", "script"):
             value = argument(call, key)
             if isinstance(value, str) and value.strip():

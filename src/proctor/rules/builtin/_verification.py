@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 from proctor.rules.builtin._call_effects import tool_base_name
@@ -191,8 +192,12 @@ def call_topics(call: ToolCall, commands: Sequence[SimpleCommand]) -> set[Topic]
         for command in commands:
             topics |= command_topics(command)
         return topics
-    name = tool_base_name(call)
-    return {topic for pattern, topic in _NAME_TOPICS if pattern.search(name)}
+    return set(_name_topics(tool_base_name(call)))
+
+
+@lru_cache(maxsize=4096)
+def _name_topics(base_name: str) -> frozenset[Topic]:
+    return frozenset(topic for pattern, topic in _NAME_TOPICS if pattern.search(base_name))
 
 
 def outcome(call: ToolCall) -> Outcome:

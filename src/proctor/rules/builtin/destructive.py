@@ -33,6 +33,7 @@ The gate cannot yet vary its decision per hit, so the rule's gate mode is ``deny
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import ClassVar
 
 from proctor.findings import SEVERITY_ORDER, Evidence
@@ -76,8 +77,12 @@ def find_dangers(call: ToolCall, cwd: str | None) -> list[Danger]:
 
 
 def _runs_sql(call: ToolCall) -> bool:
-    name = tool_base_name(call)
-    return name in _SQL_TOOL_WORDS or not _SQL_TOOL_WORDS.isdisjoint(name.split("_"))
+    return _sql_tool(tool_base_name(call))
+
+
+@lru_cache(maxsize=4096)
+def _sql_tool(base_name: str) -> bool:
+    return base_name in _SQL_TOOL_WORDS or not _SQL_TOOL_WORDS.isdisjoint(base_name.split("_"))
 
 
 def _cite(call: ToolCall, danger: Danger) -> Evidence:
