@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -85,20 +85,29 @@ def argument(call: ToolCall, path: str) -> Any:
     return value
 
 
-def argument_strings(value: Any, prefix: str = "arguments") -> Iterator[tuple[str, str]]:
+def argument_strings(value: Any, prefix: str = "arguments") -> list[tuple[str, str]]:
     """Every string inside arguments with its dot path (numbers and booleans as text)."""
+    found: list[tuple[str, str]] = []
+    _collect_strings(value, prefix, found)
+    return found
+
+
+def _collect_strings(value: Any, prefix: str, found: list[tuple[str, str]]) -> None:
     if isinstance(value, str):
-        yield prefix, value
+        found.append((prefix, value))
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from argument_strings(item, f"{prefix}.{key}")
+            if isinstance(item, str):  # the usual case, without a call per value
+                found.append((f"{prefix}.{key}", item))
+            else:
+                _collect_strings(item, f"{prefix}.{key}", found)
     elif isinstance(value, list | tuple):
         for position, item in enumerate(value):
-            yield from argument_strings(item, f"{prefix}.{position}")
+            _collect_strings(item, f"{prefix}.{position}", found)
     elif isinstance(value, bool) or value is None:
         return
     elif isinstance(value, int | float):
-        yield prefix, str(value)
+        found.append((prefix, str(value)))
 
 
 def command_text(call: ToolCall) -> str | None:

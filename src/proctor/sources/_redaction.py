@@ -117,7 +117,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "authorization_header": ("authorization",),
     "cookie_header": ("cookie",),
     "bearer_token": ("bearer",),
-    "url_password": ("@",),
+    "url_password": ("://",),
     "secret_assignment": ("key", "secret", "token", "passw"),
 }
 _COMPILED = [
@@ -131,6 +131,15 @@ _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER_VALUE = re.compile(
     r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
 )
+
+
+def _anchors_in(text: str) -> set[str]:
+    """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind."""
+    lowered = text.lower()
+    return {
+        _ALL_ANCHORS[number]
+        for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
+    }
 
 
 def _looks_random(token: str) -> bool:
@@ -161,11 +170,7 @@ class Redactor:
         """Return ``text`` with every detected secret replaced by ``[REDACTED:<kind>]``."""
         if len(text) < 8:
             return text
-        lowered = text.lower()
-        found = {
-            _ALL_ANCHORS[number]
-            for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
-        }
+        found = _anchors_in(text)
         if not found:
             return text
         for kind, pattern, group, needs_random, anchors in _COMPILED:
@@ -174,6 +179,15 @@ class Redactor:
                     partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
                 )
         return text
+
+    @staticmethod
+    def may_find(text: str) -> bool:
+        """False when ``redact`` would certainly find nothing in ``text`` (a quick test).
+
+        Several strings can be tested at once, joined by a character no pattern's
+        anchor holds (``\\x00``).
+        """
+        return len(text) >= 8 and bool(_anchors_in(text))
 
     def _replace(self, match: re.Match[str], kind: str, group: int, needs_random: bool) -> str:
         whole = match.group(0)
