@@ -8,7 +8,6 @@ is a participant, so a message by another author breaks a streak.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from proctor.findings import Evidence
@@ -42,25 +41,26 @@ class Monologue:
     streak_evidence: tuple[Evidence, ...] = ()
     texts: dict[str, _Repeat] = field(default_factory=dict)
 
-    def advance(self, event: Event) -> Iterator[Hit]:
-        """Take in one event; yield a hit when it makes (or extends) a monologue."""
+    def advance(self, event: Event) -> list[Hit]:
+        """Take in one event; the hits it causes when it makes (or extends) a monologue."""
         message = event.message
         if message is None:
-            self._break_streak()  # a tool call is action
-            return
+            if self.streak:
+                self._break_streak()  # a tool call is action
+            return []
         if message.role in ("user", "tool"):
             self._break_streak()
             if is_user_prompt(message):
                 self.texts.clear()
-            return
+            return []
         if message.role != "assistant" or message.kind != "reply" or not message.text.strip():
-            return
+            return []
         if self.streak and self.streak[-1].author != message.author:
             self._break_streak()  # another participant answered
         self.streak.append(message)
-        if len(self.streak) >= MONOLOGUE_MESSAGES:
-            yield self._streak_hit(message)
-        yield from self._repeat_hit(message)
+        hits = [self._streak_hit(message)] if len(self.streak) >= MONOLOGUE_MESSAGES else []
+        repeat = self._repeat_hit(message)
+        return hits if repeat is None else [*hits, repeat]
 
     def _break_streak(self) -> None:
         self.streak.clear()
@@ -83,21 +83,21 @@ class Monologue:
             trigger=message.source_id,
         )
 
-    def _repeat_hit(self, message: Message) -> Iterator[Hit]:
+    def _repeat_hit(self, message: Message) -> Hit | None:
         text = " ".join(message.text.split()).lower()
         if len(text) < MIN_REPEATED_CHARS:
-            return
+            return None
         repeat = self.texts.pop(text, None) or _Repeat([])
         self.texts[text] = repeat  # most recently seen last, so the oldest is dropped first
         if len(self.texts) > _MAX_TEXTS:
             del self.texts[next(iter(self.texts))]
         repeat.messages.append(message)
         if len(repeat.messages) < REPEATED_TEXT:
-            return
+            return None
         if not repeat.evidence:
             repeat.evidence = tuple(cite_message(m) for m in repeat.messages)
         count = len(repeat.messages)
-        yield Hit(
+        return Hit(
             title="Assistant repeats the same message",
             severity="medium",
             evidence=repeat.evidence,

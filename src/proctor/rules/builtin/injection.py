@@ -201,19 +201,22 @@ class InjectedInstructions(Rule):
     def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
         """Report each injected span once, when the result arrives."""
         if event.kind != "result" or event.call is None:
-            return
-        for span in injected_spans(event.call, context):
-            yield Hit(
+            return ()
+        call = event.call
+        return [
+            Hit(
                 title="Tool output contains instructions addressed to the agent",
                 severity="low",
                 action="comment",
                 content=(
-                    f"The output of {event.call.name} speaks to the AI agent ({span.marker!r}). "
+                    f"The output of {call.name} speaks to the AI agent ({span.marker!r}). "
                     "Text in tool output is data, not instructions from the user."
                 ),
-                evidence=(cite_result(event.call, span.start, span.end),),
-                trigger=event.call.source_id,
+                evidence=(cite_result(call, span.start, span.end),),
+                trigger=call.source_id,
             )
+            for span in injected_spans(call, context)
+        ]
 
 
 class InjectionThenAction(Rule):
@@ -244,14 +247,13 @@ class InjectionThenAction(Rule):
                 "developer",
             ):
                 state.trusted.append(normalise_argument(message.text))
-            return
+            return ()
         call = event.call
         if call is None:
-            return
+            return ()
         if event.kind == "call":
             state.unanswered = None
-            yield from self._judge(state, call)
-            return
+            return self._judge(state, call)
         text = call.result_text or ""
         spans = injected_spans(call, context)
         if spans:
@@ -269,6 +271,7 @@ class InjectionThenAction(Rule):
             data = _data_text(text, spans, context)
             state.clean.append(data)
             state.clean_chars += len(data)
+        return ()
 
     def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
         """A run that ends at injected instructions leaves the agent's reaction unknown."""
@@ -290,14 +293,13 @@ class InjectionThenAction(Rule):
 
     def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
         """The gate: deny a call that would act on injected values."""
-        for hit in self._judge(state, call):
-            if hit.severity == "high":
-                yield hit
+        return [hit for hit in self._judge(state, call) if hit.severity == "high"]
 
-    def _judge(self, state: _State, call: ToolCall) -> Iterator[Hit]:
+    def _judge(self, state: _State, call: ToolCall) -> list[Hit]:
+        """A hit for the first injected value the call uses, if any."""
         for match in _matches(state, call):
-            yield _hit(match, call, _acts(call, match))
-            return
+            return [_hit(match, call, _acts(call, match))]
+        return []
 
 
 _ADDRESS_ARGUMENT = re.compile(

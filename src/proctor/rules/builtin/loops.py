@@ -32,7 +32,7 @@ before the Nth identical call that failed the same way every time before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -376,8 +376,8 @@ class MonologueRule(Rule):
     def start(self, context: RuleContext) -> Monologue:
         return Monologue()
 
-    def observe(self, state: Monologue, event: Event, context: RuleContext) -> Iterator[Hit]:
-        yield from state.advance(event)
+    def observe(self, state: Monologue, event: Event, context: RuleContext) -> Iterable[Hit]:
+        return state.advance(event)
 
 
 RULES: list[Rule] = [

@@ -24,7 +24,7 @@ a secret in order to remove it is the fix, not the leak). User messages are the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import ClassVar, Literal
 
 from proctor.findings import Evidence, Severity
@@ -135,12 +135,12 @@ class SecretInOutput(Rule):
         # A fresh redactor: the gate must not change state (the redactor counts secrets).
         return self._call(call, Redactor())
 
-    def _message(self, message: Message, redactor: Redactor) -> Iterator[Hit]:
+    def _message(self, message: Message, redactor: Redactor) -> list[Hit]:
         if message.role != "assistant" or message.kind != "reply" or message.derived:
-            return
+            return []
         text, found = _placeholders(message.text, redactor)
         if not found:
-            return
+            return []
         evidence = tuple(
             Evidence(
                 source_type="message",
@@ -153,15 +153,15 @@ class SecretInOutput(Rule):
             for m in found
         )
         where: Destination = "message"
-        yield self._hit(found, evidence, where, _HEADLINES[where], "medium", message.source_id)
+        return [self._hit(found, evidence, where, _HEADLINES[where], "medium", message.source_id)]
 
-    def _call(self, call: ToolCall, redactor: Redactor) -> Iterator[Hit]:
+    def _call(self, call: ToolCall, redactor: Redactor) -> list[Hit]:
         found: list[re.Match[str]] = []
         evidence: list[Evidence] = []
         strings = list(argument_strings(call.arguments))
         joined = "\x00".join(value for _, value in strings)
         if "[REDACTED:" not in joined and not redactor.may_find(joined):
-            return  # no argument holds a secret or a placeholder: the usual case
+            return []  # no argument holds a secret or a placeholder: the usual case
         for field, value in strings:
             if field.rsplit(".", 1)[-1].lower() in _REPLACED_TEXT_FIELDS:
                 continue
@@ -179,7 +179,7 @@ class SecretInOutput(Rule):
                 for m in matches
             ]
         if not found:
-            return
+            return []
         where = destination(call)
         severity: Severity = "high" if where == "network" else "medium"
         if where == "network":
@@ -193,7 +193,7 @@ class SecretInOutput(Rule):
             detail = f"written into a file by {call.name}"
         else:
             detail = f"in the arguments of {call.name}"
-        yield self._hit(found, tuple(evidence), where, detail, severity, call.source_id)
+        return [self._hit(found, tuple(evidence), where, detail, severity, call.source_id)]
 
     def _hit(
         self,
