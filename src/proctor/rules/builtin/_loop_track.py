@@ -98,8 +98,13 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, str):
         return _collapsed(value)
     if isinstance(value, dict):
-        pairs = [(str(k), _canonical(v)) for k, v in value.items()]
-        return tuple(sorted([p for p in pairs if p[0] not in _IGNORED_ARGUMENTS], key=_KEY_OF_PAIR))
+        pairs = []
+        for k, v in value.items():
+            key = str(k)
+            if key not in _IGNORED_ARGUMENTS:
+                pairs.append((key, " ".join(v.split()) if isinstance(v, str) else _canonical(v)))
+        pairs.sort(key=_KEY_OF_PAIR)
+        return tuple(pairs)
     if isinstance(value, list | tuple):
         return [_canonical(v) for v in value]
     return value

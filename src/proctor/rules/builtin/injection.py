@@ -48,8 +48,8 @@ _READ_VERBS = frozenset(
     }
 )  # fmt: skip
 _SPLIT_NAME = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
-_CLEAN_TEXT_LIMIT = 4_000_000
-"""Characters of data seen in tool outputs kept for provenance checks (older text is dropped)."""
+_OUTPUT_TEXT_LIMIT = 4_000_000
+"""Characters of tool output kept for provenance checks (outputs beyond it are not kept)."""
 
 
 def is_read_only(tool_name: str) -> bool:
@@ -94,6 +94,14 @@ def _data_text(text: str, spans: tuple[InjectedSpan, ...], context: RuleContext)
 
 
 @dataclass(slots=True)
+class _Output:
+    """A tool output the agent saw; its data is worked out only when a value is checked."""
+
+    text: str
+    spans: tuple[InjectedSpan, ...]
+
+
+@dataclass(slots=True)
 class _Injected:
     call: ToolCall
     span: InjectedSpan
@@ -103,8 +111,9 @@ class _Injected:
 @dataclass(slots=True)
 class _State:
     trusted: list[str] = field(default_factory=list)
-    clean: list[str] = field(default_factory=list)
-    clean_chars: int = 0
+    outputs: list[_Output] = field(default_factory=list)
+    """Tool outputs seen, for provenance checks (the newest beyond a limit are not kept)."""
+    output_chars: int = 0
     injected: list[_Injected] = field(default_factory=list)
     unanswered: tuple[ToolCall, InjectedSpan] | None = None
     """The latest injected span when nothing from the agent has followed it yet."""
@@ -112,8 +121,11 @@ class _State:
     def is_trusted(self, value: InjectedValue) -> bool:
         return any(_contains(text, value.value) for text in self.trusted)
 
-    def seen_in_data(self, value: InjectedValue) -> bool:
-        return any(_contains(text, value.value) for text in self.clean)
+    def seen_in_data(self, value: InjectedValue, context: RuleContext) -> bool:
+        return any(
+            _contains(_data_text(output.text, output.spans, context), value.value)
+            for output in self.outputs
+        )
 
 
 def _contains(text: str, value: str) -> bool:
@@ -130,7 +142,7 @@ class _Match:
     text: str
 
 
-def _matches(state: _State, call: ToolCall) -> Iterator[_Match]:
+def _matches(state: _State, call: ToolCall, context: RuleContext) -> Iterator[_Match]:
     """Each injected value the call uses, with the first argument that uses it."""
     if not state.injected:
         return
@@ -152,7 +164,7 @@ def _matches(state: _State, call: ToolCall) -> Iterator[_Match]:
                 used = next((n for n, a in enumerate(arguments) if wanted in a[2]), None)
             else:
                 continue
-            if used is None or state.is_trusted(value) or state.seen_in_data(value):
+            if used is None or state.is_trusted(value) or state.seen_in_data(value, context):
                 continue
             path, text, _ = arguments[used]
             yield _Match(source, value, path, text)
@@ -253,7 +265,7 @@ class InjectionThenAction(Rule):
             return ()
         if event.kind == "call":
             state.unanswered = None
-            return self._judge(state, call)
+            return self._judge(state, call, context)
         text = call.result_text or ""
         spans = injected_spans(call, context)
         if spans:
@@ -267,10 +279,9 @@ class InjectionThenAction(Rule):
             ]
             if values:
                 state.injected.append(_Injected(call, span, values))
-        if state.clean_chars < _CLEAN_TEXT_LIMIT:
-            data = _data_text(text, spans, context)
-            state.clean.append(data)
-            state.clean_chars += len(data)
+        if state.output_chars < _OUTPUT_TEXT_LIMIT:
+            state.outputs.append(_Output(text, spans))
+            state.output_chars += len(text)
         return ()
 
     def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
@@ -293,11 +304,11 @@ class InjectionThenAction(Rule):
 
     def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
         """The gate: deny a call that would act on injected values."""
-        return [hit for hit in self._judge(state, call) if hit.severity == "high"]
+        return [hit for hit in self._judge(state, call, context) if hit.severity == "high"]
 
-    def _judge(self, state: _State, call: ToolCall) -> list[Hit]:
+    def _judge(self, state: _State, call: ToolCall, context: RuleContext) -> list[Hit]:
         """A hit for the first injected value the call uses, if any."""
-        for match in _matches(state, call):
+        for match in _matches(state, call, context):
             return [_hit(match, call, _acts(call, match))]
         return []
 
