@@ -168,6 +168,8 @@ def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
 _WINDOW_BEFORE = 120
 _WINDOW_AFTER = 400
 _LOOK_BACK = 600
+_NEAR = 160
+"""Characters before a marker searched first for where its block begins."""
 """How far before a marker the start of its instruction block is looked for."""
 
 
@@ -386,14 +388,7 @@ def find_spans(text: str) -> tuple[InjectedSpan, ...]:
         start, end, marker = hit
         # Start one sentence before the marker, but never across a blank line or a data boundary:
         # text before that belongs to the data the instruction hides in.
-        back = max(0, start - _LOOK_BACK)
-        floor = max(
-            [back]
-            + [m.end() for m in _BLANK_LINE.finditer(text, back, start)]
-            + [m.end() for m in _DATA_BOUNDARY.finditer(text, back, start)]
-        )
-        ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, start)]
-        span_start = ends[-2] if len(ends) >= 2 else floor
+        span_start = _span_start(text, start)
         # Only a boundary before the span's longest reach matters: the search stops there
         # (with room for the boundary itself), not at the end of a long output.
         boundary = _DATA_BOUNDARY.search(text, end, end + SPAN_AFTER_MARKER + _BOUNDARY_ROOM)
@@ -401,6 +396,32 @@ def find_spans(text: str) -> tuple[InjectedSpan, ...]:
         spans.append(InjectedSpan(span_start, span_end, marker))
         cursor = max(span_end, end)
     return tuple(spans)
+
+
+def _span_start(text: str, marker: int) -> int:
+    """Where the instruction block holding a marker begins: one sentence before the marker,
+    but never across a blank line or a data boundary (text before that is the data the
+    instruction hides in), and at most ``_LOOK_BACK`` characters before it.
+
+    The nearest boundaries are looked for just before the marker first, and further back
+    only when none is there: most markers sit a line or two into their block.
+    """
+    back = max(0, marker - _LOOK_BACK)
+    near = max(back, marker - _NEAR)
+    for window in (near, back) if near > back else (back,):
+        floor = max(
+            [m.end() for m in _BLANK_LINE.finditer(text, window, marker)]
+            + [m.end() for m in _DATA_BOUNDARY.finditer(text, window, marker)],
+            default=back,
+        )
+        if floor > back or window == back:
+            break
+    ends: list[int] = []
+    for window in (max(floor, near), floor) if near > floor else (floor,):
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, window, marker)]
+        if len(ends) >= 2:
+            break
+    return ends[-2] if len(ends) >= 2 else floor
 
 
 def extract_values(text: str) -> tuple[InjectedValue, ...]:
