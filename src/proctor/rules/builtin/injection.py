@@ -103,9 +103,17 @@ class _Output:
 
 @dataclass(slots=True)
 class _Injected:
+    """An injected span; its values are extracted when a later call is first judged."""
+
     call: ToolCall
     span: InjectedSpan
-    values: list[InjectedValue]
+    text: str
+    _values: tuple[InjectedValue, ...] | None = None
+
+    def values(self, context: RuleContext) -> tuple[InjectedValue, ...]:
+        if self._values is None:
+            self._values = _injected_values(self.text, context)
+        return self._values
 
 
 @dataclass(slots=True)
@@ -156,7 +164,7 @@ def _matches(state: _State, call: ToolCall, context: RuleContext) -> Iterator[_M
     for source in state.injected:
         if source.call.source_id == call.source_id:
             continue
-        for value in source.values:
+        for value in source.values(context):
             wanted = value.value
             if not value.strong:
                 used = whole.get(wanted)
@@ -270,15 +278,9 @@ class InjectionThenAction(Rule):
         spans = injected_spans(call, context)
         if spans:
             state.unanswered = (call, spans[0])
-        for span in spans:
-            # Provenance in data is checked lazily, when a call uses a value: most never are.
-            values = [
-                v
-                for v in _injected_values(text[span.start : span.end], context)
-                if not state.is_trusted(v)
-            ]
-            if values:
-                state.injected.append(_Injected(call, span, values))
+        # Values, and whether the user's request or other data hold them, are worked out
+        # lazily: only when a later call is judged, and only for the values it uses.
+        state.injected += (_Injected(call, span, text[span.start : span.end]) for span in spans)
         if state.output_chars < _OUTPUT_TEXT_LIMIT:
             state.outputs.append(_Output(text, spans))
             state.output_chars += len(text)
