@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -176,10 +176,26 @@ _TOPIC_WORDS: dict[ClaimTopic, tuple[tuple[str, ...], ...]] = {
     ),
     "works": (
         ("work", "succe", "clean", "without", "with no", "fixed", "resolved", "pass", "errors"),
-        ("work", "run", "ran", "start", "complet", "fixed", "resolved", "everything", "errors"),
+        ("work", "runs ", "ran ", "starts ", "started ", "completes ", "completed ", "fixed",
+         "resolved", "everything", "errors"),
     ),
     "verified": (("verified", "confirmed", "double-checked", "validated"),),
 }  # fmt: skip
+
+_GATE_WORDS = sorted({w for gs in _TOPIC_WORDS.values() for g in gs for w in g} - {ANY_DIGIT})
+_GATE_FINDER = AhoCorasick(_GATE_WORDS)
+_TOPIC_GATES = tuple(
+    (
+        topic,
+        tuple(
+            (frozenset(_GATE_WORDS.index(w) for w in group if w != ANY_DIGIT), ANY_DIGIT in group)
+            for group in groups
+        ),
+    )
+    for topic, groups in _TOPIC_WORDS.items()
+)
+"""Per topic, its groups as numbers of ``_GATE_WORDS`` (and whether any digit will do)."""
+_ALL_TOPICS: frozenset[ClaimTopic] = frozenset(_TOPIC_WORDS)
 
 _NEGATION = re.compile(
     r"\b(?:not|no longer|never|none of|fail(?:s|ed|ing)?|broken|unable|cannot|can't|couldn't|"
@@ -212,6 +228,7 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _BLOCKQUOTE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”")
+_MASKS = ((_FENCED, ("```",)), (_BLOCKQUOTE, (">",)), (_QUOTED, ('"', "“")))
 _SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s|$)|$)", re.MULTILINE)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)?\s*(?:\[[ xX]\]\s*)?")
 _UNCHECKED = re.compile(r"^\s*(?:[-*+•]\s*)?\[ \]")
@@ -228,8 +245,9 @@ def _mask(text: str) -> str:
     def blank(match: re.Match[str]) -> str:
         return _NOT_NEWLINE.sub(" ", match.group(0))
 
-    for pattern in (_FENCED, _BLOCKQUOTE, _QUOTED):
-        text = pattern.sub(blank, text)
+    for pattern, needs in _MASKS:
+        if any(map(text.__contains__, needs)):  # what every match of the pattern holds
+            text = pattern.sub(blank, text)
     return text
 
 
@@ -253,11 +271,9 @@ def _find_claims(text: str, masked: str, stems: list[int] | None) -> list[Claim]
         if sentence.rstrip().endswith("?") or _UNCHECKED.match(sentence):
             continue
         found: dict[ClaimTopic, re.Match[str]] = {}
-        contains = sentence.lower().__contains__
+        possible = _possible_topics(sentence) if stems is not None else _ALL_TOPICS
         for topic, pattern in _PATTERNS:
-            if stems is not None and not all(
-                _holds_one(contains, sentence, group) for group in _TOPIC_WORDS[topic]
-            ):
+            if topic not in possible:
                 continue  # lined-up text: the sentence lacks every word of a needed group
             match = pattern.search(sentence)
             if match and _asserted(sentence, match):
@@ -286,11 +302,24 @@ def _find_claims(text: str, masked: str, stems: list[int] | None) -> list[Claim]
     return claims
 
 
-def _holds_one(contains: Callable[[str], bool], sentence: str, group: tuple[str, ...]) -> bool:
-    """Whether the sentence (``contains`` tests its lower-cased form) holds a word of ``group``."""
-    if any(map(contains, group)):
-        return True
-    return ANY_DIGIT in group and _DIGIT.search(sentence) is not None
+def _possible_topics(sentence: str) -> set[ClaimTopic]:
+    """The topics whose every group has a word in the sentence (one pass over it)."""
+    present = {
+        number
+        for number, _, _ in _GATE_FINDER.find_matches_as_indexes(sentence.lower(), overlapping=True)
+    }
+    digit: bool | None = None
+    possible: set[ClaimTopic] = set()
+    for topic, groups in _TOPIC_GATES:
+        for numbers, any_digit in groups:
+            if numbers.isdisjoint(present):
+                if any_digit and digit is None:
+                    digit = _DIGIT.search(sentence) is not None
+                if not (any_digit and digit):
+                    break
+        else:
+            possible.add(topic)
+    return possible
 
 
 def _lines_up(text: str, lowered: str) -> bool:
