@@ -128,6 +128,7 @@ def whole_traces(traces: Sequence[Any], passes: int, warmup: int) -> tuple[list[
     samples: list[int] = []
     failed = flagged = 0
     for number in range(passes):
+        clear_caches()  # a later pass must not ride on what the earlier one memoised
         for trace in traces:
             started = time.perf_counter_ns()
             try:
@@ -139,6 +140,18 @@ def whole_traces(traces: Sequence[Any], passes: int, warmup: int) -> tuple[list[
             if number == 0:
                 flagged += any(f.rule == "injection_then_action" for f in found)
     return samples, failed, flagged
+
+
+def clear_caches() -> None:
+    """Empty Proctor's process-wide memos (``functools.lru_cache``): tool names, titles,
+    normalised outputs. Within a pass, traces that repeat a text still share them."""
+    import functools
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("proctor.") and module is not None:
+            for value in vars(module).values():
+                if isinstance(value, functools._lru_cache_wrapper):
+                    value.cache_clear()
 
 
 def openai_messages(trace: Any) -> list[dict[str, Any]]:

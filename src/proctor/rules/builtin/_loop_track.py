@@ -48,29 +48,56 @@ _IGNORED_ARGUMENTS = frozenset(
         "reason",
     }
 )
+# Every pattern begins with a character (class), the word boundary checked behind it, so
+# the regular expression engine skips ahead to where a match can start; tests hold each to
+# its plain form (``\\b\\d{4}-…``).
 _VOLATILE = [
     (re.compile(r"\x1b\[[0-9;?]*[A-Za-z]"), ""),
     (
         re.compile(
-            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+            r"\d(?<=\b\d)\d{3}-\d{2}-\d{2}"
+            r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
         ),
         "<time>",
     ),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>"),
-    # Labelled ids (`Chunk ID: 5dacf8`, `request id=ab12…`) and long random hex; a short
-    # unlabelled hash (`sha=16bcc09a`, a commit) may be the very thing that changed.
-    (re.compile(r"\b(id\b\s*[:=#]?\s*)[0-9A-Za-z_-]{4,}", re.IGNORECASE), r"\1<id>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"), "<hex>"),
+    (re.compile(r"\d(?<=\b\d)\d?:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
     (
         re.compile(
-            r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b"
+            r"[0-9a-fA-F](?<=\b[0-9a-fA-F])[0-9a-fA-F]{7}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"
+        ),
+        "<uuid>",
+    ),
+    (re.compile(r"0(?<=\b0)x[0-9a-fA-F]+\b"), "<addr>"),
+    # Labelled ids (`Chunk ID: 5dacf8`, `request id=ab12…`) and long random hex; a short
+    # unlabelled hash (`sha=16bcc09a`, a commit) may be the very thing that changed.
+    (re.compile(r"(i(?<=\bi)d\b\s*[:=#]?\s*)[0-9A-Za-z_-]{4,}", re.IGNORECASE), r"\1<id>"),
+    (
+        re.compile(
+            r"[0-9a-f](?<=\b[0-9a-f])(?:(?<=\d)(?=[0-9a-f]*[a-f])|(?<=[a-f])(?=[0-9a-f]*\d))"
+            r"[0-9a-f]{15,}\b"
+        ),
+        "<hex>",
+    ),
+    (
+        re.compile(
+            r"\d(?<=\b\d)\d*(?:\.\d+)?\s?"
+            r"(?:ns|µs|us|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b"
         ),
         "<duration>",
     ),
-    (re.compile(r"\b(pid|process|job)(\s*[:=#]?\s*)\d+\b", re.IGNORECASE), r"\1\2<n>"),
-    (re.compile(r"(?:/private)?(?:/tmp|/var/tmp|/var/folders)/[^\s'\"]+"), "<tmp>"),
+    (
+        re.compile(
+            r"([pj](?<=\b[pj])(?:(?<=p)(?:id|rocess)|(?<=j)ob))(\s*[:=#]?\s*)\d+\b", re.IGNORECASE
+        ),
+        r"\1\2<n>",
+    ),
+    (
+        re.compile(
+            r"/(?:private/tmp|private/var/tmp|private/var/folders|tmp|var/tmp|var/folders)/"
+            r"[^\s'\"]+"
+        ),
+        "<tmp>",
+    ),
 ]
 _WHITESPACE = re.compile(r"\s+")
 _KEY_OF_PAIR = itemgetter(0)
@@ -84,7 +111,7 @@ def normalise_output(text: str) -> str:
     """``text`` with volatile parts masked and whitespace collapsed."""
     for pattern, replacement in _VOLATILE:
         text = pattern.sub(replacement, text)
-    return _WHITESPACE.sub(" ", text).strip()
+    return _collapsed(text)
 
 
 def _collapsed(text: str) -> str:
