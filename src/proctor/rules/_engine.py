@@ -8,6 +8,7 @@ convenience over the same object.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,20 +58,22 @@ class Supervisor:
             chosen = ()  # a compaction call summarises the run; it is not agent work to judge
         switched = self.policy.rules
         context = self._rule_context = RuleContext(self.policy, self.context)
-        self._rules, self._finishing = [], []
-        self._watching = {kind: [] for kind in EVENT_KINDS}
+        rules: list[tuple[Rule, Any]] = []
+        finishing: list[tuple[Rule, Any]] = []
+        watching: dict[EventKind, list[tuple[Rule, Any]]] = {kind: [] for kind in EVENT_KINDS}
         for rule in chosen:
             if switched and switched.get(rule.id) == "off":
                 continue
             kinds = rule.watches(context)
             if not kinds:
                 continue  # idle under this policy (a budget with no limit): nothing to ask
-            state = rule.start(context)
-            self._rules.append((rule, state))
-            if type(rule).finish is not Rule.finish:
-                self._finishing.append((rule, state))
+            entry = (rule, rule.start(context))
+            rules.append(entry)
+            if _concludes(type(rule)):
+                finishing.append(entry)
             for kind in kinds:
-                self._watching[kind].append((rule, state))
+                watching[kind].append(entry)
+        self._rules, self._finishing, self._watching = rules, finishing, watching
 
     @property
     def events_seen(self) -> int:
@@ -142,6 +145,12 @@ class Supervisor:
             threshold=hit.threshold,
             trigger_source_id=hit.trigger,
         )
+
+
+@functools.cache
+def _concludes(rule_type: type[Rule]) -> bool:
+    """Whether a kind of rule has something to say at the end of a run."""
+    return rule_type.finish is not Rule.finish
 
 
 def check_trace(
