@@ -99,6 +99,25 @@ _VOLATILE = [
         "<tmp>",
     ),
 ]
+_A_DIGIT = ("0-9",)
+_ID_WORDS = ("id",)
+_PROCESS_WORDS = ("pid", "process", "job")
+_CASE_BLIND_NEEDS = (_ID_WORDS, _PROCESS_WORDS)
+_NEEDS: tuple[tuple[str, ...] | None, ...] = (
+    ("\x1b",),
+    _A_DIGIT,
+    _A_DIGIT,
+    ("-",),
+    ("0x",),
+    _ID_WORDS,
+    _A_DIGIT,
+    _A_DIGIT,
+    _PROCESS_WORDS,
+    ("/tmp/", "/var/tmp/", "/var/folders/"),
+)
+"""Per volatile pattern, what every match holds (one of; lower case where it is case-blind;
+``_A_DIGIT``: any digit): a text without it is not searched. A test holds them."""
+_DIGIT = re.compile(r"\d")
 _WHITESPACE = re.compile(r"\s+")
 _KEY_OF_PAIR = itemgetter(0)
 
@@ -109,9 +128,23 @@ def _digest(text: str) -> str:
 
 def normalise_output(text: str) -> str:
     """``text`` with volatile parts masked and whitespace collapsed."""
-    for pattern, replacement in _VOLATILE:
-        text = pattern.sub(replacement, text)
+    for (pattern, replacement), needs in zip(_VOLATILE, _NEEDS, strict=True):
+        if _may_match(text, needs):
+            text = pattern.sub(replacement, text)
     return _collapsed(text)
+
+
+def _may_match(text: str, needs: tuple[str, ...] | None) -> bool:
+    """False when ``text`` lacks what every match of a volatile pattern holds."""
+    if needs is None:
+        return True
+    if needs is _A_DIGIT:
+        return _DIGIT.search(text) is not None
+    if needs in _CASE_BLIND_NEEDS:
+        if not text.isascii():
+            return True  # case-blind matching beyond ASCII (İ, ſ …): no quick test
+        text = text.lower()
+    return any(map(text.__contains__, needs))
 
 
 def _collapsed(text: str) -> str:
