@@ -20,6 +20,7 @@ from proctor.rules.builtin._injected_text import (
     _MARKER_SPECS,
     _MARKERS,
     _PAST_ANCHOR,
+    _REACH,
     _SKELETONS,
     _STARTS_AT_ANCHOR,
     _UNALIGNED,
@@ -203,6 +204,11 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
     return number, before + marker + after
 
 
+def _realistic(marker: str) -> bool:
+    """No whitespace run over 20 characters, no word over 30 (an AI name like GPT-4o-…)."""
+    return not re.search(r"\s{21}|\S{31}", marker)
+
+
 @given(_text_around_a_marker())
 @settings(max_examples=600, deadline=None)
 def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) -> None:
@@ -226,6 +232,8 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
             assert match.start() in starts, (pattern.pattern, match.group(0))
         if number in _ENDS_AT_ANCHOR:  # searched for only up to just past its anchors
             assert match.end() <= max(starts) + _PAST_ANCHOR, (pattern.pattern, match.group(0))
+        if number in _REACH and _realistic(match.group(0)):  # searched for that far past
+            assert match.end() <= max(starts) + _REACH[number], (pattern.pattern, match.group(0))
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)

@@ -132,6 +132,11 @@ _ENDS_AT_ANCHOR = frozenset({6, 8})
 """Markers whose every match ends with one of their anchor words (plus at most one letter,
 a plural "s"; a property test holds it): the window searched around an anchor needs to
 reach only just past it."""
+_REACH = {3: 60, 9: 100, 11: 30}
+"""Markers searched for in windows whose words after an anchor are few: how far past an
+anchor a match can end (whitespace runs of about 40 characters between those words, or an
+AI name of 60, are as far as they are looked for; "system" markers hold no whitespace
+there). Others are searched for up to ``_WINDOW_AFTER`` past. A property test holds it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -215,7 +220,8 @@ class _MarkerScanner:
                 self.skeletons.append(_SKELETONS[number] if aligned else None)
                 self.at_anchor.append(at_anchor)
                 ends_there = aligned and number in _ENDS_AT_ANCHOR
-                self.reach.append(_PAST_ANCHOR if ends_there else _WINDOW_AFTER)
+                reach = _REACH.get(number, _WINDOW_AFTER) if aligned else _WINDOW_AFTER
+                self.reach.append(_PAST_ANCHOR if ends_there else reach)
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
