@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
 from proctor.rules.builtin._injected_text import (
+    _BEFORE,
     _ENDS_AT_ANCHOR,
     _MARKER_SPECS,
     _MARKERS,
@@ -234,6 +235,8 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
             assert match.end() <= max(starts) + _PAST_ANCHOR, (pattern.pattern, match.group(0))
         if number in _REACH and _realistic(match.group(0)):  # searched for that far past
             assert match.end() <= max(starts) + _REACH[number], (pattern.pattern, match.group(0))
+        if number in _BEFORE and _realistic(match.group(0)):  # and that far before
+            assert match.start() >= min(starts) - _BEFORE[number], (pattern.pattern, match.group(0))
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)

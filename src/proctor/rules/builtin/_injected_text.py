@@ -132,6 +132,11 @@ _ENDS_AT_ANCHOR = frozenset({6, 8})
 """Markers whose every match ends with one of their anchor words (plus at most one letter,
 a plural "s"; a property test holds it): the window searched around an anchor needs to
 reach only just past it."""
+_BEFORE = {3: 80, 6: 100, 8: 60, 9: 50, 11: 40}
+"""Markers searched for in windows: how far before an anchor a match can begin (their words
+before it are few; whitespace runs of about 40 characters between them, or an AI name of
+40, are as far as they are looked for). Others look ``_WINDOW_BEFORE`` back. A property
+test holds it."""
 _REACH = {3: 60, 9: 100, 11: 30}
 """Markers searched for in windows whose words after an anchor are few: how far past an
 anchor a match can end (whitespace runs of about 40 characters between those words, or an
@@ -198,6 +203,8 @@ class _MarkerScanner:
         """Per candidate pattern, whether to try it only at its anchors' positions."""
         self.reach: list[int] = []
         """Per candidate pattern, how far past an anchor to search."""
+        self.before: list[int] = []
+        """Per candidate pattern, how far before an anchor to search."""
         positions = _anchor_positions(lowered, word_starts=aligned)
         contains = lowered.__contains__
         present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
@@ -222,6 +229,9 @@ class _MarkerScanner:
                 ends_there = aligned and number in _ENDS_AT_ANCHOR
                 reach = _REACH.get(number, _WINDOW_AFTER) if aligned else _WINDOW_AFTER
                 self.reach.append(_PAST_ANCHOR if ends_there else reach)
+                self.before.append(
+                    _BEFORE.get(number, _WINDOW_BEFORE) if aligned else _WINDOW_BEFORE
+                )
         self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
@@ -234,9 +244,10 @@ class _MarkerScanner:
             if cached[0] >= cursor:
                 order.append((cached[0], index))
                 continue
-            at = bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE)
+            before = self.before[index]
+            at = bisect.bisect_left(anchors, cursor - before)
             if at < len(anchors):
-                order.append((anchors[at] - _WINDOW_BEFORE, index))
+                order.append((anchors[at] - before, index))
             else:
                 self.cache[index] = None
         best: tuple[int, int, str] | None = None
@@ -252,7 +263,8 @@ class _MarkerScanner:
                     cached = self._match_at_anchors(pattern, anchors, cursor)
                 else:
                     skeleton, reach = self.skeletons[index], self.reach[index]
-                    cached = self._search(pattern, anchors, skeleton, reach, cursor)
+                    before = self.before[index]
+                    cached = self._search(pattern, anchors, skeleton, before, reach, cursor)
                 self.cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
                 best = cached
@@ -273,22 +285,23 @@ class _MarkerScanner:
         pattern: re.Pattern[str],
         anchors: list[int],
         skeleton: re.Pattern[str] | None,
+        before: int,
         reach: int,
         cursor: int,
     ) -> tuple[int, int, str] | None:
         searched = cursor
-        for position in anchors[bisect.bisect_left(anchors, cursor - _WINDOW_BEFORE) :]:
+        for position in anchors[bisect.bisect_left(anchors, cursor - before) :]:
             end = min(len(self.text), position + reach)
             if end <= searched:
                 continue
-            start = max(searched, position - _WINDOW_BEFORE)
+            start = max(searched, position - before)
             if skeleton is None:
                 match = pattern.search(self.text, start, end)
             else:
                 match = self._search_at_skeletons(pattern, skeleton, start, end)
             if match is not None:
                 return match.start(), match.end(), match.group(0)
-            searched = max(searched, end - _WINDOW_BEFORE)
+            searched = max(searched, end - before)
         return None
 
     def _search_at_skeletons(
