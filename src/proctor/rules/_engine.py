@@ -85,8 +85,9 @@ class Supervisor:
         self._next_index = event.index + 1
         found: list[Finding] = []
         for rule, state in self._watching[event.kind]:
-            for hit in rule.observe(state, event, self._rule_context):
-                found.append(self._finding(rule, hit))
+            hits = rule.observe(state, event, self._rule_context)
+            if hits:  # most events cause nothing (an iterator is always true)
+                found.extend(self._finding(rule, hit) for hit in hits)
         return found
 
     def observe_all(self, events: Iterable[Event]) -> list[Finding]:

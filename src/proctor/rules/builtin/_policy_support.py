@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from proctor.findings import Evidence
 from proctor.rules._policy import Policy
 from proctor.rules._rule import RuleContext
@@ -35,10 +37,15 @@ def places(context: RuleContext) -> Places:
     """The conversation's project roots and home, computed once per conversation."""
     found = context.facts.get("policy_places")
     if not isinstance(found, Places):
-        plan_roots = context.policy.plan.project_roots
-        found = Places.of(context.trace.cwd, plan_roots)
+        found = _places(context.trace.cwd, tuple(context.policy.plan.project_roots))
         context.facts["policy_places"] = found
     return found
+
+
+@lru_cache(maxsize=256)
+def _places(cwd: str | None, project_roots: tuple[str, ...]) -> Places:
+    # Conversations of one project share their folders; Places is immutable.
+    return Places.of(cwd, project_roots)
 
 
 def resolved(places: Places, access: FileAccess) -> str | None:

@@ -158,7 +158,7 @@ class SecretInOutput(Rule):
     def _call(self, call: ToolCall, redactor: Redactor) -> list[Hit]:
         found: list[re.Match[str]] = []
         evidence: list[Evidence] = []
-        strings = list(argument_strings(call.arguments))
+        strings = argument_strings(call.arguments)
         joined = "\x00".join(value for _, value in strings)
         if "[REDACTED:" not in joined and not redactor.may_find(joined):
             return []  # no argument holds a secret or a placeholder: the usual case
