@@ -39,3 +39,10 @@ def test_the_quick_test_over_joined_strings_passes_wherever_one_holds_a_secret(
 ) -> None:
     assert any(Redactor().redact(s) != s for s in strings)
     assert Redactor.may_find("\x00".join(strings))
+
+
+def test_anchors_are_found_in_text_beyond_ascii_and_with_lone_surrogates() -> None:
+    text = "Clé privée \ud800 — export OPENAI_API_KEY=sk-proj-a1B2c3D4e5F6g7H8i9J0kLmN"
+    redacted = Redactor().redact(text)
+    assert "[REDACTED:" in redacted and "a1B2c3D4e5F6g7H8i9J0kLmN" not in redacted
+    assert redacted.startswith("Clé privée \ud800")

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import BytesAhoCorasick
 
 _RANDOM_TAIL = r"[A-Za-z0-9_\-]"
 
@@ -125,8 +125,9 @@ _COMPILED = [
     for kind, pattern, group, needs_random in _PATTERNS
 ]
 _ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
-_ANCHOR_FINDER = AhoCorasick(_ALL_ANCHORS)
-"""Every anchor in one pass over the text (Rust's aho-corasick) instead of one scan each."""
+_ANCHOR_FINDER = BytesAhoCorasick([anchor.encode() for anchor in _ALL_ANCHORS])
+"""Every anchor in one pass over the text (Rust's aho-corasick) instead of one scan each.
+Over the UTF-8 bytes: the anchors are ASCII, and an ASCII byte there is that character."""
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER_VALUE = re.compile(
     r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
@@ -135,7 +136,7 @@ _PLACEHOLDER_VALUE = re.compile(
 
 def _anchors_in(text: str) -> set[str]:
     """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind."""
-    lowered = text.lower()
+    lowered = text.lower().encode("utf-8", "surrogatepass")
     return {
         _ALL_ANCHORS[number]
         for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)

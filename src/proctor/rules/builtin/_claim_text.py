@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
 ClaimTopic = Literal["tests", "build", "lint", "works", "verified"]
 SPECIFIC: tuple[ClaimTopic, ...] = ("tests", "build", "lint")
@@ -218,6 +218,8 @@ _STEMS = ("pass", "succe", "green", "clean", "work", "fixed", "resolved", "verif
           "confirmed", "validated", "double-checked", "errors", "failures", "builds", "built",
           "compile", "lint", "ok", "fine", "happy", "failing tests", "failed tests")  # fmt: skip
 _STEM_FINDER = AhoCorasick(_STEMS)
+_STEM_BYTES = BytesAhoCorasick([stem.encode() for stem in _STEMS])
+"""For ASCII text (byte offsets are character offsets; no offset translation)."""
 _UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 _STEM_PATTERN = re.compile(
     r"\b(?:" + "|".join(re.escape(stem) for stem in _STEMS) + ")", re.IGNORECASE
@@ -334,7 +336,11 @@ def _lines_up(text: str, lowered: str) -> bool:
 def _stem_starts(lowered: str) -> list[int]:
     """Where claim stems begin a word in ``lowered``, in order (one pass over the text)."""
     starts: list[int] = []
-    for _, at, _end in _STEM_FINDER.find_matches_as_indexes(lowered, overlapping=True):
+    if lowered.isascii():
+        found = _STEM_BYTES.find_matches_as_indexes(lowered.encode(), overlapping=True)
+    else:
+        found = _STEM_FINDER.find_matches_as_indexes(lowered, overlapping=True)
+    for _, at, _end in found:
         before = lowered[at - 1] if at else " "
         if not (before.isalnum() or before == "_"):
             starts.append(at)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
 _AI = (
     r"(?:AI|A\.I\.|assistant|agent|language model|LLM|chat ?bot|bot|model|GPT[-\w.]*|ChatGPT|"
@@ -150,6 +150,9 @@ _ANCHOR_PATTERNS = tuple(
 """Per anchor word (a word of a marker's first group), the markers it anchors."""
 _ANCHOR_STARTS_WORD = tuple(word[0].isalnum() or word[0] == "_" for word in _ANCHOR_WORDS)
 _ANCHORS = AhoCorasick(_ANCHOR_WORDS)
+_ANCHOR_BYTES = BytesAhoCorasick([word.encode() for word in _ANCHOR_WORDS])
+"""The same automaton over bytes: for ASCII text, byte offsets are character offsets, and
+searching bytes skips the offset translation a ``str`` search does."""
 _PAST_ANCHOR = max(map(len, _ANCHOR_WORDS)) + 1
 """How far past where an anchor word begins a match that ends with it can reach."""
 
@@ -163,7 +166,11 @@ def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
     "this", "set" in "reset") can never be the anchor of a match.
     """
     positions: list[list[int]] = [[] for _ in _MARKERS]
-    for word, at, _end in _ANCHORS.find_matches_as_indexes(lowered, overlapping=True):
+    if lowered.isascii():
+        found_words = _ANCHOR_BYTES.find_matches_as_indexes(lowered.encode(), overlapping=True)
+    else:
+        found_words = _ANCHORS.find_matches_as_indexes(lowered, overlapping=True)
+    for word, at, _end in found_words:
         if word_starts and at and _ANCHOR_STARTS_WORD[word]:
             before = lowered[at - 1]
             if before.isalnum() or before == "_":
