@@ -15,7 +15,10 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     refuses (its default limit of 100 checking cycles) or fails on are counted.
 
 Every timing is ``time.perf_counter_ns`` after a warm-up pass; nothing is tuned to the
-traces. Targets (issue): gate p99 ≤ 2 ms in process; whole-trace p99 ≤ 1.2 ms and ≥ 10×
+traces. (c) and (d) run in alternating rounds (``--passes``, one pass of each per round), and
+the throughput ratio is the median of the rounds' ratios, so a slow moment of a shared
+machine does not favour either side. Proctor's process-wide memos (tool names, normalised
+outputs) are emptied before each of its passes. Targets (issue): gate p99 ≤ 2 ms in process; whole-trace p99 ≤ 1.2 ms and ≥ 10×
 Invariant's rate, with no trace refused.
 
     pip install -e '.[bench]'
@@ -33,6 +36,7 @@ import json
 import logging
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -287,7 +291,9 @@ def _first_session_id(path: Path) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run (a)–(d), print the table, write ``bench/results/gate.md``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--passes", type=int, default=3, help="whole-trace passes (c)")
+    parser.add_argument(
+        "--passes", type=int, default=5, help="rounds of (c) and (d), one pass each, alternating"
+    )
     parser.add_argument("--hook-calls", type=int, default=40, help="hook processes per session")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
@@ -318,13 +324,33 @@ def main(argv: Sequence[str] | None = None) -> None:
         hooks = hook_processes(args.hook_calls)
         rows += [(f"(b) {label}", samples, None, "") for label, samples in hooks.items()]
     whole_rate = inv_rate = None
+    ratios: list[float] = []
+    whole: list[int] = []
+    inv: list[int] = []
+    failed = proctor_flagged = 0
+    # (c) and (d) alternate, one pass each per round, so a slow moment of the machine
+    # weighs on both alike; the ratio reported is the median of the rounds' ratios.
+    for number in range(args.passes):
+        if "c" in only:
+            samples, round_failed, round_flagged = whole_traces(
+                traces, 1, warmup if number == 0 else 0
+            )
+            whole += samples
+            failed += round_failed
+            proctor_flagged = proctor_flagged or round_flagged
+        if "d" in only:
+            round_inv, refused, inv_errors, round_inv_flagged, inv_version = invariant(
+                traces, warmup if number == 0 else 0
+            )
+            inv += round_inv
+            inv_flagged = round_inv_flagged
+        if "c" in only and "d" in only:
+            ratios.append((len(samples) / sum(samples)) / (len(round_inv) / sum(round_inv)))
     if "c" in only:
-        whole, failed, proctor_flagged = whole_traces(traces, args.passes, warmup)
         whole_rate = len(whole) / (sum(whole) / 1e9)
         rows.append(("(c) whole trace, every built-in rule", whole, whole_rate, "p99 ≤ 1.2 ms"))
         notes.append(f"(c) traces failed: {failed} of {len(traces) * args.passes}")
     if "d" in only:
-        inv, refused, inv_errors, inv_flagged, inv_version = invariant(traces, warmup)
         inv_rate = len(inv) / (sum(inv) / 1e9)
         rows.append((f"(d) Invariant {inv_version} LocalPolicy, flow rule", inv, inv_rate, ""))
     lines.append(f"{'run':62} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'traces/s':>9}  target")
@@ -339,13 +365,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         lines.append("; ".join(notes))
     if "d" in only:
         lines.append(
-            f"(d) refused at Invariant's default limit: {refused} of {len(inv)} "
-            f"({100 * refused / len(inv):.1f} %); other errors: {inv_errors}"
+            f"(d) refused at Invariant's default limit: {refused} of {len(traces)} "
+            f"({100 * refused / len(traces):.1f} %); other errors: {inv_errors}"
         )
     if whole_rate is not None and inv_rate is not None:
+        ordered = sorted(ratios)
         lines += [
-            f"ratio whole-trace traces/s, Proctor / Invariant: {whole_rate / inv_rate:.1f}x "
-            "(target ≥ 10x)",
+            f"ratio whole-trace traces/s, Proctor / Invariant: {statistics.median(ratios):.1f}x "
+            f"(median of {len(ratios)} alternating rounds, {ordered[0]:.1f}x–{ordered[-1]:.1f}x; "
+            "target ≥ 10x)",
+            f"ratio whole-trace p99, Invariant / Proctor: "
+            f"{percentile(inv, 0.99) / percentile(whole, 0.99):.1f}x",
             f"traces flagged: Proctor injection_then_action {proctor_flagged}, "
             f"Invariant rule {inv_flagged}",
         ]
