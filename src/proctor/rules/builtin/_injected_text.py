@@ -18,6 +18,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
@@ -190,6 +191,38 @@ _NEAR = 160
 """How far before a marker the start of its instruction block is looked for."""
 
 
+class _Plan(NamedTuple):
+    """How to look for one marker (in text that lines up with its lower case, or not)."""
+
+    pattern: re.Pattern[str]
+    skeleton: re.Pattern[str] | None
+    """Tried first on the lower-cased text (``None``: search every window in full)."""
+    at_anchor: bool
+    """Tried only right at its anchors' positions."""
+    before: int
+    """How far before an anchor a window begins."""
+    reach: int
+    """How far past an anchor a window ends."""
+    later: tuple[tuple[str, ...], ...]
+    """Groups one word of each of which the text must hold (for markers in windows)."""
+
+
+def _plan(number: int, *, aligned: bool) -> _Plan:
+    pattern, groups = _MARKERS[number]
+    if not aligned:
+        return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:])
+    at_anchor = number in _STARTS_AT_ANCHOR
+    reach = _PAST_ANCHOR if number in _ENDS_AT_ANCHOR else _REACH.get(number, _WINDOW_AFTER)
+    before = _BEFORE.get(number, _WINDOW_BEFORE)
+    return _Plan(
+        pattern, _SKELETONS[number], at_anchor, before, reach, () if at_anchor else groups[1:]
+    )
+
+
+_ALIGNED_PLANS = tuple(_plan(number, aligned=True) for number in range(len(_MARKERS)))
+_UNALIGNED_PLANS = tuple(_plan(number, aligned=False) for number in range(len(_MARKERS)))
+
+
 class _MarkerScanner:
     """Finds the next marker at or after a position, searching only near anchor words.
 
@@ -203,76 +236,62 @@ class _MarkerScanner:
         lowered = text.lower()
         self.lowered = lowered
         aligned = text.isascii() or _UNALIGNED.search(text) is None
-        self.patterns: list[tuple[re.Pattern[str], list[int]]] = []
-        self.skeletons: list[re.Pattern[str] | None] = []
-        """Per candidate pattern, its skeleton (``None``: search every window in full)."""
-        self.at_anchor: list[bool] = []
-        """Per candidate pattern, whether to try it only at its anchors' positions."""
-        self.reach: list[int] = []
-        """Per candidate pattern, how far past an anchor to search."""
-        self.before: list[int] = []
-        """Per candidate pattern, how far before an anchor to search."""
+        plans = _ALIGNED_PLANS if aligned else _UNALIGNED_PLANS
+        self.plans: list[_Plan] = []
+        """How to look for each candidate marker."""
+        self.anchors: list[list[int]] = []
+        """Per candidate marker, where its anchor words begin, in order."""
         positions = _anchor_positions(lowered, word_starts=aligned)
         contains = lowered.__contains__
         present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
-        for number, (pattern, groups) in enumerate(_MARKERS):
+        for plan, anchors in zip(plans, positions, strict=True):
             # The anchor words' positions also tell whether the first group is present.
-            anchors = positions[number]
             if not anchors:
                 continue
-            at_anchor = aligned and number in _STARTS_AT_ANCHOR
             # A marker tried right at its anchors needs no other cheap test; one searched
             # for in windows is skipped when a later group's words are all missing.
-            for group in () if at_anchor else groups[1:]:
+            for group in plan.later:
                 found = present.get(group)
                 if found is None:
                     found = present[group] = any(map(contains, group))
                 if not found:
                     break
             else:
-                self.patterns.append((pattern, anchors))
-                self.skeletons.append(_SKELETONS[number] if aligned else None)
-                self.at_anchor.append(at_anchor)
-                ends_there = aligned and number in _ENDS_AT_ANCHOR
-                reach = _REACH.get(number, _WINDOW_AFTER) if aligned else _WINDOW_AFTER
-                self.reach.append(_PAST_ANCHOR if ends_there else reach)
-                self.before.append(
-                    _BEFORE.get(number, _WINDOW_BEFORE) if aligned else _WINDOW_BEFORE
-                )
-        self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.patterns)
+                self.plans.append(plan)
+                self.anchors.append(anchors)
+        self.cache: list[tuple[int, int, str] | None] = [(-1, -1, "")] * len(self.plans)
 
     def next_hit(self, cursor: int) -> tuple[int, int, str] | None:
         """The earliest marker match starting at or after ``cursor``."""
         order: list[tuple[int, int]] = []
-        for index, (_, anchors) in enumerate(self.patterns):
-            cached = self.cache[index]
+        cache = self.cache
+        for index, anchors in enumerate(self.anchors):
+            cached = cache[index]
             if cached is None:
                 continue
             if cached[0] >= cursor:
                 order.append((cached[0], index))
                 continue
-            before = self.before[index]
+            before = self.plans[index].before
             at = bisect.bisect_left(anchors, cursor - before)
             if at < len(anchors):
                 order.append((anchors[at] - before, index))
             else:
-                self.cache[index] = None
+                cache[index] = None
         best: tuple[int, int, str] | None = None
         # Patterns in the order their next possible match starts: once the best match
         # starts before a pattern's earliest window, that pattern cannot do better.
         for earliest, index in sorted(order):
             if best is not None and best[0] <= earliest:
                 break
-            cached = self.cache[index]
+            cached = cache[index]
             if cached is None or cached[0] < cursor:
-                pattern, anchors = self.patterns[index]
-                if self.at_anchor[index]:
-                    cached = self._match_at_anchors(pattern, anchors, cursor)
+                plan, anchors = self.plans[index], self.anchors[index]
+                if plan.at_anchor:
+                    cached = self._match_at_anchors(plan.pattern, anchors, cursor)
                 else:
-                    skeleton, reach = self.skeletons[index], self.reach[index]
-                    before = self.before[index]
-                    cached = self._search(pattern, anchors, skeleton, before, reach, cursor)
-                self.cache[index] = cached
+                    cached = self._search(plan, anchors, cursor)
+                cache[index] = cached
             if cached is not None and (best is None or cached[0] < best[0]):
                 best = cached
         return best
@@ -287,15 +306,8 @@ class _MarkerScanner:
                 return match.start(), match.end(), match.group(0)
         return None
 
-    def _search(
-        self,
-        pattern: re.Pattern[str],
-        anchors: list[int],
-        skeleton: re.Pattern[str] | None,
-        before: int,
-        reach: int,
-        cursor: int,
-    ) -> tuple[int, int, str] | None:
+    def _search(self, plan: _Plan, anchors: list[int], cursor: int) -> tuple[int, int, str] | None:
+        pattern, skeleton, before, reach = plan.pattern, plan.skeleton, plan.before, plan.reach
         searched = cursor
         for position in anchors[bisect.bisect_left(anchors, cursor - before) :]:
             end = min(len(self.text), position + reach)
