@@ -6,10 +6,17 @@ from proctor.findings import Evidence
 from proctor.transcript import Message, ToolCall
 
 EXCERPT_CHARS = 200
+_HEAD_CHARS = 4 * EXCERPT_CHARS
 
 
 def _excerpt(text: str, start: int | None, end: int | None) -> str:
     piece = text if start is None or end is None else text[start:end]
+    if len(piece) > _HEAD_CHARS:
+        # Collapsing the whitespace of a head of the text gives a head of the collapsed
+        # text: when that is already too long, the rest need not be read.
+        head = " ".join(piece[:_HEAD_CHARS].split())
+        if len(head) > EXCERPT_CHARS:
+            return head[: EXCERPT_CHARS - 1] + "…"
     piece = " ".join(piece.split())
     return piece if len(piece) <= EXCERPT_CHARS else piece[: EXCERPT_CHARS - 1] + "…"
 

@@ -255,6 +255,8 @@ def _mask(text: str) -> str:
 
 def find_claims(text: str) -> list[Claim]:
     """Every claim in ``text``, at most one per topic per sentence, in order."""
+    if not text:
+        return []  # a turn with tool calls only
     lowered = text.lower()
     if not (text.isascii() or _lines_up(text, lowered)):
         return _find_claims(text, _mask(text), None)  # rare: search case-blind instead

@@ -475,8 +475,10 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         add(email.strip(".,;:").lower(), "email")
     # URLs, accounts and identifiers hold no whitespace and are not all letters: searched
     # for only in the words that are not (each pattern finds what it finds in ``rest``).
-    tokens = " ".join([word for word in rest.split() if not word.isalpha()])
-    for match in _URL.finditer(tokens):
+    words = [word for word in rest.split() if not word.isalpha()]
+    tokens = " ".join(words)
+    # A URL holds a "/" or a "." followed by more: only such words are searched for one.
+    for match in _URL.finditer(" ".join([w for w in words if "/" in w or "." in w[:-1]])):
         url = normalise_url(match.group(0))
         if len(url) >= 4:
             add(url, "url")

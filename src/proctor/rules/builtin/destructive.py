@@ -72,6 +72,8 @@ def find_dangers(call: ToolCall, cwd: str | None) -> list[Danger]:
     elif not is_shell(call) and _runs_sql(call):
         for _, value in argument_strings(call.arguments):
             dangers += sql_dangers(value)
+    if not dangers:
+        return dangers  # the usual case
     unique = list(dict.fromkeys(dangers))
     return sorted(unique, key=lambda d: -SEVERITY_ORDER[d.severity])
 
