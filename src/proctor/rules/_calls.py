@@ -56,7 +56,7 @@ def tool_matches(name: str, patterns: Iterable[str]) -> bool:
 
 def is_shell(call: ToolCall) -> bool:
     """True for tools that run shell commands (``Bash``, ``shell``, ``TerminalExecute`` …)."""
-    by_name = _shell_by_name(call.name)
+    by_name = shell_by_name(call.name)
     if by_name is not None:
         return by_name
     # Terminal-like tools of other agents: a name that says so and a command string to run.
@@ -64,8 +64,9 @@ def is_shell(call: ToolCall) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _shell_by_name(name: str) -> bool | None:
-    """Whether a tool of this name runs shell commands; None when its arguments decide."""
+def shell_by_name(name: str) -> bool | None:
+    """Whether a tool of this name runs shell commands; None when its arguments decide
+    (a terminal-like name with a ``command`` string)."""
     lowered = name.lower()
     if lowered in SHELL_TOOLS or lowered.endswith(("_shell", "__bash")):
         return True

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from proctor.rules._calls import argument, command_text, file_paths
+from proctor.rules._calls import argument, command_text, file_paths, shell_by_name
 from proctor.rules.builtin._shell_words import SimpleCommand, simple_commands
 from proctor.transcript import ToolCall
 
@@ -93,6 +93,18 @@ def _terminal_like(base_name: str) -> bool:
     return _TERMINAL_NAME.search(base_name) is not None
 
 
+_KEYSTROKE_TOOLS = ("write_stdin", "send_keys", "send_input")
+
+
+@lru_cache(maxsize=4096)
+def _never_a_shell(name: str) -> bool:
+    """True when no call of a tool so named runs a command line, whatever its arguments."""
+    base = _base_name(name)
+    return (
+        shell_by_name(name) is False and base not in _KEYSTROKE_TOOLS and not _terminal_like(base)
+    )
+
+
 def shell_text(call: ToolCall) -> str | None:
     """The command line a call runs, including keystrokes sent to an open shell session.
 
@@ -100,11 +112,13 @@ def shell_text(call: ToolCall) -> str | None:
     (``TerminalExecute``, ``run_terminal_cmd``, ``mcp__x__shell_exec``) with a string
     ``command``/``cmd`` argument counts: benchmark and MCP tools name them freely.
     """
+    if _never_a_shell(call.name):
+        return None  # most tools: known from the name alone
     text = command_text(call)
     if text is not None:
         return text
     name = tool_base_name(call)
-    if name in ("write_stdin", "send_keys", "send_input"):
+    if name in _KEYSTROKE_TOOLS:
         chars = argument(call, "chars") or argument(call, "input") or argument(call, "text")
         return chars if isinstance(chars, str) and chars.strip() else None
     if _terminal_like(name):
