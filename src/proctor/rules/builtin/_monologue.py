@@ -87,11 +87,14 @@ class Monologue:
         text = " ".join(message.text.split()).lower()
         if len(text) < MIN_REPEATED_CHARS:
             return None
-        repeat = self.texts.pop(text, None) or _Repeat([])
+        repeat = self.texts.pop(text, None)
+        if repeat is None:  # the first time: remember it, nothing to report
+            repeat = _Repeat([message])
+        else:
+            repeat.messages.append(message)
         self.texts[text] = repeat  # most recently seen last, so the oldest is dropped first
         if len(self.texts) > _MAX_TEXTS:
             del self.texts[next(iter(self.texts))]
-        repeat.messages.append(message)
         if len(repeat.messages) < REPEATED_TEXT:
             return None
         if not repeat.evidence:
