@@ -179,13 +179,7 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
     lowered = text.lower()
     for number, (pattern, groups) in enumerate(_MARKERS):
         for match in pattern.finditer(text):
-            starts = [
-                at
-                for word in groups[0]
-                for at in range(match.start(), match.end())
-                if lowered.startswith(word, at)
-                and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
-            ]
+            starts = _anchor_starts(lowered, match, groups[0])
             assert starts, (pattern.pattern, match.group(0))
             if number in _STARTS_AT_ANCHOR:  # tried only right at its anchors
                 assert match.start() in starts, (pattern.pattern, match.group(0))
@@ -196,6 +190,17 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
 
 def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+def _anchor_starts(lowered: str, match: re.Match[str], words: tuple[str, ...]) -> list[int]:
+    """Where inside ``match`` one of the anchor ``words`` begins a word (as the scanner sees)."""
+    return [
+        at
+        for word in words
+        for at in range(match.start(), match.end())
+        if lowered.startswith(word, at)
+        and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
+    ]
 
 
 @st.composite
@@ -223,13 +228,7 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
     lowered = text.lower()
     pattern, groups = _MARKERS[number]
     for match in pattern.finditer(text):
-        starts = [
-            at
-            for word in groups[0]
-            for at in range(match.start(), match.end())
-            if lowered.startswith(word, at)
-            and (not word[0].isalnum() or at == 0 or not _word_char(lowered[at - 1]))
-        ]
+        starts = _anchor_starts(lowered, match, groups[0])
         assert starts, (pattern.pattern, match.group(0))
         if number in _STARTS_AT_ANCHOR:
             assert match.start() in starts, (pattern.pattern, match.group(0))
