@@ -186,9 +186,9 @@ def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
 _WINDOW_BEFORE = 120
 _WINDOW_AFTER = 400
 _LOOK_BACK = 600
+"""How far before a marker the start of its instruction block is looked for."""
 _NEAR = 160
 """Characters before a marker searched first for where its block begins."""
-"""How far before a marker the start of its instruction block is looked for."""
 
 
 class _Plan(NamedTuple):
