@@ -11,7 +11,7 @@ import re
 import sys
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
@@ -259,8 +259,9 @@ _PLAIN_FORMS = {
 }
 
 
-_PIECES = [*"aZ9_é-.:/'\"}]{[ \t\n\\!@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
+_PIECES = [*"aZ9_é-.:/'\"}]{[ \t\n\\!?@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
 _PIECES += ["Ann", "Ann Lee", "of", "+1", "555", "1234567", "(", ")"]
+_PIECES += ["', ", '", ', '"k": ', "'k':", "}, {", "], [", "\n- a: ", "\\n  b: ", ". ", "!) "]
 
 
 @pytest.mark.parametrize("name", sorted(_PLAIN_FORMS))
@@ -270,6 +271,7 @@ _PIECES += ["Ann", "Ann Lee", "of", "+1", "555", "1234567", "(", ")"]
         max_size=40,
     ).map("".join)
 )
+@example('x\', \'k\': y", "k": z}, {a], [b\n- k: v\\n  k: v end. Next! Hi!) What?" +1 555 123 4567')
 @settings(max_examples=200, deadline=None)
 def test_rewritten_patterns_find_what_their_plain_forms_find(name: str, text: str) -> None:
     fast = getattr(_injected_text, name)

@@ -338,15 +338,18 @@ class _MarkerScanner:
 _NL = r"(?:\n|\\n)"
 _DASH_ITEM = r"[ \t]*-[ \t]+[A-Za-z_]\w*:\s"
 _KEY_LINE = r"[ \t]*[A-Za-z_]\w*:[ \t]"
+_QUOTED_KEY = r"[\"'][^\"'\n]{1,80}[\"']\s*:"
 # Where a data record resumes after an injected string: the next key of a dict or YAML record.
-# Every branch starts with a literal or a class (no nested group first), so the regular
-# expression engine skips ahead to the characters that can begin one.
+# Every branch starts with a literal (and the branches in the order of the plain form), so
+# the regular expression engine skips ahead to the characters that can begin one; a branch
+# starting with a class or a group would make it try every position (3x slower).
 _DATA_BOUNDARY = re.compile(
-    r"[\"'],\s*[\"'][^\"'\n]{1,80}[\"']\s*:|[}\]],\s*[{\[]|"
-    rf"\n{_DASH_ITEM}|\\n{_DASH_ITEM}|\n{_KEY_LINE}|\\n{_KEY_LINE}"
+    rf"\",\s*{_QUOTED_KEY}|',\s*{_QUOTED_KEY}|\}},\s*[{{\[]|\],\s*[{{\[]|"
+    rf"\n(?:{_DASH_ITEM}|{_KEY_LINE})|\\n(?:{_DASH_ITEM}|{_KEY_LINE})"
 )
 _BLANK_LINE = re.compile(_NL + r"[ \t]*" + _NL)
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s)|\n|\\n")
+_CLOSER = r"[\"')\]]?(?=\s)"
+_SENTENCE_END = re.compile(rf"\.{_CLOSER}|!{_CLOSER}|\?{_CLOSER}|\n|\\n")  # literals first
 SPAN_AFTER_MARKER = 1500
 """Characters after the last marker an instruction block may run on."""
 _BOUNDARY_ROOM = 200
@@ -365,7 +368,7 @@ _URL = re.compile(
 _ACCOUNT = re.compile(r"\b(?=[A-Z]*+\d)(?=\d*+[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
 # Patterns that begin with a character class (the word boundary checked behind the first
 # character) let the engine skip to the characters that can start a match.
-_PHONE = re.compile(r"(?:\+\d|\d)[\d ()-]{7,}\d")
+_PHONE = re.compile(r"[+\d](?:(?<=\+)\d|(?<!\+))[\d ()-]{7,}\d")
 _QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
 _DIGIT = re.compile(r"\d")
 _IDENT = re.compile(r"\b(?=[^\W_\d]*+[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
