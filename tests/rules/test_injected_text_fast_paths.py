@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from proctor.rules.builtin import _injected_text
 from proctor.rules.builtin._injected_text import (
+    _ALIGNED_PLANS,
     _BEFORE,
     _ENDS_AT_ANCHOR,
+    _LEAD_IN,
     _MARKER_SPECS,
     _MARKERS,
     _PAST_ANCHOR,
@@ -26,6 +28,7 @@ from proctor.rules.builtin._injected_text import (
     _STARTS_AT_ANCHOR,
     _UNALIGNED,
     InjectedSpan,
+    _follows_lead,
     _MarkerScanner,
     extract_values,
     find_spans,
@@ -183,6 +186,9 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
             assert starts, (pattern.pattern, match.group(0))
             if number in _STARTS_AT_ANCHOR:  # tried only right at its anchors
                 assert match.start() in starts, (pattern.pattern, match.group(0))
+            plan = _ALIGNED_PLANS[number]
+            if plan.lead and _realistic(match.group(0)):
+                assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
             found = match.group(0).lower()
             for group in groups[1:]:
                 assert any(word in found for word in group), (pattern.pattern, found, group)
@@ -212,6 +218,24 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
     return number, before + marker + after
 
 
+@pytest.mark.parametrize("number", sorted(_LEAD_IN))
+@given(data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_matches_of_markers_with_a_lead_in_have_an_anchor_after_a_lead_word(
+    number: int, data: st.DataObject
+) -> None:
+    """A marker whose anchors all lack a lead word is skipped: no match may lack one."""
+    pattern = _MARKERS[number][0]
+    marker = data.draw(st.from_regex(pattern, fullmatch=True))
+    text = data.draw(st.sampled_from(["", "x ", "Note: ", "\\n"])) + marker + " now"
+    assume(_UNALIGNED.search(text) is None and _realistic(marker))
+    lowered = text.lower()
+    plan = _ALIGNED_PLANS[number]
+    for match in pattern.finditer(text):
+        starts = _anchor_starts(lowered, match, _MARKERS[number][1][0])
+        assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
+
+
 def _realistic(marker: str) -> bool:
     """No whitespace run over 20 characters, no word over 30 (an AI name like GPT-4o-…)."""
     return not re.search(r"\s{21}|\S{31}", marker)
@@ -238,6 +262,9 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
             assert match.end() <= max(starts) + _REACH[number], (pattern.pattern, match.group(0))
         if number in _BEFORE and _realistic(match.group(0)):  # and that far before
             assert match.start() >= min(starts) - _BEFORE[number], (pattern.pattern, match.group(0))
+        plan = _ALIGNED_PLANS[number]
+        if plan.lead and _realistic(match.group(0)):  # skipped where no anchor follows a lead
+            assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)

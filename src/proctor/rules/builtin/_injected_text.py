@@ -143,6 +143,10 @@ _REACH = {3: 60, 9: 100, 11: 30}
 anchor a match can end (whitespace runs of about 40 characters between those words, or an
 AI name of 60, are as far as they are looked for; "system" markers hold no whitespace
 there). Others are searched for up to ``_WINDOW_AFTER`` past. A property test holds it."""
+_LEAD_IN = {8: ("new", "real", "actual", "true", "updated", "primary", "first")}
+"""Markers whose anchor word (the last word of every match) follows whitespace and a word
+ending in one of these: where no anchor of the text does, the text holds no match (and the
+marker's windows are not searched). A property test holds it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -205,18 +209,29 @@ class _Plan(NamedTuple):
     """How far past an anchor a window ends."""
     later: tuple[tuple[str, ...], ...]
     """Groups one word of each of which the text must hold (for markers in windows)."""
+    lead: tuple[str, ...]
+    """Words one of which some anchor must follow (see ``_LEAD_IN``; empty: no test)."""
 
 
 def _plan(number: int, *, aligned: bool) -> _Plan:
     pattern, groups = _MARKERS[number]
     if not aligned:
-        return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:])
+        return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:], ())
     at_anchor = number in _STARTS_AT_ANCHOR
     reach = _PAST_ANCHOR if number in _ENDS_AT_ANCHOR else _REACH.get(number, _WINDOW_AFTER)
     before = _BEFORE.get(number, _WINDOW_BEFORE)
+    later = () if at_anchor else groups[1:]
     return _Plan(
-        pattern, _SKELETONS[number], at_anchor, before, reach, () if at_anchor else groups[1:]
+        pattern, _SKELETONS[number], at_anchor, before, reach, later, _LEAD_IN.get(number, ())
     )
+
+
+def _follows_lead(lowered: str, anchor: int, plan: _Plan) -> bool:
+    """Whether the anchor at ``anchor`` follows whitespace and one of the plan's lead words
+    (looking back only as far as its windows do)."""
+    head = lowered[max(0, anchor - plan.before) : anchor]
+    word = head.rstrip()
+    return len(word) < len(head) and word.endswith(plan.lead)
 
 
 _ALIGNED_PLANS = tuple(_plan(number, aligned=True) for number in range(len(_MARKERS)))
@@ -247,6 +262,8 @@ class _MarkerScanner:
         for plan, anchors in zip(plans, positions, strict=True):
             # The anchor words' positions also tell whether the first group is present.
             if not anchors:
+                continue
+            if plan.lead and not any(_follows_lead(lowered, at, plan) for at in anchors):
                 continue
             # A marker tried right at its anchors needs no other cheap test; one searched
             # for in windows is skipped when a later group's words are all missing.
