@@ -7,6 +7,7 @@ from typing import Any
 
 from proctor.rules import (
     DEFAULT_POLICY,
+    Policy,
     Event,
     EventKind,
     Hit,
@@ -86,7 +87,7 @@ def test_a_builtin_rule_idle_under_a_policy_has_nothing_to_say_at_the_gate_or_th
     idle = 0
     for rule in builtin_rules():
         context = RuleContext(DEFAULT_POLICY, t.context)
-        if rule.watches(context):
+        if rule.active(DEFAULT_POLICY) and rule.watches(context):
             continue
         idle += 1
         state = rule.start(context)
@@ -99,3 +100,23 @@ def test_a_builtin_rule_idle_under_a_policy_has_nothing_to_say_at_the_gate_or_th
 def test_every_builtin_rule_observes_kinds_of_event_that_exist() -> None:
     for rule in builtin_rules():
         assert rule.observes and rule.observes <= {"message", "call", "result"}, rule.id
+
+
+class _ActiveInAskMode(_Recorder):
+    def active(self, policy: Policy) -> bool:
+        return policy.mode == "ask"
+
+
+def test_a_rule_inactive_under_a_policy_is_idle_and_each_policy_is_asked() -> None:
+    t = trace(user("run the tests"), assistant("On it.", bash("pytest", "1 passed")))
+    rule = _ActiveInAskMode()
+    assert check_trace(t, DEFAULT_POLICY, [rule]) == []
+    (finding,) = check_trace(t, Policy(mode="ask"), [rule])
+    assert finding.actual == ["message", "message", "call", "result"]
+    assert check_trace(t, DEFAULT_POLICY, [rule]) == []  # the earlier answer still holds
+
+
+def test_a_rule_switched_off_by_the_policy_is_not_run() -> None:
+    t = trace(user("run the tests"), assistant("On it.", bash("pytest", "1 passed")))
+    assert check_trace(t, Policy(rules={"recorder": "off"}), [_Recorder()]) == []
+    assert len(check_trace(t, Policy(rules={"recorder": "warn"}), [_Recorder()])) == 1

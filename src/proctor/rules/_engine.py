@@ -8,7 +8,6 @@ convenience over the same object.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,20 +55,18 @@ class Supervisor:
         chosen = self.rules if self.rules is not None else builtin.BUILTIN_RULES
         if self.context.kind == "compaction":
             chosen = ()  # a compaction call summarises the run; it is not agent work to judge
-        switched = self.policy.rules
         context = self._rule_context = RuleContext(self.policy, self.context)
         rules: list[tuple[Rule, Any]] = []
         finishing: list[tuple[Rule, Any]] = []
         watching: dict[EventKind, list[tuple[Rule, Any]]] = {kind: [] for kind in EVENT_KINDS}
-        for rule in chosen:
-            if switched and switched.get(rule.id) == "off":
-                continue
-            kinds = rule.watches(context)
-            if not kinds:
-                continue  # idle under this policy (a budget with no limit): nothing to ask
+        for rule, concludes, kinds in _lineup(tuple(chosen), self.policy):
+            if kinds is None:
+                kinds = rule.watches(context)
+                if not kinds:
+                    continue  # idle in this conversation: nothing to ask
             entry = (rule, rule.start(context))
             rules.append(entry)
-            if _concludes(type(rule)):
+            if concludes:
                 finishing.append(entry)
             for kind in kinds:
                 watching[kind].append(entry)
@@ -148,10 +145,32 @@ class Supervisor:
         )
 
 
-@functools.cache
-def _concludes(rule_type: type[Rule]) -> bool:
-    """Whether a kind of rule has something to say at the end of a run."""
-    return rule_type.finish is not Rule.finish
+_Lineup = tuple[tuple[Rule, bool, frozenset[EventKind] | None], ...]
+_LINEUPS: dict[tuple[tuple[Rule, ...], int], tuple[Policy, _Lineup]] = {}
+_LINEUPS_KEPT = 64
+
+
+def _lineup(rules: tuple[Rule, ...], policy: Policy) -> _Lineup:
+    """The rules at work under ``policy`` (not switched off, not idle), each with whether it
+    concludes at the end of a run and the kinds of event it watches (None: it says per
+    conversation). Worked out once per rule set and policy (policies are immutable)."""
+    cached = _LINEUPS.get((rules, id(policy)))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    switched = policy.rules
+    lineup = tuple(
+        (
+            rule,
+            type(rule).finish is not Rule.finish,
+            rule.observes if type(rule).watches is Rule.watches else None,
+        )
+        for rule in rules
+        if switched.get(rule.id) != "off" and rule.active(policy)
+    )
+    if len(_LINEUPS) >= _LINEUPS_KEPT:
+        _LINEUPS.clear()
+    _LINEUPS[(rules, id(policy))] = (policy, lineup)
+    return lineup
 
 
 def check_trace(

@@ -70,12 +70,18 @@ class Rule(ABC):
     observes: ClassVar[frozenset[EventKind]] = EVENT_KINDS
     """The kinds of event ``observe`` looks at; the engine passes it no others."""
 
+    def active(self, policy: Policy) -> bool:
+        """False when the rule has nothing to do under ``policy`` (a budget with no limit):
+        it is idle, and the engine neither starts it nor asks it about events, calls
+        (``before_call``) or the end of a run (``finish``). Asked once per policy."""
+        return True
+
     def watches(self, context: RuleContext) -> frozenset[EventKind]:
         """The kinds of event to pass to ``observe`` in this conversation (``observes``).
 
-        A rule with nothing to do under the policy (a budget with no limit) returns none:
-        it is idle in this conversation, and the engine neither starts it nor asks it
-        about calls (``before_call``) or the end of the run (``finish``).
+        Override only when they depend on the conversation; the engine then asks once
+        per conversation. Returning none makes the rule idle in this conversation, as
+        ``active`` does for a whole policy.
         """
         return self.observes
 

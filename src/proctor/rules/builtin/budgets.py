@@ -28,8 +28,9 @@ from typing import ClassVar
 
 from proctor.findings import Evidence
 from proctor.rules._evidence import cite_message
+from proctor.rules._policy import Policy
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event, EventKind
+from proctor.rules._trace import Event
 from proctor.rules.builtin._file_access import file_accesses, is_spawn, succeeded
 from proctor.rules.builtin._policy_support import cite_access, cite_span, origin, places
 from proctor.transcript import ToolCall
@@ -83,8 +84,8 @@ class _Budget(Rule):
         value = getattr(context.policy.budgets, self.key)
         return None if value is None else float(value)
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if self.limit(context) is not None else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return getattr(policy.budgets, self.key) is not None
 
     def start(self, context: RuleContext) -> Meter:
         return Meter(first_at=context.trace.started_at)

@@ -24,8 +24,9 @@ from typing import Any
 from proctor.rules._calls import argument, argument_strings, tool_matches
 from proctor.rules._evidence import cite_absence
 from proctor.rules._policy import HardStop as HardStopEntry
+from proctor.rules._policy import Policy
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event, EventKind
+from proctor.rules._trace import Event
 from proctor.rules.builtin._file_access import file_accesses, shell_source, succeeded
 from proctor.rules.builtin._locations import path_matches
 from proctor.rules.builtin._policy_support import origin, places
@@ -69,8 +70,8 @@ class HardStop(Rule):
     gate_mode = "deny"
     observes = frozenset({"call"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.hard_stops else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return bool(policy.hard_stops)
 
     def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
         if event.kind != "call" or event.call is None:
@@ -124,8 +125,8 @@ class MissingRequiredArtifact(Rule):
     description = "A policy required artifact (file written, or tool called) missing at the end."
     observes = frozenset({"result"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.required_artifacts else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return bool(policy.required_artifacts)
 
     def start(self, context: RuleContext) -> _Produced:
         return _Produced()

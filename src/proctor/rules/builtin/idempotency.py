@@ -24,9 +24,9 @@ from typing import Any
 
 from proctor.findings import Evidence
 from proctor.rules._calls import argument, tool_matches
-from proctor.rules._policy import IdempotencyKey
+from proctor.rules._policy import IdempotencyKey, Policy
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event, EventKind
+from proctor.rules._trace import Event
 from proctor.rules.builtin._file_access import succeeded
 from proctor.rules.builtin._policy_support import cite_span, origin
 from proctor.rules.builtin._spans import shorten
@@ -87,8 +87,8 @@ class IdempotencyConflict(Rule):
     gate_mode = "deny"
     observes = frozenset({"call", "result"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.idempotency else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return bool(policy.idempotency)
 
     def start(self, context: RuleContext) -> dict[_Key, _Done]:
         return {}

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from proctor.findings import Evidence
 from proctor.rules._calls import tool_matches
 from proctor.rules._evidence import cite_absence, cite_message
-from proctor.rules._policy import OutputSchema
+from proctor.rules._policy import OutputSchema, Policy
 from proctor.rules._rule import Hit, Rule, RuleContext
-from proctor.rules._trace import Event, EventKind
+from proctor.rules._trace import Event
 from proctor.rules.builtin._policy_support import cite_span, origin
 from proctor.rules.builtin._spans import shorten
 from proctor.transcript import Message, ToolCall
@@ -131,8 +131,8 @@ class OutputSchemaMismatch(Rule):
     gate_mode = "deny"
     observes = frozenset({"message", "call"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.output_schemas else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return bool(policy.output_schemas)
 
     def start(self, context: RuleContext) -> _State:
         return _State([_check(i, s) for i, s in enumerate(context.policy.output_schemas)])

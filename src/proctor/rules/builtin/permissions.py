@@ -25,6 +25,7 @@ from typing import Any
 
 from proctor.findings import Severity
 from proctor.rules._calls import is_shell, tool_matches
+from proctor.rules._policy import Policy
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event, EventKind
 from proctor.rules.builtin._file_access import (
@@ -63,8 +64,8 @@ class WriteInAskMode(Rule):
     gate_mode = "deny"
     observes = frozenset({"call"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.mode == "ask" else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return policy.mode == "ask"
 
     def observe(self, state: Any, event: Event, context: RuleContext) -> Iterable[Hit]:
         call = _calls(event)
@@ -146,8 +147,8 @@ class OutOfPlanTool(Rule):
     gate_mode = "deny"
     observes = frozenset({"call"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.plan.allowed_tools is not None else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return policy.plan.allowed_tools is not None
 
     def start(self, context: RuleContext) -> set[str]:
         return set()
@@ -199,8 +200,8 @@ class OutOfPlanPath(Rule):
     gate_mode = "deny"
     observes = frozenset({"call"})
 
-    def watches(self, context: RuleContext) -> frozenset[EventKind]:
-        return self.observes if context.policy.plan.allowed_paths is not None else frozenset()
+    def active(self, policy: Policy) -> bool:
+        return policy.plan.allowed_paths is not None
 
     def start(self, context: RuleContext) -> set[tuple[str, bool]]:
         return set()
