@@ -7,10 +7,10 @@ from typing import Any
 
 from proctor.rules import (
     DEFAULT_POLICY,
-    Policy,
     Event,
     EventKind,
     Hit,
+    Policy,
     Rule,
     RuleContext,
     Supervisor,

@@ -26,9 +26,10 @@ from proctor.rules.builtin._injected_text import (
     _REACH,
     _SKELETONS,
     _STARTS_AT_ANCHOR,
+    _TAIL,
     _UNALIGNED,
     InjectedSpan,
-    _follows_lead,
+    _fits_anchor,
     _MarkerScanner,
     extract_values,
     find_spans,
@@ -187,8 +188,8 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
             if number in _STARTS_AT_ANCHOR:  # tried only right at its anchors
                 assert match.start() in starts, (pattern.pattern, match.group(0))
             plan = _ALIGNED_PLANS[number]
-            if plan.lead and _realistic(match.group(0)):
-                assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
+            if (plan.lead or plan.tail) and _realistic(match.group(0)):
+                assert any(_fits_anchor(lowered, at, plan) for at in starts), match.group(0)
             found = match.group(0).lower()
             for group in groups[1:]:
                 assert any(word in found for word in group), (pattern.pattern, found, group)
@@ -218,13 +219,14 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
     return number, before + marker + after
 
 
-@pytest.mark.parametrize("number", sorted(_LEAD_IN))
+@pytest.mark.parametrize("number", sorted({*_LEAD_IN, *_TAIL}))
 @given(data=st.data())
 @settings(max_examples=300, deadline=None)
-def test_matches_of_markers_with_a_lead_in_have_an_anchor_after_a_lead_word(
+def test_matches_of_markers_with_a_lead_in_or_tail_have_an_anchor_that_fits(
     number: int, data: st.DataObject
 ) -> None:
-    """A marker whose anchors all lack a lead word is skipped: no match may lack one."""
+    """A marker none of whose anchors fits its lead-in or tail is skipped: every match must
+    hold an anchor that fits."""
     pattern = _MARKERS[number][0]
     marker = data.draw(st.from_regex(pattern, fullmatch=True))
     text = data.draw(st.sampled_from(["", "x ", "Note: ", "\\n"])) + marker + " now"
@@ -233,7 +235,7 @@ def test_matches_of_markers_with_a_lead_in_have_an_anchor_after_a_lead_word(
     plan = _ALIGNED_PLANS[number]
     for match in pattern.finditer(text):
         starts = _anchor_starts(lowered, match, _MARKERS[number][1][0])
-        assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
+        assert any(_fits_anchor(lowered, at, plan) for at in starts), match.group(0)
 
 
 def _realistic(marker: str) -> bool:
@@ -263,8 +265,8 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
         if number in _BEFORE and _realistic(match.group(0)):  # and that far before
             assert match.start() >= min(starts) - _BEFORE[number], (pattern.pattern, match.group(0))
         plan = _ALIGNED_PLANS[number]
-        if plan.lead and _realistic(match.group(0)):  # skipped where no anchor follows a lead
-            assert any(_follows_lead(lowered, at, plan) for at in starts), match.group(0)
+        if (plan.lead or plan.tail) and _realistic(match.group(0)):  # skipped where none fits
+            assert any(_fits_anchor(lowered, at, plan) for at in starts), match.group(0)
         found = match.group(0).lower()
         for group in groups[1:]:
             assert any(word in found for word in group), (pattern.pattern, found, group)

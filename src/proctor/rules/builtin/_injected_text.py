@@ -147,6 +147,10 @@ _LEAD_IN = {8: ("new", "real", "actual", "true", "updated", "primary", "first")}
 """Markers whose anchor word (the last word of every match) follows whitespace and a word
 ending in one of these: where no anchor of the text does, the text holds no match (and the
 marker's windows are not searched). A property test holds it."""
+_TAIL = {3: r"(?:read(?:ing|s)?|processing|seeing|parsing|summari[sz]ing)\s+th(?:is|ese)\b"}
+"""Markers whose every match holds, starting at one of its anchor words, a match of this
+pattern (over the lower-cased text): where no anchor starts one, the text holds no match.
+A property test holds it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -211,27 +215,34 @@ class _Plan(NamedTuple):
     """Groups one word of each of which the text must hold (for markers in windows)."""
     lead: tuple[str, ...]
     """Words one of which some anchor must follow (see ``_LEAD_IN``; empty: no test)."""
+    tail: re.Pattern[str] | None
+    """What some anchor must start (see ``_TAIL``; None: no test)."""
 
 
 def _plan(number: int, *, aligned: bool) -> _Plan:
     pattern, groups = _MARKERS[number]
     if not aligned:
-        return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:], ())
+        return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:], (), None)
     at_anchor = number in _STARTS_AT_ANCHOR
     reach = _PAST_ANCHOR if number in _ENDS_AT_ANCHOR else _REACH.get(number, _WINDOW_AFTER)
     before = _BEFORE.get(number, _WINDOW_BEFORE)
     later = () if at_anchor else groups[1:]
-    return _Plan(
-        pattern, _SKELETONS[number], at_anchor, before, reach, later, _LEAD_IN.get(number, ())
-    )
+    lead = _LEAD_IN.get(number, ())
+    tail = re.compile(_TAIL[number]) if number in _TAIL else None
+    return _Plan(pattern, _SKELETONS[number], at_anchor, before, reach, later, lead, tail)
 
 
-def _follows_lead(lowered: str, anchor: int, plan: _Plan) -> bool:
-    """Whether the anchor at ``anchor`` follows whitespace and one of the plan's lead words
-    (looking back only as far as its windows do)."""
-    head = lowered[max(0, anchor - plan.before) : anchor]
-    word = head.rstrip()
-    return len(word) < len(head) and word.endswith(plan.lead)
+def _fits_anchor(lowered: str, anchor: int, plan: _Plan) -> bool:
+    """Whether a match could hold the anchor word at ``anchor``: it starts the plan's tail
+    and follows whitespace and one of its lead words (looked for only as far back as its
+    windows reach)."""
+    if plan.tail is not None and plan.tail.match(lowered, anchor) is None:
+        return False
+    if plan.lead:
+        head = lowered[max(0, anchor - plan.before) : anchor]
+        word = head.rstrip()
+        return len(word) < len(head) and word.endswith(plan.lead)
+    return True
 
 
 _ALIGNED_PLANS = tuple(_plan(number, aligned=True) for number in range(len(_MARKERS)))
@@ -263,7 +274,9 @@ class _MarkerScanner:
             # The anchor words' positions also tell whether the first group is present.
             if not anchors:
                 continue
-            if plan.lead and not any(_follows_lead(lowered, at, plan) for at in anchors):
+            if (plan.lead or plan.tail) and not any(
+                _fits_anchor(lowered, at, plan) for at in anchors
+            ):
                 continue
             # A marker tried right at its anchors needs no other cheap test; one searched
             # for in windows is skipped when a later group's words are all missing.
