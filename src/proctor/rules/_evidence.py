@@ -6,19 +6,24 @@ from proctor.findings import Evidence
 from proctor.transcript import Message, ToolCall
 
 EXCERPT_CHARS = 200
-_HEAD_CHARS = 4 * EXCERPT_CHARS
+_FIRST_READ = EXCERPT_CHARS + 56
+"""Characters of the cited text read first; four times as many each time that is not enough."""
 
 
 def _excerpt(text: str, start: int | None, end: int | None) -> str:
-    piece = text if start is None or end is None else text[start:end]
-    if len(piece) > _HEAD_CHARS:
-        # Collapsing the whitespace of a head of the text gives a head of the collapsed
-        # text: when that is already too long, the rest need not be read.
-        head = " ".join(piece[:_HEAD_CHARS].split())
-        if len(head) > EXCERPT_CHARS:
-            return head[: EXCERPT_CHARS - 1] + "…"
-    piece = " ".join(piece.split())
-    return piece if len(piece) <= EXCERPT_CHARS else piece[: EXCERPT_CHARS - 1] + "…"
+    if start is None or end is None:
+        start, end = 0, len(text)
+    # Collapsing the whitespace of a head of the text gives a head of the collapsed text:
+    # once that is too long, the rest need not be read.
+    reach = _FIRST_READ
+    while True:
+        stop = min(end, start + reach)
+        piece = " ".join(text[start:stop].split())
+        if len(piece) > EXCERPT_CHARS:
+            return piece[: EXCERPT_CHARS - 1] + "…"
+        if stop >= end:
+            return piece
+        reach *= 4
 
 
 def cite_message(message: Message, start: int | None = None, end: int | None = None) -> Evidence:
