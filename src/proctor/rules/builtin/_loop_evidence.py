@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from proctor.findings import Evidence
 from proctor.rules._evidence import cite_result
@@ -27,6 +28,7 @@ def cite_action(call: ToolCall) -> Evidence:
     return cite_command(call)
 
 
+@lru_cache(maxsize=256)  # a loop keeps returning the very same error text
 def _error_span(text: str) -> tuple[int, int] | None:
     """Range of the line that best says what went wrong (the last error-like line)."""
     best: tuple[int, int] | None = None

@@ -231,6 +231,7 @@ class Step:
     """Id of the A-B-A-B alternation it is part of, if any."""
     _outcome: str | None = None
     _effects: bool | None = None
+    _signature: tuple[str, int] | None = None
 
     @property
     def outcome(self) -> str:
@@ -245,11 +246,6 @@ class Step:
         if self._effects is None:
             self._effects = has_side_effects(self.call)
         return self._effects
-
-    @property
-    def signature(self) -> tuple[str, str]:
-        """Action and result together."""
-        return self.action, self.outcome
 
     def same_as(self, other: Step) -> bool:
         """Same action and same result (the cheap comparisons first)."""
@@ -286,6 +282,9 @@ class LoopTracker:
     _pending: tuple[str, str] = ("", "")
     """Source id and action key of the latest call event (its result usually follows)."""
     _feeder: str | None = None
+    _results: dict[str, list[Step]] = field(default_factory=dict)
+    """Per action in the window, the latest step of each different result it gave."""
+    _signatures: int = 0
 
     @classmethod
     def of(cls, context: RuleContext, rule_id: str) -> LoopTracker:
@@ -336,6 +335,7 @@ class LoopTracker:
     def _reset(self) -> None:
         self.steps.clear()
         self.actions.clear()
+        self._results.clear()
         self.epoch += 1
         self._broken = False
 
@@ -354,6 +354,7 @@ class LoopTracker:
             self.actions[dropped] -= 1
             if self.actions[dropped] <= 0:
                 del self.actions[dropped]
+                self._results.pop(dropped, None)
         self.steps.append(step)
         self.actions[action] += 1
         self._mark_alternation()
@@ -376,6 +377,28 @@ class LoopTracker:
         number = last[-2].alternation or self._alternations
         for step in last:
             step.alternation = number
+
+    def signature(self, step: Step) -> tuple[str, int]:
+        """A key for a step's action and result: equal for two steps in the window exactly
+        when they are the same (``same_as``). Results are masked only when one action gave
+        different texts: a retry that returned the very same text needs no masking."""
+        if step._signature is None:
+            results = self._results.setdefault(step.action, [])
+            for position, known in enumerate(results):
+                if known.same_as(step):
+                    assert known._signature is not None
+                    step._signature = known._signature
+                    if step.ordinal > known.ordinal:
+                        results[position] = step  # the latest: the others leave the window first
+                    break
+            else:
+                self._signatures += 1
+                step._signature = (step.action, self._signatures)
+                results.append(step)
+            if len(results) > 1:  # forget results no step in the window gave any more
+                oldest = self._ordinal - WINDOW
+                results[:] = [known for known in results if known.ordinal > oldest]
+        return step._signature
 
     def same_steps(self, step: Step) -> list[Step]:
         """Steps in the window with the same action and result as ``step``, oldest first."""

@@ -231,7 +231,7 @@ class RepeatedActionResult(_LoopRule):
         return (
             self.report(
                 state,
-                step.signature,
+                state.tracker.signature(step),
                 steps,
                 f"Same action returned the same result repeatedly: {label}",
                 lambda n: (
@@ -279,7 +279,7 @@ class RepeatedActionError(_LoopRule):
         return (
             self.report(
                 state,
-                step.signature,
+                state.tracker.signature(step),
                 steps,
                 f"Same call failed repeatedly with the same error: {label}",
                 lambda n: (
