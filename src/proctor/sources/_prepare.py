@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -279,7 +278,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         bundle=prepared,
         sources=tuple(sources),
         redactions=clean.redactor.total,
-        redactions_by_kind=dict(Counter(clean.redactor.counts)),
+        redactions_by_kind=dict(clean.redactor.counts),
         truncated=clean.truncated,
         reasoning_removed=clean.reasoning_removed,
     )

@@ -160,7 +160,8 @@ def _looks_random(token: str) -> bool:
 class Redactor:
     """Replaces secrets in strings and counts them by kind."""
 
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: dict[str, int] = field(default_factory=dict)
+    """Secrets replaced so far, by kind."""
 
     @property
     def total(self) -> int:
@@ -195,7 +196,7 @@ class Redactor:
         if needs_random and not _looks_random(whole):
             return whole
         if group == 0:
-            self.counts[kind] += 1
+            self.counts[kind] = self.counts.get(kind, 0) + 1
             return f"[REDACTED:{kind}]"
         secret = match.group(group)
         if secret is None or "[REDACTED:" in secret:
@@ -206,5 +207,5 @@ class Redactor:
             return whole  # TOKEN=<your-token>, KEY=os.getenv("KEY"): code, not a credential
         start, end = match.span(group)
         offset = match.start()
-        self.counts[kind] += 1
+        self.counts[kind] = self.counts.get(kind, 0) + 1
         return f"{whole[: start - offset]}[REDACTED:{kind}]{whole[end - offset :]}"

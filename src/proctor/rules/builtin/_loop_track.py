@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
@@ -268,8 +268,8 @@ class LoopTracker:
     enabled: set[str] = field(default_factory=set)
     """Ids of the loop rules running here (so a rule knows whom it may leave a case to)."""
     steps: deque[Step] = field(default_factory=lambda: deque(maxlen=WINDOW))
-    actions: Counter[str] = field(default_factory=Counter)
-    """How often each action occurs among ``steps``."""
+    actions: dict[str, int] = field(default_factory=dict)
+    """How often each action occurs among ``steps`` (see ``count``)."""
     epoch: int = 0
     """Bumped at each user prompt; reports from an older epoch are over."""
     latest: Step | None = None
@@ -356,7 +356,7 @@ class LoopTracker:
                 del self.actions[dropped]
                 self._results.pop(dropped, None)
         self.steps.append(step)
-        self.actions[action] += 1
+        self.actions[action] = self.actions.get(action, 0) + 1
         self._mark_alternation()
         return step
 
@@ -400,15 +400,19 @@ class LoopTracker:
                 results[:] = [known for known in results if known.ordinal > oldest]
         return step._signature
 
+    def count(self, action: str) -> int:
+        """How often ``action`` occurs in the window."""
+        return self.actions.get(action, 0)
+
     def same_steps(self, step: Step) -> list[Step]:
         """Steps in the window with the same action and result as ``step``, oldest first."""
-        if self.actions[step.action] < 2:
+        if self.actions.get(step.action, 0) < 2:
             return [s for s in self.steps if s is step]
         return [s for s in self.steps if s.same_as(step)]
 
     def last_of(self, action: str) -> Step | None:
         """The latest step in the window with this action."""
-        if not self.actions[action]:
+        if not self.actions.get(action):
             return None
         for step in reversed(self.steps):
             if step.action == action:

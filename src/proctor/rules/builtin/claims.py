@@ -82,7 +82,7 @@ _MISSING: dict[ClaimTopic, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made for every finished call, and never changed
 class _Run:
     """A finished call that can back a claim."""
 
@@ -97,7 +97,7 @@ class _Run:
         return self.checked if self.checked is not None else outcome(self.call) == "passed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Seen:
     """A finished call, or another participant's message, a "verified X" claim may rest on."""
 

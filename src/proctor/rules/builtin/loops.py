@@ -222,7 +222,7 @@ class RepeatedActionResult(_LoopRule):
         )
 
     def on_step(self, state: _State, step: Step) -> Iterable[Hit]:
-        if state.tracker.actions[step.action] < self.threshold:
+        if state.tracker.count(step.action) < self.threshold:
             return ()
         steps = state.tracker.same_steps(step)
         if len(steps) < self.threshold or not self._owned(state, steps):
@@ -242,7 +242,7 @@ class RepeatedActionResult(_LoopRule):
 
     def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
         last = state.tracker.last_of(action_key(call))
-        if last is None or state.tracker.actions[last.action] < self.threshold - 1:
+        if last is None or state.tracker.count(last.action) < self.threshold - 1:
             return ()
         steps = state.tracker.same_steps(last)
         if len(steps) < self.threshold - 1 or not self._owned(state, steps):
@@ -269,7 +269,7 @@ class RepeatedActionError(_LoopRule):
     threshold = REPEATED_ERRORS
 
     def on_step(self, state: _State, step: Step) -> Iterable[Hit]:
-        if not step.failed or state.tracker.actions[step.action] < self.threshold:
+        if not step.failed or state.tracker.count(step.action) < self.threshold:
             return ()
         steps = state.tracker.same_steps(step)
         if len(steps) < self.threshold:
