@@ -79,12 +79,15 @@ class Supervisor:
 
     def observe(self, event: Event) -> list[Finding]:
         """Feed one event that happened; return the findings it caused."""
+        return [self._finding(rule, hit) for rule, hit in self._hits(event)]
+
+    def _hits(self, event: Event) -> list[tuple[Rule, Hit]]:
         self._next_index = event.index + 1
-        found: list[Finding] = []
+        found: list[tuple[Rule, Hit]] = []
         for rule, state in self._watching[event.kind]:
             hits = rule.observe(state, event, self._rule_context)
             if hits:  # most events cause nothing (an iterator is always true)
-                found.extend(self._finding(rule, hit) for hit in hits)
+                found.extend((rule, hit) for hit in hits)
         return found
 
     def observe_all(self, events: Iterable[Event]) -> list[Finding]:
@@ -96,11 +99,14 @@ class Supervisor:
 
     def finish(self) -> list[Finding]:
         """Conclude the run: end-of-run rules (required artifacts, final claims)."""
-        found: list[Finding] = []
-        for rule, state in self._finishing:
-            for hit in rule.finish(state, self._rule_context):
-                found.append(self._finding(rule, hit))
-        return found
+        return [self._finding(rule, hit) for rule, hit in self._final_hits()]
+
+    def _final_hits(self) -> list[tuple[Rule, Hit]]:
+        return [
+            (rule, hit)
+            for rule, state in self._finishing
+            for hit in rule.finish(state, self._rule_context)
+        ]
 
     def before_call(self, call: ToolCall) -> GateDecision:
         """Decide on a call about to run, from the policy and everything observed so far."""
@@ -124,10 +130,13 @@ class Supervisor:
         """What the gate does when ``rule`` fires: the policy's setting or the rule's default."""
         return self.policy.rules.get(rule.id, rule.gate_mode)
 
-    def _finding(self, rule: Rule, hit: Hit) -> Finding:
+    def _key(self, rule: Rule, hit: Hit) -> str:
+        return finding_key(rule.id, self.context.conversation_id, hit.evidence, hit.title)
+
+    def _finding(self, rule: Rule, hit: Hit, key: str | None = None) -> Finding:
         conversation_id = self.context.conversation_id
         return Finding(
-            key=finding_key(rule.id, conversation_id, hit.evidence, hit.title),
+            key=key if key is not None else self._key(rule, hit),
             conversation_id=conversation_id,
             origin="rule",
             rule=rule.id,
@@ -178,9 +187,10 @@ def check_trace(
 ) -> list[Finding]:
     """Run every rule over a whole trace; one finding per key (the latest wins)."""
     supervisor = Supervisor(trace.context, policy, rules)
-    found = supervisor.observe_all(trace.events)
-    found.extend(supervisor.finish())
-    by_key: dict[str, Finding] = {}
-    for finding in found:
-        by_key[finding.key] = finding
-    return list(by_key.values())
+    latest: dict[str, tuple[Rule, Hit]] = {}  # a growing loop reports again under one key
+    for event in trace.events:
+        for rule, hit in supervisor._hits(event):
+            latest[supervisor._key(rule, hit)] = (rule, hit)
+    for rule, hit in supervisor._final_hits():
+        latest[supervisor._key(rule, hit)] = (rule, hit)
+    return [supervisor._finding(rule, hit, key) for key, (rule, hit) in latest.items()]
