@@ -129,6 +129,14 @@ def shell_text(call: ToolCall) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def plain_tool(name: str) -> bool:
+    """True when a tool so named neither runs a command line nor writes files, whatever its
+    arguments (``send_email``, ``get_balance``): ``commands_of`` and ``edited_paths`` give
+    nothing, ``is_edit_tool`` is false and ``is_inspection`` says whether it reads."""
+    return _never_a_shell(name) and _base_name(name) not in EDIT_TOOLS
+
+
 def commands_of(call: ToolCall) -> Sequence[SimpleCommand]:
     """Parsed simple commands of a shell call (empty for other tools)."""
     text = shell_text(call)

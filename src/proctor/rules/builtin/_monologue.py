@@ -84,6 +84,8 @@ class Monologue:
         )
 
     def _repeat_hit(self, message: Message) -> Hit | None:
+        if len(message.text) < MIN_REPEATED_CHARS:
+            return None  # collapsing whitespace only makes it shorter
         text = " ".join(message.text.split()).lower()
         if len(text) < MIN_REPEATED_CHARS:
             return None

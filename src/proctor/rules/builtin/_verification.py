@@ -192,11 +192,12 @@ def call_topics(call: ToolCall, commands: Sequence[SimpleCommand]) -> set[Topic]
         for command in commands:
             topics |= command_topics(command)
         return topics
-    return set(_name_topics(tool_base_name(call)))
+    return set(name_topics(tool_base_name(call)))
 
 
 @lru_cache(maxsize=4096)
-def _name_topics(base_name: str) -> frozenset[Topic]:
+def name_topics(base_name: str) -> frozenset[Topic]:
+    """What a tool verifies by its (base) name alone (``run_tests``, ``pytest``)."""
     return frozenset(topic for pattern, topic in _NAME_TOPICS if pattern.search(base_name))
 
 

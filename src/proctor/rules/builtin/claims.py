@@ -35,10 +35,13 @@ from proctor.rules._policy import RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._call_effects import (
+    READ_TOOLS,
     commands_of,
     edited_paths,
     is_edit_tool,
     is_inspection,
+    plain_tool,
+    tool_base_name,
 )
 from proctor.rules.builtin._claim_text import Claim, ClaimTopic, find_claims
 from proctor.rules.builtin._loop_track import action_label
@@ -47,6 +50,7 @@ from proctor.rules.builtin._spans import cite_text_in_call
 from proctor.rules.builtin._verification import (
     Topic,
     call_topics,
+    name_topics,
     outcome,
     reported_passes,
     summary_span,
@@ -217,6 +221,9 @@ def _record(state: _State, event: Event) -> None:
     """Take in a call (its edits) or a result (its runs)."""
     call = event.call
     assert call is not None
+    if plain_tool(call.name):
+        _record_plain(state, event, call)
+        return
     if state.parsed[0] == call.source_id:
         commands, topics = state.parsed[1], state.parsed[2]
     else:
@@ -239,6 +246,23 @@ def _record(state: _State, event: Event) -> None:
         state.last_execution = run
     elif not is_inspection(call, commands):
         # Whether it passed is only needed if a "works now" claim comes: judged then.
+        state.last_execution = _Run(call, event.index, None)
+
+
+def _record_plain(state: _State, event: Event, call: ToolCall) -> None:
+    """``_record`` for a tool that runs no command line and writes no file (``plain_tool``):
+    what it verifies and whether it reads are known from its name."""
+    if event.kind == "call" or call.status in ("pending", "interrupted", "rejected"):
+        return  # no edits to note; an unfinished call backs nothing
+    state.recent.append(_Seen(event.index, call))
+    base = tool_base_name(call)
+    topics = name_topics(base)
+    if topics:
+        run = _Run(call, event.index, outcome(call) == "passed")
+        for topic in topics:
+            state.runs[topic] = run
+        state.last_execution = run
+    elif base not in READ_TOOLS:
         state.last_execution = _Run(call, event.index, None)
 
 
