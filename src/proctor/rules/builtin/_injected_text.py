@@ -18,6 +18,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import NamedTuple
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
@@ -394,17 +395,20 @@ _URL = re.compile(
 )
 # Lookaheads without backtracking: in a run of capitals and digits the first character that is
 # not a capital decides whether there is a digit, the first that is not a digit whether there
-# is a capital (and likewise for identifiers below).
-_ACCOUNT = re.compile(r"\b(?=[A-Z]*+\d)(?=\d*+[A-Z])[A-Z0-9]{10,34}\b|\b\d{8,}\b")
-# Patterns that begin with a character class (the word boundary checked behind the first
-# character) let the engine skip to the characters that can start a match.
+# is a capital (and likewise for identifiers below). Patterns that begin with a character
+# class (the word boundary checked behind the first character, and lookaheads moved past it:
+# "a digit ahead" holds when that first character is one) let the engine skip ahead to where
+# a match can start.
+_ACCOUNT = re.compile(
+    r"[A-Z0-9](?<=\b[A-Z0-9])(?:(?:(?<=\d)|(?=[A-Z]*+\d))(?:(?<=[A-Z])|(?=\d*+[A-Z]))"
+    r"[A-Z0-9]{9,33}\b|(?<=\d)\d{7,}\b)"
+)
 _PHONE = re.compile(r"[+\d](?:(?<=\+)\d|(?<!\+))[\d ()-]{7,}\d")
 _QUOTED = re.compile(r"['\"“‘]([^'\"”’\n\\]{1,80})['\"”’]")
 _DIGIT = re.compile(r"\d")
 _IDENT = re.compile(r"\b(?=[^\W_\d]*+[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
 _NAME = re.compile(
-    r"[A-Z](?<=\b[A-Z])[a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|"
-    r"[A-Z](?<=\b[A-Z])[a-z]+\s+[A-Z][a-z]+\b"
+    r"[A-Z](?<=\b[A-Z])[a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){0,3}\s+[A-Z][a-z]+\b"
 )
 
 
@@ -508,7 +512,7 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         add(email.strip(".,;:").lower(), "email")
     # URLs, accounts and identifiers hold no whitespace and are not all letters: searched
     # for only in the words that are not (each pattern finds what it finds in ``rest``).
-    words = [word for word in rest.split() if not word.isalpha()]
+    words = list(filterfalse(str.isalpha, rest.split()))
     tokens = " ".join(words)
     # A URL holds a "/" or a "." followed by more: only such words are searched for one.
     for match in _URL.finditer(" ".join([w for w in words if "/" in w or "." in w[:-1]])):
