@@ -8,7 +8,7 @@ convenience over the same object.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +20,7 @@ from proctor.rules._trace import EVENT_KINDS, Event, EventKind, Trace, TraceCont
 from proctor.transcript import ToolCall
 
 Decision = Literal["allow", "deny", "ask"]
+_Observe = Callable[[Any, Event, RuleContext], Iterable[Hit]]
 _DECISION_ORDER: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -46,8 +47,9 @@ class Supervisor:
     """The rules at work here (in rule order) with their state."""
     _finishing: list[tuple[Rule, Any]] = field(init=False)
     """Those that conclude something at the end of a run."""
-    _watching: dict[EventKind, list[tuple[Rule, Any]]] = field(init=False)
-    """Per event kind, the rules that watch it (in rule order) with their state."""
+    _watching: dict[EventKind, list[tuple[Rule, Any, _Observe]]] = field(init=False)
+    """Per event kind, the rules that watch it (in rule order) with their state and their
+    ``observe`` method."""
     _rule_context: RuleContext = field(init=False)
     _next_index: int = field(init=False, default=0)
 
@@ -58,18 +60,20 @@ class Supervisor:
         context = self._rule_context = RuleContext(self.policy, self.context)
         rules: list[tuple[Rule, Any]] = []
         finishing: list[tuple[Rule, Any]] = []
-        watching: dict[EventKind, list[tuple[Rule, Any]]] = {kind: [] for kind in EVENT_KINDS}
+        watching: dict[EventKind, list[tuple[Rule, Any, _Observe]]] = {
+            kind: [] for kind in EVENT_KINDS
+        }
         for rule, concludes, kinds in _lineup(tuple(chosen), self.policy):
             if kinds is None:
                 kinds = rule.watches(context)
                 if not kinds:
                     continue  # idle in this conversation: nothing to ask
-            entry = (rule, rule.start(context))
-            rules.append(entry)
+            state = rule.start(context)
+            rules.append((rule, state))
             if concludes:
-                finishing.append(entry)
+                finishing.append((rule, state))
             for kind in kinds:
-                watching[kind].append(entry)
+                watching[kind].append((rule, state, rule.observe))
         self._rules, self._finishing, self._watching = rules, finishing, watching
 
     @property
@@ -79,23 +83,22 @@ class Supervisor:
 
     def observe(self, event: Event) -> list[Finding]:
         """Feed one event that happened; return the findings it caused."""
-        return [self._finding(rule, hit) for rule, hit in self._hits(event)]
+        return [self._finding(rule, hit) for rule, hit in self._hits((event,))]
 
-    def _hits(self, event: Event) -> list[tuple[Rule, Hit]]:
-        self._next_index = event.index + 1
-        found: list[tuple[Rule, Hit]] = []
-        for rule, state in self._watching[event.kind]:
-            hits = rule.observe(state, event, self._rule_context)
-            if hits:  # most events cause nothing (an iterator is always true)
-                found.extend((rule, hit) for hit in hits)
-        return found
+    def _hits(self, events: Iterable[Event]) -> Iterator[tuple[Rule, Hit]]:
+        """Feed events in order; what the rules that watch each one make of it."""
+        context, watching = self._rule_context, self._watching
+        for event in events:
+            self._next_index = event.index + 1
+            for rule, state, observe in watching[event.kind]:
+                hits = observe(state, event, context)
+                if hits:  # most events cause nothing (an iterator is always true)
+                    for hit in hits:
+                        yield rule, hit
 
     def observe_all(self, events: Iterable[Event]) -> list[Finding]:
         """Feed many events in order."""
-        found: list[Finding] = []
-        for event in events:
-            found.extend(self.observe(event))
-        return found
+        return [self._finding(rule, hit) for rule, hit in self._hits(events)]
 
     def finish(self) -> list[Finding]:
         """Conclude the run: end-of-run rules (required artifacts, final claims)."""
@@ -188,9 +191,8 @@ def check_trace(
     """Run every rule over a whole trace; one finding per key (the latest wins)."""
     supervisor = Supervisor(trace.context, policy, rules)
     latest: dict[str, tuple[Rule, Hit]] = {}  # a growing loop reports again under one key
-    for event in trace.events:
-        for rule, hit in supervisor._hits(event):
-            latest[supervisor._key(rule, hit)] = (rule, hit)
+    for rule, hit in supervisor._hits(trace.events):
+        latest[supervisor._key(rule, hit)] = (rule, hit)
     for rule, hit in supervisor._final_hits():
         latest[supervisor._key(rule, hit)] = (rule, hit)
     return [supervisor._finding(rule, hit, key) for key, (rule, hit) in latest.items()]
