@@ -167,15 +167,15 @@ _PAST_ANCHOR = max(map(len, _ANCHOR_WORDS)) + 1
 """How far past where an anchor word begins a match that ends with it can reach."""
 
 
-def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
-    """Per marker, where its anchor words start in ``lowered``, in order (one pass).
+def _anchor_positions(lowered: str, *, word_starts: bool) -> dict[int, list[int]]:
+    """Per marker with any, where its anchor words start in ``lowered``, in order (one pass).
 
     With ``word_starts``, an occurrence of a word that begins with a letter or digit counts
     only where a word begins (no word character before it). Every marker pattern has its
     anchor words right after ``\\b`` or whitespace, so the occurrences left out ("hi" in
     "this", "set" in "reset") can never be the anchor of a match.
     """
-    positions: list[list[int]] = [[] for _ in _MARKERS]
+    positions: dict[int, list[int]] = {}
     if lowered.isascii():
         found_words = _ANCHOR_BYTES.find_matches_as_indexes(lowered.encode(), overlapping=True)
     else:
@@ -186,9 +186,14 @@ def _anchor_positions(lowered: str, *, word_starts: bool) -> list[list[int]]:
             if before.isalnum() or before == "_":
                 continue
         for number in _ANCHOR_PATTERNS[word]:
-            positions[number].append(at)
-    for found in positions:
-        found.sort()  # overlapping words of different lengths end out of start order
+            found = positions.get(number)
+            if found is None:
+                positions[number] = [at]
+            else:
+                found.append(at)
+    for found in positions.values():
+        if len(found) > 1:
+            found.sort()  # overlapping words of different lengths end out of start order
     return positions
 
 
@@ -271,10 +276,8 @@ class _MarkerScanner:
         positions = _anchor_positions(lowered, word_starts=aligned)
         contains = lowered.__contains__
         present: dict[tuple[str, ...], bool] = {}  # several patterns share a group
-        for plan, anchors in zip(plans, positions, strict=True):
-            # The anchor words' positions also tell whether the first group is present.
-            if not anchors:
-                continue
+        for number in sorted(positions):  # markers without an anchor cannot match
+            plan, anchors = plans[number], positions[number]
             if (plan.lead or plan.tail) and not any(
                 _fits_anchor(lowered, at, plan) for at in anchors
             ):
