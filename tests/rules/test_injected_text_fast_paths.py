@@ -302,7 +302,7 @@ _PIECES += ["', ", '", ', '"k": ', "'k':", "}, {", "], [", "\n- a: ", "\\n  b: "
 )
 @example('x\', \'k\': y", "k": z}, {a], [b\n- k: v\\n  k: v end. Next! Hi!) What?" +1 555 123 4567')
 @example(
-    "1ABCDEFGHIJK A1BCDEFGHIJK A123456789012 12345678 1234567 ABCDEFGHIJKL Ann Lee of the Sea Bank"
+    "1ABCDEFGHIJK A1BCDEFGHIJK A123456789012 12345678 \u06631234567 1234567 ABCDEFGHIJKL Ann Lee of the Sea"
 )
 @settings(max_examples=200, deadline=None)
 def test_rewritten_patterns_find_what_their_plain_forms_find(name: str, text: str) -> None:

@@ -403,7 +403,7 @@ _URL = re.compile(
 # "a digit ahead" holds when that first character is one) let the engine skip ahead to where
 # a match can start.
 _ACCOUNT = re.compile(
-    r"[A-Z0-9](?<=\b[A-Z0-9])(?:(?:(?<=\d)|(?=[A-Z]*+\d))(?:(?<=[A-Z])|(?=\d*+[A-Z]))"
+    r"[A-Z\d](?<=\b[A-Z\d])(?:(?<=[A-Z0-9])(?:(?<=\d)|(?=[A-Z]*+\d))(?:(?<=[A-Z])|(?=\d*+[A-Z]))"
     r"[A-Z0-9]{9,33}\b|(?<=\d)\d{7,}\b)"
 )
 _PHONE = re.compile(r"[+\d](?:(?<=\+)\d|(?<!\+))[\d ()-]{7,}\d")
