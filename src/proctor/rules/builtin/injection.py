@@ -119,6 +119,8 @@ class _Injected:
 @dataclass(slots=True)
 class _State:
     trusted: list[str] = field(default_factory=list)
+    """The user's requests and instructions, normalised when a value is first checked."""
+    trusted_raw: list[str] = field(default_factory=list)
     outputs: list[_Output] = field(default_factory=list)
     """Tool outputs seen, for provenance checks (the newest beyond a limit are not kept)."""
     output_chars: int = 0
@@ -127,6 +129,9 @@ class _State:
     """The latest injected span when nothing from the agent has followed it yet."""
 
     def is_trusted(self, value: InjectedValue) -> bool:
+        if self.trusted_raw:
+            self.trusted += map(normalise_argument, self.trusted_raw)
+            self.trusted_raw.clear()
         return any(_contains(text, value.value) for text in self.trusted)
 
     def seen_in_data(self, value: InjectedValue, context: RuleContext) -> bool:
@@ -266,7 +271,7 @@ class InjectionThenAction(Rule):
                 "system",
                 "developer",
             ):
-                state.trusted.append(normalise_argument(message.text))
+                state.trusted_raw.append(message.text)
             return ()
         call = event.call
         if call is None:
