@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from proctor.rules._calls import argument_strings
 from proctor.rules._evidence import cite_call, cite_result
@@ -73,14 +73,26 @@ def injected_spans(call: ToolCall, context: RuleContext) -> tuple[InjectedSpan, 
     return spans
 
 
-def _injected_values(text: str, context: RuleContext) -> tuple[InjectedValue, ...]:
+class _Values(NamedTuple):
+    """The values in an injected span, indexed the way calls are matched against them."""
+
+    values: tuple[InjectedValue, ...]
+    weak: dict[str, int]
+    """Each weak value's position (it must be a whole argument)."""
+    strong: list[tuple[int, str]]
+    """Each strong value with its position (it may be part of an argument)."""
+
+
+def _injected_values(text: str, context: RuleContext) -> _Values:
     """The values in an injected span's text, extracted once per distinct text."""
-    memo: dict[str, tuple[InjectedValue, ...]] = context.facts.setdefault("injected_values", {})
-    values = memo.get(text)
-    if values is None:
+    memo: dict[str, _Values] = context.facts.setdefault("injected_values", {})
+    found = memo.get(text)
+    if found is None:
         values = extract_values(text)
-        memo[text] = values
-    return values
+        weak = {value.value: n for n, value in enumerate(values) if not value.strong}
+        strong = [(n, value.value) for n, value in enumerate(values) if value.strong]
+        found = memo[text] = _Values(values, weak, strong)
+    return found
 
 
 def _data_text(text: str, spans: tuple[InjectedSpan, ...], context: RuleContext) -> str:
@@ -108,9 +120,9 @@ class _Injected:
     call: ToolCall
     span: InjectedSpan
     text: str
-    _values: tuple[InjectedValue, ...] | None = None
+    _values: _Values | None = None
 
-    def values(self, context: RuleContext) -> tuple[InjectedValue, ...]:
+    def values(self, context: RuleContext) -> _Values:
         if self._values is None:
             self._values = _injected_values(self.text, context)
         return self._values
@@ -169,14 +181,20 @@ def _matches(state: _State, call: ToolCall, context: RuleContext) -> Iterator[_M
     for source in state.injected:
         if source.call.source_id == call.source_id:
             continue
-        for value in source.values(context):
+        values, weak, strong = source.values(context)
+        # The values the call's arguments hold, in the values' order: strong ones anywhere
+        # in an argument (one test for all arguments: most values are in none), weak ones
+        # as a whole argument.
+        held = [n for n, wanted in strong if wanted in everything]
+        held += [n for text in whole if (n := weak.get(text, -1)) >= 0]
+        held.sort()
+        for number in held:
+            value = values[number]
             wanted = value.value
             if not value.strong:
                 used = whole.get(wanted)
-            elif wanted in everything:  # one test for all arguments, most values are in none
-                used = next((n for n, a in enumerate(arguments) if wanted in a[2]), None)
             else:
-                continue
+                used = next((n for n, a in enumerate(arguments) if wanted in a[2]), None)
             if used is None or state.is_trusted(value) or state.seen_in_data(value, context):
                 continue
             path, text, _ = arguments[used]
