@@ -35,7 +35,6 @@ from proctor.rules._policy import RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._call_effects import (
-    READ_TOOLS,
     commands_of,
     edited_paths,
     is_edit_tool,
@@ -221,10 +220,11 @@ def _record(state: _State, event: Event) -> None:
     """Take in a call (its edits) or a result (its runs)."""
     call = event.call
     assert call is not None
-    if plain_tool(call.name):
-        _record_plain(state, event, call)
-        return
-    if state.parsed[0] == call.source_id:
+    plain = plain_tool(call.name)  # no command line, no file written: its name says it all
+    if plain:
+        commands: Sequence[SimpleCommand] = ()
+        topics = name_topics(tool_base_name(call))
+    elif state.parsed[0] == call.source_id:
         commands, topics = state.parsed[1], state.parsed[2]
     else:
         commands = commands_of(call)
@@ -232,11 +232,11 @@ def _record(state: _State, event: Event) -> None:
         state.parsed = (call.source_id, commands, topics)
     if event.kind == "call":
         # A call that runs a check is a run; its own writes (`pytest > log`) are not edits.
-        paths = [] if topics else edited_paths(call, commands)
+        paths = [] if topics or plain else edited_paths(call, commands)
         if paths:
             state.last_edit = _Edit(call, event.index, tuple(paths))
         return
-    if call.status in ("pending", "interrupted", "rejected") or is_edit_tool(call):
+    if call.status in ("pending", "interrupted", "rejected") or (not plain and is_edit_tool(call)):
         return
     state.recent.append(_Seen(event.index, call))
     if topics:
@@ -246,23 +246,6 @@ def _record(state: _State, event: Event) -> None:
         state.last_execution = run
     elif not is_inspection(call, commands):
         # Whether it passed is only needed if a "works now" claim comes: judged then.
-        state.last_execution = _Run(call, event.index, None)
-
-
-def _record_plain(state: _State, event: Event, call: ToolCall) -> None:
-    """``_record`` for a tool that runs no command line and writes no file (``plain_tool``):
-    what it verifies and whether it reads are known from its name."""
-    if event.kind == "call" or call.status in ("pending", "interrupted", "rejected"):
-        return  # no edits to note; an unfinished call backs nothing
-    state.recent.append(_Seen(event.index, call))
-    base = tool_base_name(call)
-    topics = name_topics(base)
-    if topics:
-        run = _Run(call, event.index, outcome(call) == "passed")
-        for topic in topics:
-            state.runs[topic] = run
-        state.last_execution = run
-    elif base not in READ_TOOLS:
         state.last_execution = _Run(call, event.index, None)
 
 
