@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+
+PORT_CLAIMS = Path(tempfile.gettempdir()) / "proctor-test-ports"
+"""One lock file per port handed out: held by the test process that was given the port."""
+
+_claimed: list[int] = []
+"""File descriptors of this process's port claims, held until it exits."""
 
 
 def free_port() -> int:
-    """A port nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on right now and no other test process was given.
+
+    The kernel picks a free port; between this probe and the server's own ``bind`` another
+    test process (a pytest-xdist worker, another test run) could be handed the same one, so
+    the port is claimed with a lock file that this process holds until it exits, and a port
+    someone else claimed is passed over.
+    """
+    PORT_CLAIMS.mkdir(exist_ok=True)
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        claim = os.open(PORT_CLAIMS / str(port), os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(claim)
+            continue
+        _claimed.append(claim)
+        return port
 
 
 def _wait_for(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
