@@ -1,29 +1,33 @@
 """Live intake (SPEC ING-7): events and OTLP exports from a request body, into the store.
 
 A payload is read and validated whole first (``_intake_payload``); only then is anything
-written. Each conversation it touches is merged with what is already stored, so events
-streamed in several requests extend one conversation instead of starting new ones:
+written. Each conversation it touches is merged with what is already stored
+(``_intake_merge``), so events streamed in several requests extend one conversation
+instead of starting new ones: a known source id is a revision in place, a ``tool_result``
+for a call stored earlier completes that call, conversation fields a request does not set
+keep their stored values.
 
-- messages, tool calls, task events and tasks are keyed by their source ids; a known id
-  replaces the stored item in place (a revision), an unknown one is appended;
-- a ``tool_result`` answering a call stored by an earlier request completes that call;
-- conversation fields a request does not set keep their stored values.
+An append costs what the request carries, not what the conversation holds: only the
+stored items the request revises or completes, the last message (for threading), the
+conversation row and its tasks are read (``Store.transcript_excerpts``), and only the
+sources the request carried are prepared and written (``Store.append_conversations``),
+at their places after the last stored ones. Redaction, bounding and fingerprints happen
+in ``sources.prepare_bundle`` as for files; re-preparing stored text would revise it.
 
-Only the sources the request carried are prepared for writing; stored ones are left as
-they are (re-preparing bounded text would revise it). Redaction, bounding and
-fingerprints happen in ``sources.prepare_bundle`` as for files. Each conversation is
-written in one store transaction; requests are taken one at a time so two appends to the
-same conversation never race.
+Requests touching the same conversation are taken one at a time (a lock per
+conversation), so two appends never race for one place; requests for other
+conversations go on meanwhile. All conversations of one request are written in one
+short store transaction.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC
-from typing import Any, TypeVar
+from typing import Any
 
+from proctor.ingest._intake_merge import merge, places_of
 from proctor.ingest._intake_payload import (
     IntakeBatch,
     LateResult,
@@ -32,19 +36,17 @@ from proctor.ingest._intake_payload import (
     parse_events,
     parse_otlp,
 )
+from proctor.ingest._keyed_locks import KeyedLocks
 from proctor.sources import Limits, prepare_bundle
 from proctor.sources.jsonl import quote_id
-from proctor.store import Store, StoredTranscript
-from proctor.transcript import (
-    Conversation,
-    ConversationBundle,
-    Message,
-    PreparedBundle,
-    SourceIssue,
-    ToolCall,
+from proctor.store import (
+    ExcerptRequest,
+    PlacedBundle,
+    Store,
+    TranscriptExcerpt,
+    WriteOutcome,
 )
-
-_T = TypeVar("_T")
+from proctor.transcript import ConversationBundle, SourceIssue, ToolCall
 
 
 @dataclass(slots=True)
@@ -65,13 +67,23 @@ class IntakeReport:
     """OTLP only: spans with no GenAI or OpenInference data; not stored."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Append:
+    """One conversation of a request, merged with the stored part it concerns."""
+
+    bundle: ConversationBundle
+    written_ids: set[str]
+    """The sources the request carried: only these are prepared for writing."""
+    stored: TranscriptExcerpt | None
+
+
 class Intake:
-    """Live intake into one store; requests are taken one at a time."""
+    """Live intake into one store; appends to one conversation are taken one at a time."""
 
     def __init__(self, store: Store, *, limits: Limits | None = None) -> None:
         self.store = store
         self.limits = limits
-        self._lock = threading.Lock()
+        self._locks = KeyedLocks()
 
     def events(
         self, data: bytes, *, project: str | None = None, origin: str = "intake"
@@ -88,13 +100,10 @@ class Intake:
     def _take(self, batch: IntakeBatch, project: str | None, origin: str) -> IntakeReport:
         report = IntakeReport(spans=batch.spans, spans_dropped=batch.spans_dropped)
         report.warnings += batch.warnings
-        with self._lock:
-            merged = self._merged(batch, origin)
-            prepared = [
-                self._prepare(bundle, written_ids, stored, report)
-                for bundle, written_ids, stored in merged
-            ]
-            outcomes = self.store.write_conversations(prepared, project=project)
+        with self._locks.holding(_touched(batch)):
+            appends = self._merged(batch, origin)
+            placed = [self._prepare(append, report) for append in appends]
+            outcomes = self._write(placed, project)
         for outcome in outcomes:
             report.conversation_ids.append(outcome.conversation_id)
             report.conversations_created += outcome.created
@@ -103,16 +112,28 @@ class Intake:
             report.sources_unchanged += outcome.unchanged
         return report
 
-    def _merged(
-        self, batch: IntakeBatch, origin: str
-    ) -> list[tuple[ConversationBundle, set[str], StoredTranscript | None]]:
-        """Every touched conversation merged with its stored self; raises before any write."""
+    def _excerpts(self, wanted: Mapping[str, ExcerptRequest]) -> dict[str, TranscriptExcerpt]:
+        """The stored part of each touched conversation the request needs."""
+        return self.store.transcript_excerpts(wanted)
+
+    def _write(self, placed: Sequence[PlacedBundle], project: str | None) -> list[WriteOutcome]:
+        """Write the request's conversations in one transaction."""
+        return self.store.append_conversations(placed, project=project)
+
+    def _merged(self, batch: IntakeBatch, origin: str) -> list[_Append]:
+        """Every touched conversation merged with its stored part; raises before any write."""
         new = {bundle.conversation.conversation_id: bundle for bundle in batch.bundles}
-        touched = list(new) + [
-            r.conversation_id for r in batch.late_results if r.conversation_id not in new
-        ]
-        existing = self.store.existing_conversation_ids(touched)
-        stored = {cid: self.store.transcript(cid) for cid in touched if cid in existing}
+        late_calls: dict[str, set[str]] = {}
+        for late in batch.late_results:
+            late_calls.setdefault(late.conversation_id, set()).add(_late_call_id(late))
+        stored = self._excerpts(
+            {
+                conversation_id: _excerpt_request(
+                    new.get(conversation_id), late_calls.get(conversation_id, set())
+                )
+                for conversation_id in _touched(batch)
+            }
+        )
         problems: list[PayloadProblem] = []
         for late in batch.late_results:
             bundle = new.get(late.conversation_id)
@@ -127,95 +148,45 @@ class Intake:
         result = []
         for conversation_id, bundle in new.items():
             previous = stored.get(conversation_id)
-            written = _source_ids(bundle)
-            result.append(
-                (bundle if previous is None else merge(previous, bundle), written, previous)
-            )
+            merged = bundle if previous is None else merge(previous, bundle)
+            result.append(_Append(merged, _source_ids(bundle), previous))
         return result
 
-    def _prepare(
-        self,
-        bundle: ConversationBundle,
-        written_ids: set[str],
-        stored: StoredTranscript | None,
-        report: IntakeReport,
-    ) -> PreparedBundle:
+    def _prepare(self, append: _Append, report: IntakeReport) -> PlacedBundle:
         """Redact and bound the bundle; keep only the sources this request sent."""
-        prepared = prepare_bundle(bundle, self.limits)
-        sources = tuple(s for s in prepared.sources if s.source_id in written_ids)
+        prepared = prepare_bundle(append.bundle, self.limits)
+        sources = tuple(s for s in prepared.sources if s.source_id in append.written_ids)
         redactions = sum(s.redactions for s in sources)
-        total = redactions + (0 if stored is None else stored.summary.redactions)
+        total = redactions + (0 if append.stored is None else append.stored.redactions)
         report.redactions += redactions
-        report.warnings += bundle.issues
-        return replace(prepared, sources=sources, redactions=total)
+        report.warnings += append.bundle.issues
+        return PlacedBundle(
+            replace(prepared, sources=sources, redactions=total),
+            places_of(append.stored, append.bundle),
+        )
 
 
-def merge(stored: StoredTranscript, new: ConversationBundle) -> ConversationBundle:
-    """``new`` appended to (or revising) the stored conversation, as one bundle."""
-    messages = _merge_by(stored.messages, new.messages, lambda m: m.source_id)
-    known_messages = {m.source_id for m in stored.messages}
-    messages = _link_appended(messages, known_messages)
-    calls = _merge_by(stored.tool_calls, new.tool_calls, lambda c: c.source_id)
-    known_calls = {c.source_id for c in stored.tool_calls}
-    calls = _attach_appended(calls, known_calls, messages)
-    return replace(
-        new,
-        conversation=_merge_conversation(stored.summary.conversation, new.conversation),
-        messages=messages,
-        tool_calls=calls,
-        tasks=_merge_by(stored.tasks, new.tasks, lambda t: t.task_id),
-        task_events=_merge_by(stored.task_events, new.task_events, lambda e: e.source_id),
-        subagent_run=new.subagent_run or stored.subagent_run,
+def _touched(batch: IntakeBatch) -> list[str]:
+    """The conversations a request writes: its bundles', then those only late results name."""
+    bundles = [bundle.conversation.conversation_id for bundle in batch.bundles]
+    return list(dict.fromkeys([*bundles, *(r.conversation_id for r in batch.late_results)]))
+
+
+def _excerpt_request(bundle: ConversationBundle | None, late_calls: set[str]) -> ExcerptRequest:
+    """What of the stored conversation merging ``bundle`` (and late results) reads."""
+    if bundle is None:
+        return ExcerptRequest(call_ids=frozenset(late_calls))
+    return ExcerptRequest(
+        message_ids=frozenset(m.source_id for m in bundle.messages),
+        call_ids=frozenset(c.source_id for c in bundle.tool_calls) | late_calls,
+        event_ids=frozenset(e.source_id for e in bundle.task_events),
+        latest_assistant=any(c.message_source_id is None for c in bundle.tool_calls),
+        first_prompt=bundle.conversation.title == "",
     )
 
 
-def _merge_by(
-    old: Sequence[_T], new: Sequence[_T], key: Callable[[_T], Hashable]
-) -> tuple[_T, ...]:
-    """Old items in order, each replaced by a new item with its key; other new ones appended."""
-    merged = {key(item): item for item in old}
-    for item in new:
-        merged[key(item)] = item
-    return tuple(merged.values())
-
-
-def _link_appended(messages: tuple[Message, ...], known: set[str]) -> tuple[Message, ...]:
-    """An appended message that names no parent answers the message before it."""
-    linked: list[Message] = []
-    for message in messages:
-        if message.source_id not in known and message.parent_source_id is None and linked:
-            message = replace(message, parent_source_id=linked[-1].source_id)
-        linked.append(message)
-    return tuple(linked)
-
-
-def _attach_appended(
-    calls: tuple[ToolCall, ...], known: set[str], messages: tuple[Message, ...]
-) -> tuple[ToolCall, ...]:
-    """An appended call that names no message belongs to the latest assistant message."""
-    latest = next((m.source_id for m in reversed(messages) if m.role == "assistant"), None)
-    return tuple(
-        replace(call, message_source_id=latest)
-        if call.source_id not in known and call.message_source_id is None
-        else call
-        for call in calls
-    )
-
-
-def _merge_conversation(old: Conversation, new: Conversation) -> Conversation:
-    """Fields the new description leaves unset keep their stored values."""
-    values = {f.name: getattr(new, f.name) for f in fields(Conversation)}
-    for name, value in values.items():
-        if value is None:
-            values[name] = getattr(old, name)
-    starts = [t for t in (old.started_at, new.started_at) if t is not None]
-    ends = [t for t in (old.ended_at, new.ended_at) if t is not None]
-    values["started_at"] = min(starts, default=None)
-    values["ended_at"] = max(ends, default=None)
-    values["attributes"] = {**old.attributes, **new.attributes}
-    if new.parent_conversation_id is None:
-        values["kind"] = old.kind  # a request without the sub-agent line keeps the kind
-    return Conversation(**values)
+def _late_call_id(late: LateResult) -> str:
+    return f"{late.conversation_id}:call:{quote_id(late.result.call_id)}"
 
 
 def _source_ids(bundle: ConversationBundle) -> set[str]:
@@ -226,9 +197,9 @@ def _source_ids(bundle: ConversationBundle) -> set[str]:
     }
 
 
-def _answer(late: LateResult, stored: StoredTranscript | None) -> ToolCall | None:
+def _answer(late: LateResult, stored: TranscriptExcerpt | None) -> ToolCall | None:
     """The stored call ``late`` answers, completed with the result; None when unknown."""
-    source_id = f"{late.conversation_id}:call:{quote_id(late.result.call_id)}"
+    source_id = _late_call_id(late)
     call = next(
         (c for c in (stored.tool_calls if stored else ()) if c.source_id == source_id), None
     )
@@ -255,6 +226,6 @@ def _unknown_call(late: LateResult) -> PayloadProblem:
     )
 
 
-def _empty_bundle(stored: StoredTranscript, origin: str) -> ConversationBundle:
+def _empty_bundle(stored: TranscriptExcerpt, origin: str) -> ConversationBundle:
     """A bundle that changes nothing but what is added to it."""
-    return ConversationBundle(conversation=stored.summary.conversation, origin=origin)
+    return ConversationBundle(conversation=stored.conversation, origin=origin)

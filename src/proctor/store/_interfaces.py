@@ -6,7 +6,7 @@ MCP server) receive; ``Store`` adds the write paths (import, delete, findings).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from proctor.findings import Finding, Status
@@ -18,14 +18,17 @@ from proctor.store._heartbeat_records import HeartbeatRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
+    ExcerptRequest,
     ImportedFile,
     ImportIssueRecord,
     ImportRecord,
+    PlacedBundle,
     ProjectSummary,
     SourceVersion,
     StoreCounts,
     StoredSource,
     StoredTranscript,
+    TranscriptExcerpt,
     WriteOutcome,
 )
 from proctor.store._review_records import ReviewRecords
@@ -157,6 +160,18 @@ class Store(
         self, prepared: Sequence[PreparedBundle], *, project: str | None = None
     ) -> list[WriteOutcome]:
         """Write several conversations in one transaction: all of them, or none."""
+        ...
+
+    def transcript_excerpts(
+        self, wanted: Mapping[str, ExcerptRequest]
+    ) -> dict[str, TranscriptExcerpt]:
+        """What appends to these conversations need of them (the stored ones only)."""
+        ...
+
+    def append_conversations(
+        self, appends: Sequence[PlacedBundle], *, project: str | None = None
+    ) -> list[WriteOutcome]:
+        """Write appends (each only its own sources, at its places) in one transaction."""
         ...
 
     def delete_conversation(self, conversation_id: str) -> list[str]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, Table, func, select
 from sqlalchemy.engine import Connection
 
 from proctor.errors import NotFoundError
 from proctor.store import _schema as t
 from proctor.store._records import (
     ConversationSummary,
+    ExcerptRequest,
     ImportedFile,
     ImportIssueRecord,
     ImportRecord,
@@ -20,6 +21,7 @@ from proctor.store._records import (
     StoreCounts,
     StoredSource,
     StoredTranscript,
+    TranscriptExcerpt,
 )
 from proctor.store._rows import (
     conversation_from_row,
@@ -330,3 +332,101 @@ def import_issues(connection: Connection, import_id: str) -> list[ImportIssueRec
     return [
         ImportIssueRecord(r.path, r.line, r.severity, r.reason) for r in connection.execute(query)
     ]
+
+
+_CONTENT: dict[str, Table] = {
+    "message": t.messages,
+    "tool_call": t.tool_calls,
+    "task_event": t.task_events,
+}
+
+
+def transcript_excerpt(
+    connection: Connection, conversation_id: str, wanted: ExcerptRequest
+) -> TranscriptExcerpt | None:
+    """What an append to ``conversation_id`` needs of it; None when it is not stored.
+
+    Every query is bounded by what is asked (by id, or ``LIMIT``) or by the conversation's
+    tasks, never by its messages, so the cost does not grow with the conversation.
+    """
+    row = connection.execute(
+        select(t.conversations).where(t.conversations.c.conversation_id == conversation_id)
+    ).first()
+    if row is None:
+        return None
+    conversation = conversation_from_row(row._mapping)
+    messages = {
+        m["source_id"]: m
+        for m in _by_ids(connection, t.messages, conversation_id, wanted.message_ids)
+    }
+    revised = len(messages)
+    m = t.messages.c
+    mine = m.conversation_id == conversation_id
+    latest = select(t.messages).where(mine).order_by(m.seq.desc())
+    for found in connection.execute(latest.limit(1)).mappings():
+        messages.setdefault(found["source_id"], found)
+    if wanted.latest_assistant:
+        # The latest assistant message may be revised into another role by this request:
+        # one more than the request revises is always enough.
+        assistants = latest.where(m.role == "assistant").limit(revised + 1)
+        for found in connection.execute(assistants).mappings():
+            messages.setdefault(found["source_id"], found)
+    if wanted.first_prompt and conversation.title:
+        # A conversation without a title has no prompt with text: its title would have
+        # been made from it. Prompts are read in order until one with text stays.
+        prompts = select(t.messages).where(mine, m.kind == "prompt").order_by(m.seq)
+        for found in connection.execute(prompts.execution_options(yield_per=64)).mappings():
+            messages.setdefault(found["source_id"], found)
+            if found["text"].strip() and found["source_id"] not in wanted.message_ids:
+                break
+    calls = _by_ids(connection, t.tool_calls, conversation_id, wanted.call_ids)
+    events = _by_ids(connection, t.task_events, conversation_id, wanted.event_ids)
+    ordered_messages = sorted(messages.values(), key=lambda r: r["seq"])
+    places = {
+        **{("message", r["source_id"]): r["seq"] for r in ordered_messages},
+        **{("tool_call", r["source_id"]): r["seq"] for r in calls},
+        **{("task_event", r["source_id"]): r["seq"] for r in events},
+    }
+    tasks = connection.execute(
+        select(t.tasks).where(t.tasks.c.conversation_id == conversation_id).order_by(t.tasks.c.seq)
+    ).mappings()
+    run_row = connection.execute(
+        select(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
+    ).first()
+    return TranscriptExcerpt(
+        conversation=conversation,
+        redactions=row._mapping["redactions"],
+        messages=tuple(message_from_row(r) for r in ordered_messages),
+        tool_calls=tuple(tool_call_from_row(r) for r in calls),
+        tasks=tuple(task_from_row(r) for r in tasks),
+        task_events=tuple(task_event_from_row(r) for r in events),
+        subagent_run=None if run_row is None else subagent_from_row(run_row._mapping),
+        places=places,
+        next_places={
+            kind: _next_place(connection, table, conversation_id)
+            for kind, table in _CONTENT.items()
+        },
+    )
+
+
+def _by_ids(
+    connection: Connection, table: Table, conversation_id: str, ids: frozenset[str]
+) -> list[Any]:
+    """This conversation's rows of ``table`` among ``ids``, in stored order."""
+    found: list[Any] = []
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), 400):
+        query = select(table).where(
+            table.c.conversation_id == conversation_id,
+            table.c.source_id.in_(wanted[start : start + 400]),
+        )
+        found.extend(connection.execute(query).mappings())
+    return sorted(found, key=lambda r: r["seq"])
+
+
+def _next_place(connection: Connection, table: Table, conversation_id: str) -> int:
+    """The ``seq`` after the conversation's last row of ``table`` (0 when it has none)."""
+    last = connection.execute(
+        select(func.max(table.c.seq)).where(table.c.conversation_id == conversation_id)
+    ).scalar_one_or_none()
+    return 0 if last is None else int(last) + 1

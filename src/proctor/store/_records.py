@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from proctor.transcript import Conversation, Message, SubagentRun, Task, TaskEvent, ToolCall
+from proctor.transcript import (
+    Conversation,
+    Message,
+    PreparedBundle,
+    SubagentRun,
+    Task,
+    TaskEvent,
+    ToolCall,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,3 +166,54 @@ class StoreCounts:
     subagent_runs: int = 0
     sources: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+SourceKey = tuple[str, str]
+"""``(source_type, source_id)``: how a message, tool call or task event is named."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExcerptRequest:
+    """What an append to a stored conversation needs to read of it (SPEC ING-7)."""
+
+    message_ids: frozenset[str] = frozenset()
+    """Messages the append sends: the stored ones among them are revised in place."""
+    call_ids: frozenset[str] = frozenset()
+    """Tool calls the append sends or completes (a late ``tool_result``)."""
+    event_ids: frozenset[str] = frozenset()
+    """Task events the append sends."""
+    latest_assistant: bool = False
+    """Also the stored assistant message an appended call without one would belong to."""
+    first_prompt: bool = False
+    """Also the first stored prompt, when the append clears the conversation's title."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptExcerpt:
+    """The part of a stored conversation an append reads, each item with its stored place.
+
+    The conversation row, every task and the sub-agent record are whole; messages, tool
+    calls and task events are only those asked for plus the last stored message, in
+    stored order.
+    """
+
+    conversation: Conversation
+    redactions: int
+    """Secrets replaced in the conversation so far."""
+    messages: tuple[Message, ...]
+    tool_calls: tuple[ToolCall, ...]
+    tasks: tuple[Task, ...]
+    task_events: tuple[TaskEvent, ...]
+    subagent_run: SubagentRun | None
+    places: Mapping[SourceKey, int]
+    """The stored ``seq`` of every message, tool call and task event above."""
+    next_places: Mapping[str, int]
+    """Per source type: the ``seq`` after the last stored one (where appends go)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedBundle:
+    """A prepared bundle for an append: each of its sources with its place (``seq``)."""
+
+    prepared: PreparedBundle
+    places: Mapping[SourceKey, int]

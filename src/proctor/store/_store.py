@@ -7,7 +7,7 @@ Core on SQLite (the default) or PostgreSQL.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sqlalchemy import delete, insert, select, update
@@ -21,6 +21,7 @@ from proctor.store import _findings as findings_store
 from proctor.store import _reader as reads
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
+from proctor.store._deletion import delete_conversations, with_subagents
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStore
@@ -31,14 +32,17 @@ from proctor.store._location import configured_database_url
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
+    ExcerptRequest,
     ImportedFile,
     ImportIssueRecord,
     ImportRecord,
+    PlacedBundle,
     ProjectSummary,
     SourceVersion,
     StoreCounts,
     StoredSource,
     StoredTranscript,
+    TranscriptExcerpt,
     WriteOutcome,
 )
 from proctor.store._review_store import ReviewStore
@@ -239,6 +243,38 @@ class SqlStore(
                     ) from exc
         return outcomes
 
+    def transcript_excerpts(
+        self, wanted: Mapping[str, ExcerptRequest]
+    ) -> dict[str, TranscriptExcerpt]:
+        """What appends to these conversations need of them (the stored ones only)."""
+        with self._read() as c:
+            found = {cid: reads.transcript_excerpt(c, cid, one) for cid, one in wanted.items()}
+        return {cid: excerpt for cid, excerpt in found.items() if excerpt is not None}
+
+    def append_conversations(
+        self, appends: Sequence[PlacedBundle], *, project: str | None = None
+    ) -> list[WriteOutcome]:
+        """Write appends to several conversations in one transaction: all of them, or none.
+
+        Only each append's own sources are written, at the places it gives; the rest of
+        the conversation is neither read nor written.
+        """
+        outcomes: list[WriteOutcome] = []
+        with self._write() as c:
+            for one in appends:
+                bundle = one.prepared.bundle
+                try:
+                    name = project or self._project_for(c, one.prepared)
+                    written = write_conversation(c, one.prepared, name, utcnow(), places=one.places)
+                except (ConversationWriteError, IntegrityError) as exc:
+                    reason = exc.orig if isinstance(exc, IntegrityError) else exc
+                    raise ConversationWriteError(
+                        f"conversation {bundle.conversation_id!r} could not be stored "
+                        f"({reason}); nothing of this request was written"
+                    ) from exc
+                outcomes.append(written)
+        return outcomes
+
     def _project_for(self, connection: Connection, prepared: PreparedBundle) -> str:
         conversation = prepared.bundle.conversation
         parent_id = conversation.parent_conversation_id
@@ -260,21 +296,11 @@ class SqlStore(
         return conversation.project_hint or DEFAULT_PROJECT
 
     def delete_conversation(self, conversation_id: str) -> list[str]:
-        """Delete a conversation with its sub-agent conversations and all their sources."""
+        """Delete a conversation, its sub-agent conversations and everything derived from
+        them, in one transaction (``_deletion.py`` says what goes and what stays)."""
         with self._write() as c:
-            doomed = [conversation_id]
-            frontier = [conversation_id]
-            while frontier:
-                children = list(
-                    c.execute(
-                        select(t.conversations.c.conversation_id).where(
-                            t.conversations.c.parent_conversation_id.in_(frontier)
-                        )
-                    ).scalars()
-                )
-                frontier = [child for child in children if child not in doomed]
-                doomed.extend(frontier)
-            c.execute(delete(t.conversations).where(t.conversations.c.conversation_id.in_(doomed)))
+            doomed = with_subagents(c, conversation_id)
+            delete_conversations(c, doomed)
             return doomed
 
     def begin_import(

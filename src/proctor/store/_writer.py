@@ -9,13 +9,18 @@ The writer compares each prepared source with what is stored:
 
 A source id already owned by another conversation (Claude Code can copy a message into a
 resumed session's file) is left with its owner and reported as shared.
+
+A file import writes the whole conversation: each source's place (``seq``) is its index
+in the bundle, and the stored sources are read by conversation. An append (live intake)
+writes only the sources it sends, at the places it gives (``places``): the stored sources
+are then read by id, so its cost does not grow with the conversation.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +31,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
 from proctor.store import _schema as t
-from proctor.store._records import WriteOutcome
+from proctor.store._records import SourceKey, WriteOutcome
 from proctor.store._rows import (
     Row,
     conversation_row,
@@ -87,9 +92,18 @@ def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
 
 
 def write_conversation(
-    connection: Connection, prepared: PreparedBundle, project_name: str, now: datetime
+    connection: Connection,
+    prepared: PreparedBundle,
+    project_name: str,
+    now: datetime,
+    *,
+    places: Mapping[SourceKey, int] | None = None,
 ) -> WriteOutcome:
-    """Write ``prepared`` inside the caller's transaction and say what changed."""
+    """Write ``prepared`` inside the caller's transaction and say what changed.
+
+    ``places``: the ``seq`` of each of the bundle's sources, for an append that carries
+    only part of the conversation (default: each source's index in the bundle).
+    """
     bundle = prepared.bundle
     conversation_id = bundle.conversation_id
     project_id = ensure_project(connection, project_name, now)
@@ -117,9 +131,9 @@ def write_conversation(
             .values(**header)
         )
     if created or header_changed:
-        _replace_details(connection, prepared)
+        _replace_details(connection, prepared, created=created)
 
-    counts = _write_sources(connection, prepared, now)
+    counts = _write_sources(connection, prepared, now, places, created=created)
     return WriteOutcome(
         conversation_id=conversation_id,
         created=created,
@@ -129,22 +143,27 @@ def write_conversation(
     )
 
 
-def _replace_details(connection: Connection, prepared: PreparedBundle) -> None:
-    """Upsert the conversation's tasks and sub-agent record.
+def _replace_details(connection: Connection, prepared: PreparedBundle, *, created: bool) -> None:
+    """Upsert the conversation's tasks and sub-agent record; unchanged tasks are not written.
 
     Tasks missing from this bundle are kept: another file of the same conversation (an
     OTel log export beside its trace export) may have brought them.
     """
     bundle = prepared.bundle
     conversation_id = bundle.conversation_id
-    task_ids = [task.task_id for task in bundle.tasks]
-    for chunk in _chunks(task_ids):
+    rows = [task_row(task, conversation_id, seq) for seq, task in enumerate(bundle.tasks)]
+    if rows and not created:
+        stored = {
+            row["task_id"]: dict(row)
+            for row in connection.execute(
+                select(t.tasks).where(t.tasks.c.conversation_id == conversation_id)
+            ).mappings()
+        }
+        rows = [row for row in rows if stored.get(row["task_id"]) != row]
+    for chunk in _chunks([row["task_id"] for row in rows]):
         connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
-    if bundle.tasks:
-        connection.execute(
-            insert(t.tasks),
-            [task_row(task, conversation_id, seq) for seq, task in enumerate(bundle.tasks)],
-        )
+    if rows:
+        connection.execute(insert(t.tasks), rows)
     if bundle.subagent_run is not None:
         connection.execute(
             delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
@@ -154,16 +173,32 @@ def _replace_details(connection: Connection, prepared: PreparedBundle) -> None:
         )
 
 
-def _content_rows(prepared: PreparedBundle) -> dict[tuple[str, str], tuple[Row, int]]:
+def _content_rows(
+    prepared: PreparedBundle, places: Mapping[SourceKey, int] | None
+) -> dict[SourceKey, tuple[Row, int]]:
+    """The row and place of every source to write (the others of the bundle are context)."""
     bundle = prepared.bundle
     conversation_id = bundle.conversation_id
-    rows: dict[tuple[str, str], tuple[Row, int]] = {}
-    for seq, message in enumerate(bundle.messages):
-        rows[("message", message.source_id)] = (message_row(message, conversation_id, seq), seq)
-    for seq, call in enumerate(bundle.tool_calls):
-        rows[("tool_call", call.source_id)] = (tool_call_row(call, conversation_id, seq), seq)
-    for seq, event in enumerate(bundle.task_events):
-        rows[("task_event", event.source_id)] = (task_event_row(event, conversation_id, seq), seq)
+    written = {(s.source_type, s.source_id) for s in prepared.sources}
+    rows: dict[SourceKey, tuple[Row, int]] = {}
+
+    def place(key: SourceKey, index: int) -> int | None:
+        if key not in written:
+            return None
+        return index if places is None else places[key]
+
+    for index, message in enumerate(bundle.messages):
+        key = ("message", message.source_id)
+        if (seq := place(key, index)) is not None:
+            rows[key] = (message_row(message, conversation_id, seq), seq)
+    for index, call in enumerate(bundle.tool_calls):
+        key = ("tool_call", call.source_id)
+        if (seq := place(key, index)) is not None:
+            rows[key] = (tool_call_row(call, conversation_id, seq), seq)
+    for index, event in enumerate(bundle.task_events):
+        key = ("task_event", event.source_id)
+        if (seq := place(key, index)) is not None:
+            rows[key] = (task_event_row(event, conversation_id, seq), seq)
     return rows
 
 
@@ -174,29 +209,39 @@ _CONTENT_TABLES: dict[str, Table] = {
 }
 
 
+def _stored_sources(
+    connection: Connection, conversation_id: str, keys: Sequence[SourceKey] | None
+) -> dict[SourceKey, tuple[str, str, int]]:
+    """Fingerprint, content hash and revision of the conversation's stored sources: all of
+    them, or those among ``keys``."""
+    s = t.sources.c
+    query = select(s.source_type, s.source_id, s.fingerprint, s.content_hash, s.revision).where(
+        s.conversation_id == conversation_id
+    )
+    if keys is None:
+        queries = [query]
+    else:
+        ids = sorted({source_id for _, source_id in keys})
+        queries = [query.where(s.source_id.in_(list(chunk))) for chunk in _chunks(ids)]
+    return {
+        (row.source_type, row.source_id): (row.fingerprint, row.content_hash, row.revision)
+        for one in queries
+        for row in connection.execute(one)
+    }
+
+
 def _write_sources(
-    connection: Connection, prepared: PreparedBundle, now: datetime
+    connection: Connection,
+    prepared: PreparedBundle,
+    now: datetime,
+    places: Mapping[SourceKey, int] | None,
+    *,
+    created: bool,
 ) -> dict[str, Any]:
     conversation_id = prepared.bundle.conversation_id
-    content = _content_rows(prepared)
-    stored: dict[tuple[str, str], tuple[str, str, int, str]] = {
-        (row.source_type, row.source_id): (
-            row.fingerprint,
-            row.content_hash,
-            row.revision,
-            row.conversation_id,
-        )
-        for row in connection.execute(
-            select(
-                t.sources.c.source_type,
-                t.sources.c.source_id,
-                t.sources.c.fingerprint,
-                t.sources.c.content_hash,
-                t.sources.c.revision,
-                t.sources.c.conversation_id,
-            ).where(t.sources.c.conversation_id == conversation_id)
-        )
-    }
+    content = _content_rows(prepared, places)
+    keys = None if places is None else list(content)
+    stored = {} if created else _stored_sources(connection, conversation_id, keys)
     new_sources: list[Row] = []
     new_versions: list[Row] = []
     new_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
@@ -231,7 +276,7 @@ def _write_sources(
             new_versions.append(_version(source, 1, now))
             new_content[source.source_type].append(row)
             continue
-        fingerprint, old_hash, revision, _owner = previous
+        fingerprint, old_hash, revision = previous
         if fingerprint == source.fingerprint and old_hash == stored_hash:
             unchanged += 1
             continue
@@ -256,7 +301,8 @@ def _write_sources(
         replaced_content[source.source_type].append(row)
 
     if new_sources:
-        owned_elsewhere = _insert_new_sources(connection, new_sources, conversation_id, len(stored))
+        already = None if keys is not None else len(stored)
+        owned_elsewhere = _insert_new_sources(connection, new_sources, conversation_id, already)
         if owned_elsewhere:
             shared = [source_id for _, source_id in owned_elsewhere]
             added -= len(owned_elsewhere)
@@ -285,32 +331,28 @@ def _write_sources(
 
 
 def _insert_new_sources(
-    connection: Connection, rows: list[Row], conversation_id: str, already_stored: int
-) -> set[tuple[str, str]]:
+    connection: Connection, rows: list[Row], conversation_id: str, already_stored: int | None
+) -> set[SourceKey]:
     """Insert source rows, skipping ids another conversation owns; return the skipped keys.
 
-    Conflicts are rare (a resumed Claude Code session copying messages), so the common
-    case costs one count instead of a lookup of every new id.
+    Conflicts are rare (a resumed Claude Code session copying messages). A whole
+    conversation (``already_stored``: its sources before) checks them with one count
+    instead of a lookup of every new id; an append (None) looks up only its new ids.
     """
     if connection.dialect.name == "postgresql":
         statement: Executable = postgresql.insert(t.sources).on_conflict_do_nothing()
     else:
         statement = sqlite.insert(t.sources).on_conflict_do_nothing()
     connection.execute(statement, rows)
-    now_stored = connection.execute(
-        select(func.count()).where(t.sources.c.conversation_id == conversation_id)
-    ).scalar_one()
-    if now_stored == already_stored + len(rows):
-        return set()
-    mine = {
-        (row.source_type, row.source_id)
-        for row in connection.execute(
-            select(t.sources.c.source_type, t.sources.c.source_id).where(
-                t.sources.c.conversation_id == conversation_id
-            )
-        )
-    }
-    return {(row["source_type"], row["source_id"]) for row in rows} - mine
+    inserted = [(row["source_type"], row["source_id"]) for row in rows]
+    if already_stored is not None:
+        now_stored = connection.execute(
+            select(func.count()).where(t.sources.c.conversation_id == conversation_id)
+        ).scalar_one()
+        if now_stored == already_stored + len(rows):
+            return set()
+    keys = None if already_stored is not None else inserted
+    return set(inserted) - set(_stored_sources(connection, conversation_id, keys))
 
 
 def _version(source: PreparedSource, revision: int, now: datetime) -> Row:
