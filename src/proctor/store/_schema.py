@@ -269,7 +269,13 @@ imports = Table(
     Column("sources_unchanged", Integer, nullable=False),
     Column("redactions", Integer, nullable=False),
     Column("issues", Integer, nullable=False),
+    Column("owner_host", String(255)),
+    Column("owner_pid", Integer),
+    Column("owner_start", String(80)),
 )
+"""One run of ``proctor ingest`` (or one watch cycle). ``owner_*`` name the importing
+process (host, id, ``<boot id>:<start ticks>`` on Linux), so the next import can tell a
+crashed one (marked ``interrupted``) from one still running."""
 
 import_issues = Table(
     "import_issues",
