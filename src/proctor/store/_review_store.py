@@ -25,7 +25,7 @@ import socket
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Text,
@@ -40,6 +40,7 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
     update,
 )
 from sqlalchemy.engine import Connection
@@ -64,6 +65,18 @@ from proctor.store._rows import (
     tool_call_from_row,
 )
 from proctor.transcript import Conversation
+
+
+class ScopeSpan(NamedTuple):
+    """What a review scope holds, for saying why a review found nothing to read."""
+
+    sources: int
+    """Every source of the scope's project (or of every project), whatever its time."""
+    in_range: int
+    """Those inside the scope's time range."""
+    oldest: datetime | None
+    newest: datetime | None
+
 
 SLOT_STALE_AFTER = timedelta(minutes=2)
 """A slot whose holder has not beaten for this long (on another host) is free again."""
@@ -611,6 +624,32 @@ class ReviewStore(StoreBase):
             query = query.where(c.c.stage == stage)
         with self._read() as conn:
             return int(conn.execute(query).scalar_one())
+
+    def scope_span(self, scope: ReviewScope) -> ScopeSpan:
+        """How many sources the scope holds in its time range, and when all of them date from.
+
+        A source's time is the one a manifest uses: when it happened, else when its
+        conversation started.
+        """
+        s, conv = t.sources, t.conversations
+        when = func.coalesce(s.c.occurred_at, conv.c.started_at, type_=t.UTCDateTime())
+        bounds: list[ColumnElement[bool]] = []
+        if scope.time_from is not None:
+            bounds.append(when >= scope.time_from)
+        if scope.time_to is not None:
+            bounds.append(when < scope.time_to)
+        in_range = and_(true(), *bounds)
+        query = select(
+            func.count(),
+            func.coalesce(func.sum(case((in_range, 1), else_=0)), 0),
+            func.min(when),
+            func.max(when),
+        ).select_from(s.join(conv, conv.c.conversation_id == s.c.conversation_id))
+        if scope.project_id is not None:
+            query = query.where(conv.c.project_id == scope.project_id)
+        with self._read() as conn:
+            total, ranged, oldest, newest = conn.execute(query).one()
+        return ScopeSpan(int(total), int(ranged), oldest, newest)
 
     def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
         """Current content of the given sources, read in one snapshot."""
