@@ -4,6 +4,7 @@ One entry point for manual and scheduled reviews (:func:`start_review`, SPEC REV
 runs can be paused, resumed and cancelled (REV-5) and share one execution slot (REV-6).
 """
 
+from proctor.review._no_change import no_change_reason
 from proctor.review._pipeline import (
     DEFAULT_BATCH_SIZE,
     ReviewRequest,
@@ -27,6 +28,7 @@ __all__ = [
     "begin_review",
     "cancel_review",
     "execute_review",
+    "no_change_reason",
     "open_semantic_layer",
     "pause_review",
     "resolve_scope",
