@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from proctor._util.clock import utcnow
+from proctor.api.routers.intake import stop_analysis_queue
 from proctor.ingest import MAX_PAYLOAD_BYTES, ingest
 from proctor.models import set_default_connection
 from proctor.store import open_store
@@ -230,7 +231,7 @@ def test_protobuf_without_the_otlp_extra_is_answered_415_saying_what_to_install(
     assert "pip install 'proctor[otlp]'" in response.json()["detail"]
 
 
-def test_new_events_fire_the_supervision_enabled_for_their_conversation(
+def test_new_events_queue_the_supervision_enabled_for_their_conversation(
     api: Api, database: Path
 ) -> None:
     api.post(EVENTS_URL, content=lines(message("m1", "user", "Fix the export")), headers=NDJSON)
@@ -245,17 +246,27 @@ def test_new_events_fire_the_supervision_enabled_for_their_conversation(
             store.close()
         reply = lines(message("m2", "assistant", "The export is fixed."))
         answer = api.post(EVENTS_URL, content=reply, headers=NDJSON).json()
+        try:
+            assert api.app.state.analyses.wait_idle(timeout=60)
+        finally:
+            stop_analysis_queue(api.app)
         assert len(server.requests) == 1
         assert "The export is fixed." in json.dumps(server.requests[0].body)
     assert answer["supervision"] == [
         {
             "target": "pj:agent-run",
-            "trigger": "after_reply",
-            "status": "ok",
+            "trigger": "none",
+            "status": "queued",
             "findings": 0,
             "detail": None,
         }
     ]
+    store = open_store(database)
+    try:
+        [run] = store.supervision_runs(target_id="pj:agent-run")
+    finally:
+        store.close()
+    assert (run.trigger, run.status) == ("after_reply", "ok")
 
 
 def test_genai_log_events_posted_to_v1_logs_make_the_conversation_a_file_import_makes(

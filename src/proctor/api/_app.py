@@ -125,6 +125,8 @@ def create_app(
             await anyio.to_thread.run_sync(loop.stop)
         # A review running in the background is paused, as Ctrl-C does in the CLI.
         await anyio.to_thread.run_sync(stop_review_runner, app)
+        # Analyses queued by live intake: those running finish, the others are dropped.
+        await anyio.to_thread.run_sync(intake.stop_analysis_queue, app)
         holder.close()
 
     app = FastAPI(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.ingest import IntakeReport, PayloadError
-from proctor.supervision import ScheduleOutcome
+from proctor.supervision import QUEUED, ScheduleOutcome
 
 
 class PayloadProblemOut(BaseModel):
@@ -40,11 +40,13 @@ class SupervisionOutcome(BaseModel):
     target: str
     """The supervised target (a conversation id or ``task:<id>``)."""
     trigger: str
-    """The trigger that fired (``after_reply``, ``every_n_steps`` …) or ``none``."""
+    """The trigger that fired (``after_reply``, ``every_n_steps`` …) or ``none``; ``none``
+    for a queued analysis (its job decides when it reads the conversation)."""
     status: str
-    """``ok``, ``unavailable`` or ``failed`` when an analysis ran; ``waiting`` when it was
-    throttled, in flight or over budget (it runs later); ``error`` when the target could
-    not be read."""
+    """``queued`` when live intake queued the analysis (it runs in the background, its
+    findings appear in ``/api/findings``); ``ok``, ``unavailable`` or ``failed`` when an
+    analysis ran; ``waiting`` when it was throttled, in flight or over budget (it runs
+    later); ``error`` when the target could not be read."""
     findings: int = 0
     """Findings the analysis recorded."""
     detail: str | None = None
@@ -56,6 +58,8 @@ class SupervisionOutcome(BaseModel):
         label = outcome.target.label
         if outcome.error is not None:
             return cls(target=label, trigger=outcome.trigger, status="error", detail=outcome.error)
+        if outcome.refused == QUEUED:
+            return cls(target=label, trigger=outcome.trigger, status=QUEUED)
         if outcome.result is None:
             return cls(
                 target=label, trigger=outcome.trigger, status="waiting", detail=outcome.refused
@@ -97,7 +101,7 @@ class IntakeResult(BaseModel):
     warnings: list[IntakeWarning]
     """Caveats; the request was still stored."""
     supervision: list[SupervisionOutcome]
-    """One entry per enabled supervision session the new events concerned."""
+    """One entry per enabled supervision session the new events concerned (``queued``)."""
 
     @classmethod
     def of(cls, report: IntakeReport, outcomes: list[ScheduleOutcome]) -> IntakeResult:

@@ -5,7 +5,8 @@ One interface — :class:`Jobs`: ``submit_review`` (a run the caller claimed),
 heartbeat run's suggestions), ``submit_heartbeat_tick`` — with two executors:
 
 * :class:`InProcessJobs` on the embedded SQLite store (STO-1): reviews on one background
-  thread, everything else a direct call, exactly as before;
+  thread, everything else a direct call; analyses live intake calls for go to an
+  :class:`AnalysisQueue` of the process instead (``queue_analyses``);
 * :class:`JobQueue` on PostgreSQL (STO-2): each is a procrastinate job that any
   ``proctor worker`` process on any machine executes, with per-scope locks, queueing
   locks that coalesce repeated triggers, retries of transient failures, a periodic
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from proctor.errors import ConfigError
-from proctor.jobs._inprocess import InProcessJobs, ReviewThread
+from proctor.jobs._inprocess import AnalysisQueue, InProcessJobs, ReviewThread
 from proctor.jobs._queue import (
     JobQueue,
     build_worker_app,
@@ -32,6 +33,7 @@ from proctor.jobs._queue import (
 from proctor.jobs._work import ReviewJobOutcome, is_transient, run_review_job
 from proctor.review import SemanticLayer
 from proctor.store import ReviewRunRecord, SqlStore
+from proctor.supervision import ScheduleOutcome, queued_analyses
 
 
 class Jobs(Protocol):
@@ -98,20 +100,28 @@ def jobs_for(store: SqlStore) -> Jobs:
     return InProcessJobs(store)
 
 
-def supervise_written(store: SqlStore, conversation_ids: Sequence[str]) -> bool:
-    """After an import wrote ``conversation_ids``: queue their analyses on PostgreSQL.
+def queue_analyses(
+    store: SqlStore, conversation_ids: Sequence[str], in_process: AnalysisQueue
+) -> list[ScheduleOutcome]:
+    """After intake stored new events: queue the analyses they may call for; never wait.
 
-    True when they were queued (workers run them); False on SQLite, where the caller
-    runs them itself (``on_conversations_changed``) and reports their outcomes.
+    On PostgreSQL each conversation gets a ``proctor.supervise`` job (``proctor worker``
+    runs it); on SQLite (or ``PROCTOR_JOBS=inprocess``) ``in_process`` runs it in the
+    background of this process. Returns one ``queued`` outcome per enabled session the
+    conversations hold; with none (supervision is off by default) nothing is queued.
     """
-    if not uses_queue(store):
-        return False
-    queue_for(store).submit_analyses(conversation_ids)
-    return True
+    outcomes = queued_analyses(store, conversation_ids)
+    if outcomes:
+        if uses_queue(store):
+            queue_for(store).submit_analyses(conversation_ids)
+        else:
+            in_process.submit(conversation_ids)
+    return outcomes
 
 
 __all__ = [
     "JOBS_VARIABLE",
+    "AnalysisQueue",
     "InProcessJobs",
     "JobQueue",
     "Jobs",
@@ -121,9 +131,9 @@ __all__ = [
     "ensure_job_schema",
     "is_transient",
     "jobs_for",
+    "queue_analyses",
     "queue_for",
     "run_review_job",
     "run_worker",
-    "supervise_written",
     "uses_queue",
 ]

@@ -1,8 +1,9 @@
-"""The embedded default (SQLite, STO-1): jobs run in this process, as they always did.
+"""The embedded default (SQLite, STO-1): jobs run in this process.
 
 Reviews started over HTTP run on one background thread the app owns (one slot, one
-worker); analyses, phrasing retries and heartbeat passes are direct calls that return
-when the work is done.
+worker). Analyses that live intake calls for run on the app's ``AnalysisQueue``, in the
+background, so no intake request waits for a model. Analyses asked for by the CLI,
+phrasing retries and heartbeat passes are direct calls that return when the work is done.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 from proctor.errors import ProctorError, ReviewStateError
@@ -119,3 +120,84 @@ class InProcessJobs:
     def submit_heartbeat_tick(self) -> int:
         """Run one heartbeat pass now; how many plans ran."""
         return run_heartbeat_tick(self.store)
+
+
+AnalysisWork = Callable[[SqlStore, Sequence[str]], object]
+"""What an analysis job does with its conversations (``run_analyses_job``)."""
+
+
+class AnalysisQueue:
+    """Analyses of conversations with new events, run in the background of this process.
+
+    The in-process counterpart of the ``proctor.supervise`` job on PostgreSQL: one job per
+    conversation at a time; any number of requests while its job waits coalesce into it,
+    and a request while it runs queues one more run after it (which reads the
+    conversation as it is then). Different conversations are analysed at once, up to
+    ``workers``. Throttle, budget and single flight per target stay in the store's
+    claiming transaction (SUP-2), as on workers.
+    """
+
+    def __init__(
+        self, store: SqlStore, *, workers: int = 4, work: AnalysisWork = run_analyses_job
+    ) -> None:
+        self.store = store
+        self._work = work
+        self._executor = ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="proctor-analyses"
+        )
+        self._changed = threading.Condition()
+        self._waiting: set[str] = set()
+        self._running: set[str] = set()
+        self._stopped = False
+
+    def submit(self, conversation_ids: Sequence[str]) -> int:
+        """Queue an analysis job per conversation; how many were queued (not coalesced).
+
+        Returns at once; after ``stop`` nothing is queued (the events stay stored, and
+        the next analysis of their target covers them).
+        """
+        queued = 0
+        with self._changed:
+            if self._stopped:
+                return 0
+            for conversation_id in dict.fromkeys(conversation_ids):
+                if conversation_id in self._waiting:
+                    continue
+                self._waiting.add(conversation_id)
+                queued += 1
+                if conversation_id not in self._running:
+                    self._executor.submit(self._run, conversation_id)
+        return queued
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no job waits or runs (shutdown, tests); False when ``timeout`` passed."""
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: not self._waiting and not self._running, timeout=timeout
+            )
+
+    def stop(self) -> None:
+        """Queue no more jobs, drop those not started, and wait for the running ones."""
+        with self._changed:
+            self._stopped = True
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        with self._changed:
+            self._waiting.clear()
+            self._changed.notify_all()
+
+    def _run(self, conversation_id: str) -> None:
+        with self._changed:
+            self._waiting.discard(conversation_id)
+            self._running.add(conversation_id)
+        try:
+            self._work(self.store, [conversation_id])
+        except ProctorError as exc:
+            log.warning("analysis of %s failed: %s", conversation_id, exc)
+        except Exception:
+            log.exception("analysis of %s stopped on an unexpected error", conversation_id)
+        finally:
+            with self._changed:
+                self._running.discard(conversation_id)
+                if conversation_id in self._waiting and not self._stopped:
+                    self._executor.submit(self._run, conversation_id)
+                self._changed.notify_all()

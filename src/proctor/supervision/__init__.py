@@ -11,8 +11,10 @@ long-running process.
 
 from proctor.supervision._check import CheckResult, check_conversations, trace_of
 from proctor.supervision._hook import (
+    QUEUED,
     LiveSupervision,
     on_conversations_changed,
+    queued_analyses,
     run_due_analyses,
     supervise_changes,
     supervise_due,
@@ -42,6 +44,7 @@ from proctor.supervision._sessions import (
 from proctor.supervision._triggers import Observation, fired_triggers, observe
 
 __all__ = [
+    "QUEUED",
     "TRIGGERS",
     "Analysis",
     "AnalysisResult",
@@ -65,6 +68,7 @@ __all__ = [
     "fired_triggers",
     "observe",
     "on_conversations_changed",
+    "queued_analyses",
     "resolve_target",
     "run_due_analyses",
     "session_status",

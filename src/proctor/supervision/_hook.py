@@ -10,6 +10,10 @@ targets are analysed concurrently; model calls still queue in the supervisor's o
 ``run_due_analyses`` is the timer's half: a long-running process (``proctor watch``)
 calls it while idle so that pending analyses start once their throttle or budget period
 allows, and idle runs are recognised as ended (``run_end``).
+
+Live intake never waits for an analysis: it queues ``on_conversations_changed`` as a
+background job (``proctor.jobs.queue_analyses``) and answers with ``queued_analyses``,
+one ``queued`` outcome per session concerned, at the cost of one query.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from proctor.supervision._scheduler import (
 from proctor.supervision._sessions import SessionStore, Target, target_of
 from proctor.supervision._triggers import fired_triggers, observe
 
+QUEUED = "queued"
+"""``ScheduleOutcome.refused`` of an analysis queued to run in the background."""
+
 
 async def supervise_changes(
     store: SessionStore,
@@ -42,6 +49,27 @@ async def supervise_changes(
     """Fire the triggers of the enabled sessions inside ``conversation_ids`` (async core)."""
     sessions = store.supervision_sessions(conversation_ids=conversation_ids, enabled_only=True)
     return await _supervise_sessions(store, sessions, clock=clock, executor=executor)
+
+
+def queued_analyses(store: SessionStore, conversation_ids: Sequence[str]) -> list[ScheduleOutcome]:
+    """One ``queued`` outcome per enabled session inside ``conversation_ids``.
+
+    What a caller that queues ``on_conversations_changed`` instead of running it reports;
+    the trigger is decided when the job reads the conversation (``none`` until then).
+    Empty, without loading anything else, when no session is enabled there.
+    """
+    if not conversation_ids:
+        return []
+    outcomes: list[ScheduleOutcome] = []
+    for session in store.supervision_sessions(conversation_ids=conversation_ids, enabled_only=True):
+        try:
+            target = target_of(store, session)
+        except ProctorError as exc:
+            where = Target("conversation", session.target_id, session.target_id)
+            outcomes.append(ScheduleOutcome(where, "none", session=session, error=str(exc)))
+            continue
+        outcomes.append(ScheduleOutcome(target, "none", refused=QUEUED, session=session))
+    return outcomes
 
 
 async def supervise_due(

@@ -115,7 +115,8 @@ class ScheduleOutcome:
     trigger: str
     result: AnalysisResult | None = None
     refused: str | None = None
-    """``running``, ``throttled``, ``budget`` or ``disabled`` when no run started."""
+    """``running``, ``throttled``, ``budget`` or ``disabled`` when no run started;
+    ``queued`` when it was queued to run in the background (live intake)."""
     session: SupervisionSession | None = None
     """The session after the request."""
     error: str | None = None

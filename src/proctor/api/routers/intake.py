@@ -2,8 +2,9 @@
 
 Both endpoints validate the whole payload before storing anything, write each
 conversation in one transaction (extending conversations earlier requests started), then
-fire live supervision for the conversations written, as ``proctor ingest`` does. The
-answer waits for the analyses that start now; throttled ones run later.
+queue live supervision for the conversations written: the analyses run in the background
+(this process's analysis queue on SQLite, ``proctor worker`` jobs on PostgreSQL), so the
+answer never waits for a model; it lists the analyses queued.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated, Any
 
 import anyio
 import orjson
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, FastAPI, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from proctor.api._body import read_body, require_media_type
@@ -28,9 +29,9 @@ from proctor.api._intake_models import (
 )
 from proctor.api._otlp_proto import PROTOBUF, decode_protobuf, encode_response
 from proctor.ingest import MAX_PAYLOAD_BYTES, Intake, IntakeReport, PayloadError
-from proctor.jobs import supervise_written
+from proctor.jobs import AnalysisQueue, queue_analyses
 from proctor.store import SqlStore
-from proctor.supervision import ScheduleOutcome, on_conversations_changed
+from proctor.supervision import ScheduleOutcome
 
 router = APIRouter(prefix="/intake", tags=["intake"])
 
@@ -71,7 +72,7 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
 
 
 def _intake(request: Request, store: SqlStore) -> Intake:
-    """The app's one intake (created on first use), so appends are taken one at a time."""
+    """The app's one intake (created on first use): appends to one conversation in turn."""
     with _intake_lock:
         intake: Intake | None = getattr(request.app.state, "intake", None)
         if intake is None or intake.store is not store:
@@ -80,14 +81,30 @@ def _intake(request: Request, store: SqlStore) -> Intake:
         return intake
 
 
+def analysis_queue(app: FastAPI, store: SqlStore) -> AnalysisQueue:
+    """The app's background analysis queue (created on first use)."""
+    with _intake_lock:
+        queue: AnalysisQueue | None = getattr(app.state, "analyses", None)
+        if queue is None or queue.store is not store:
+            queue = AnalysisQueue(store)
+            app.state.analyses = queue
+        return queue
+
+
+def stop_analysis_queue(app: FastAPI) -> None:
+    """Wait for the analyses running in the background and start no more (app shutdown)."""
+    queue: AnalysisQueue | None = getattr(app.state, "analyses", None)
+    if queue is not None:
+        queue.stop()
+
+
 async def _store_and_supervise(
-    store: SqlStore, take: Callable[[], IntakeReport]
+    request: Request, store: SqlStore, take: Callable[[], IntakeReport]
 ) -> tuple[IntakeReport, list[ScheduleOutcome]]:
     def work() -> tuple[IntakeReport, list[ScheduleOutcome]]:
         report = take()
-        if supervise_written(store, report.conversation_ids):
-            return report, []  # PostgreSQL: queued for `proctor worker` processes
-        return report, on_conversations_changed(store, report.conversation_ids)
+        queue = analysis_queue(request.app, store)
+        return report, queue_analyses(store, report.conversation_ids, queue)
 
     return await anyio.to_thread.run_sync(work)
 
@@ -131,7 +148,7 @@ async def post_events(
     intake = _intake(request, store)
     take = partial(intake.events, body, project=chosen, origin="POST /api/intake/events")
     try:
-        report, outcomes = await _store_and_supervise(store, take)
+        report, outcomes = await _store_and_supervise(request, store, take)
     except PayloadError as exc:
         return _refusal(exc)
     return IntakeResult.of(report, outcomes)
@@ -160,7 +177,7 @@ async def _export(request: Request, store: SqlStore, signal: str, project: str |
     intake = _intake(request, store)
     take = partial(intake.traces, document, project=project, origin=f"POST /v1/{signal}")
     try:
-        report, _ = await _store_and_supervise(store, take)
+        report, _ = await _store_and_supervise(request, store, take)
     except PayloadError as exc:
         return _refusal(exc)
     partial_success = None
