@@ -7,8 +7,10 @@ consistent snapshot of the database.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
+
+from sqlalchemy.engine import Connection
 
 from proctor.graph import EntityCandidate, ResultDraft, StoryLineCandidate
 from proctor.graph.views import (
@@ -29,8 +31,15 @@ from proctor.graph.views import (
 class GraphRecords(Protocol):
     """Publish, edit and read the story graph; every write is one transaction."""
 
-    def publish_result(self, draft: ResultDraft, run_status: str) -> PublishOutcome:
-        """Publish a review's result and graph in one transaction (idempotent per run)."""
+    def publish_result(
+        self,
+        draft: ResultDraft,
+        run_status: str,
+        *,
+        also: Callable[[Connection], object] | None = None,
+    ) -> PublishOutcome:
+        """Publish a review's result and graph in one transaction (idempotent per run);
+        ``also`` writes more in it (the search index's documents of the graph)."""
         ...
 
     def confirm(self, object_type: str, object_id: str) -> GraphEdit:

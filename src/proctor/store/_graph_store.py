@@ -12,7 +12,7 @@ bounded), ``_graph_snapshot`` (what a result said then) and ``_graph_sources``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy.engine import Connection
@@ -58,15 +58,28 @@ class GraphStore(StoreBase):
 
     # -- writes -----------------------------------------------------------------------
 
-    def publish_result(self, draft: ResultDraft, run_status: str) -> PublishOutcome:
+    def publish_result(
+        self,
+        draft: ResultDraft,
+        run_status: str,
+        *,
+        also: Callable[[Connection], object] | None = None,
+    ) -> PublishOutcome:
         """Publish a review's result and graph in one transaction (idempotent per run).
+
+        ``also`` is called with the transaction's connection after the graph is written,
+        when this call published it: the search index's documents of the graph go in the
+        same transaction, so a result is never published without them.
 
         Raises ``NotFoundError`` when the run does not exist, when a story line the merge
         chose is gone, or when a fact points at an entity or event nobody holds; nothing
         is written then.
         """
         with self._write() as c:
-            return publish(c, draft, run_status, utcnow())
+            outcome = publish(c, draft, run_status, utcnow())
+            if also is not None and outcome.published:
+                also(c)
+            return outcome
 
     def confirm(self, object_type: str, object_id: str) -> GraphEdit:
         """A person confirms an entity, relation or entity change (id or unique prefix)."""
