@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from proctor import __version__
 from proctor.errors import ConfigError, ProctorError
@@ -112,11 +113,28 @@ def check_loopback(host: str) -> None:
         )
 
 
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    """DNS-rebinding protection for ``host:port``: the ``Host`` must name this server (421
+    otherwise) and an ``Origin``, when a browser sends one, must be its own (403 otherwise).
+
+    The SDK's own default accepts pages from any port of the loopback names, and turns the
+    protection off for any other loopback address (127.0.0.2): these names carry the port.
+    """
+    bound = f"[{host}]" if ":" in host else host
+    names = dict.fromkeys(("127.0.0.1", "localhost", "[::1]", bound.lower()))
+    hosts = [f"{name}:{port}" for name in names]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{authority}" for authority in hosts],
+    )
+
+
 def serve_http(store: SqlStore, conversation_id: str, host: str, port: int) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` (loopback only)."""
     import uvicorn
 
     check_loopback(host)
     server = build_server(store, conversation_id)
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(host=host, transport_security=transport_security(host, port))
     uvicorn.run(app, host=host, port=port, log_level="warning")
