@@ -17,6 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from proctor.sources import Limits, SourceAdapter, prepare_bundle, read_unit
+from proctor.sources._detect import unreadable_unit
 from proctor.sources._source import ReadUnit
 from proctor.transcript import PreparedBundle, SourceIssue
 
@@ -48,7 +49,14 @@ def read_prepared(
 
 
 def _read_all(adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None) -> list[PreparedItem]:
-    return list(read_prepared(adapter, unit, limits))
+    """Everything one unit yields, in a worker process; a failure the adapter did not
+    foresee ends only this unit (what it yielded before is kept), never the import."""
+    items: list[PreparedItem] = []
+    try:
+        items.extend(read_prepared(adapter, unit, limits))
+    except Exception as exc:  # RecursionError included
+        items.append(unreadable_unit(adapter, unit, exc))
+    return items
 
 
 def auto_jobs(total_bytes: int) -> int:
