@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import ConfigError, SourceError
+from proctor.sources._files import load_json_document
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.transcript import SourceIssue
 
@@ -46,10 +47,33 @@ def walk(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
 
 
 def detect(sample: Sample, adapters: Sequence[SourceAdapter]) -> SourceAdapter | None:
-    """The first adapter that recognises the sample's content."""
+    """The first adapter that recognises the sample's content.
+
+    Sniffing looks at untrusted content: an adapter that fails on it (a bug to fix in
+    that adapter) counts as not recognising the file, so the others still get to try.
+    """
     for adapter in adapters:
-        if adapter.sniff(sample):
-            return adapter
+        try:
+            if adapter.sniff(sample):
+                return adapter
+        except Exception:  # one adapter's failure must not end the import
+            continue
+    return None
+
+
+def _damaged_json(sample: Sample) -> str | None:
+    """Why a file that reads as JSON text (a ``.json``/``.jsonl`` file opening with ``{``
+    or ``[``) is not one JSON document or JSON Lines, for a file met in a folder that no
+    adapter recognised; None for any other file."""
+    if sample.path.suffix.lower() not in (".json", ".jsonl", ".ndjson") or sample.is_jsonl:
+        return None
+    if sample.text_start not in ("{", "["):
+        return None
+    try:
+        load_json_document(sample.path)
+    except SourceError as exc:
+        where = f" at line {exc.line}" if exc.line is not None else ""
+        return f"{exc.reason}{where}; the file was not imported (fix or remove it)"
     return None
 
 
@@ -99,7 +123,10 @@ def plan_import(
             continue
         adapter = forced if forced is not None else detect(sample, adapters)
         if adapter is None:
-            if explicit:
+            damaged = _damaged_json(sample)
+            if damaged is not None:
+                plan.issues.append(SourceIssue(str(path), damaged))
+            elif explicit:
                 plan.issues.append(
                     SourceIssue(
                         str(path),
@@ -122,10 +149,24 @@ def plan_import(
 
 
 def read_unit(adapter: SourceAdapter, unit: ReadUnit) -> Iterator[ReadItem]:
-    """Read one unit, turning an unexpected adapter failure into an issue for that unit."""
+    """Read one unit, turning an unexpected adapter failure into an issue for that unit.
+
+    Adapters report bad records themselves and go on; this is the last line of defence
+    for a failure they did not foresee (a bug to fix in the adapter): what the unit
+    yielded before it is kept, the rest of the unit is reported, and the import goes on.
+    """
     try:
         yield from adapter.read(unit)
     except SourceError as exc:
         yield SourceIssue(exc.path or str(unit.path), exc.reason, exc.line)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        yield SourceIssue(str(unit.path), f"could not be read by the {adapter.name} adapter: {exc}")
+    except Exception as exc:  # RecursionError included: the import goes on
+        yield unreadable_unit(adapter, unit, exc)
+
+
+def unreadable_unit(adapter: SourceAdapter, unit: ReadUnit, exc: BaseException) -> SourceIssue:
+    """The issue for a unit an adapter failed on unexpectedly (named, with the error)."""
+    return SourceIssue(
+        str(unit.path),
+        f"could not be read by the {adapter.name} adapter ({type(exc).__name__}: "
+        f"{str(exc)[:300]}); the rest of this file was skipped — please report it",
+    )
