@@ -91,7 +91,14 @@ def show_command(conversation: str, full: bool, active_only: bool, as_json: bool
 @click.argument("conversation")
 @click.option("--yes", "-y", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
 def delete_command(conversation: str, assume_yes: bool) -> None:
-    """Delete a conversation, its sub-agent conversations and all their sources."""
+    """Delete a conversation, its sub-agent conversations and all their sources.
+
+    Everything derived from them goes in the same transaction: findings and notifications,
+    supervision sessions, runs, goal versions and intent labels (of their tasks too),
+    model-call records, search documents, review checkpoints and the graph-access switch.
+    Published review results keep what they said; their citations of these sources then
+    read as deleted. Importing the same file again brings the conversation back.
+    """
     with writable_store() as store:
         conversation_id = store.resolve_conversation_id(conversation)
         summary = store.conversation(conversation_id)
