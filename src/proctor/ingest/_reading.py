@@ -5,12 +5,24 @@ For large imports the work is split: worker processes read and prepare units whi
 process writes, with a bounded number of units in flight so memory stays flat. Results
 come back in submission order, so an import writes the same things in the same order
 whether or not workers were used.
+
+Workers end with the process that started them, however it ends: killed with SIGKILL,
+the importing process cannot shut its pool down, and a worker blocked on its task pipe
+would wait forever (forked workers hold both ends of it). On Linux the kernel sends each
+worker SIGKILL when its parent dies (``PR_SET_PDEATHSIG``); everywhere a thread in each
+worker watches its parent and ends the worker within ``PARENT_WATCH_SECONDS`` of it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,6 +40,11 @@ _WINDOW_PER_JOB = 8
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 """Below this much input, starting worker processes costs more than it saves."""
+
+PARENT_WATCH_SECONDS = 0.5
+"""How often a worker checks that the process that started it is still there."""
+
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +76,34 @@ def _read_all(adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None) -> 
     return items
 
 
+def end_with_parent(parent: int) -> None:
+    """Worker initializer: end this process when process ``parent`` ends (module docstring)."""
+    _arm_parent_death_signal()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="proctor-parent-watch", daemon=True
+    ).start()
+
+
+def _arm_parent_death_signal() -> None:
+    """Linux: have the kernel send this process SIGKILL when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # the watch thread still ends the worker
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit at once (no cleanup: the pool's pipes may be dead) once ``parent`` is gone."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_WATCH_SECONDS)
+    os._exit(1)
+
+
 def auto_jobs(total_bytes: int) -> int:
     """Worker processes worth starting for ``total_bytes`` of input (1 = none)."""
     if total_bytes < PARALLEL_MIN_BYTES:
@@ -77,7 +122,10 @@ def prepared_units(
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     window: deque[tuple[UnitTask, Future[list[PreparedItem]]]] = deque()
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=multiprocessing.get_context(method)
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context(method),
+        initializer=end_with_parent,
+        initargs=(os.getpid(),),
     ) as pool:
         for task in tasks:
             window.append((task, pool.submit(_read_all, task.adapter, task.unit, limits)))
