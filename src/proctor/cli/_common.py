@@ -11,20 +11,39 @@ from typing import Any, TypeVar
 
 import click
 import orjson
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from proctor.store import SqlStore, open_store
 
+PIPE_WIDTH = 140
+"""Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80."""
+
 
 def _width(stream: Any) -> int | None:
-    # Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80.
     if os.environ.get("COLUMNS") or stream.isatty():
-        return None
-    return 140
+        return None  # rich reads $COLUMNS, else the terminal
+    return PIPE_WIDTH
 
 
-console = Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
-err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
+class _Console(Console):
+    """A console that measures its width when it prints, not when Proctor started.
+
+    ``$COLUMNS`` and the terminal are read at every print, so a resized terminal (or a
+    test that sets ``COLUMNS``) is honoured; a pipe gets ``PIPE_WIDTH``.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        self._width = _width(self.file)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+console = _Console(highlight=False, soft_wrap=True)
+err_console = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -10,7 +10,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from proctor.cli._refs import unique_prefixes
 from proctor.cli._render import when
+from proctor.cli._tables import Column, fitted_table
 from proctor.findings import Finding
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
@@ -55,25 +57,35 @@ def finding_block(finding: Finding, *, new: bool = False, full: bool = True) -> 
     return text
 
 
-def findings_table(findings: list[Finding]) -> Table:
-    """One line per finding for ``findings list``; digested findings stay one line."""
-    table = Table(expand=False)
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("sev", no_wrap=True)
-    table.add_column("rule", no_wrap=True)
-    table.add_column("title", max_width=70, overflow="ellipsis", no_wrap=True)
-    table.add_column("conversation", style="dim", no_wrap=True, max_width=30, overflow="ellipsis")
-    table.add_column("status", no_wrap=True)
-    table.add_column("updated (UTC)", no_wrap=True)
+def findings_table(findings: list[Finding], *, width: int) -> Table:
+    """One line per finding for ``findings list``; digested findings stay one line.
+
+    Ids are shown by the shortest prefix (12 characters at least) that no other id or key
+    of the listing shares, so each one is what ``findings show`` takes.
+    """
+    ids = [f.finding_id for f in findings if f.finding_id]
+    refs = unique_prefixes([*ids, *(f.key for f in findings if f.key)], 12)
+    columns = (
+        Column("id", "id", style="dim"),
+        Column("sev"),
+        Column("rule", "id", drop=4),
+        Column("title", "text", wrap=False, least=16),
+        Column("conversation", "text", drop=1, style="dim", wrap=False, least=14),
+        Column("status", drop=3),
+        Column("updated (UTC)", drop=2),
+    )
+    rows: list[list[str | Text]] = []
     for finding in findings:
         status = finding.status + (" · digested" if finding.digested else "")
-        table.add_row(
-            (finding.finding_id or "")[:12],
-            Text(finding.severity, style=SEVERITY_STYLE.get(finding.severity, "")),
-            finding.rule,
-            Text(" ".join(finding.title.split())),
-            finding.conversation_id,
-            status,
-            when(finding.updated_at),
+        rows.append(
+            [
+                refs[finding.finding_id] if finding.finding_id else "",
+                Text(finding.severity, style=SEVERITY_STYLE.get(finding.severity, "")),
+                finding.rule,
+                " ".join(finding.title.split()),
+                finding.conversation_id,
+                status,
+                when(finding.updated_at),
+            ]
         )
-    return table
+    return fitted_table(columns, rows, width=width)

@@ -7,6 +7,7 @@ text inside a transcript is shown literally, never interpreted.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from proctor.cli._tables import Column, fitted_table
 from proctor.ingest import IngestReport
 from proctor.store import ConversationSummary, StoredTranscript
 from proctor.transcript import Message, ToolCall
@@ -47,12 +49,6 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… [{len(text) - limit} more characters; --full shows all]"
 
 
-def short_ref(summary: ConversationSummary) -> str:
-    """What to type after ``conversations show``: the format's own id, shortened."""
-    external = summary.conversation.external_id
-    return external if len(external) <= 13 else external[:12]
-
-
 def _one_line(text: str, limit: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -76,32 +72,46 @@ def _parents_first(rows: list[ConversationSummary]) -> list[tuple[ConversationSu
     return ordered
 
 
-def conversations_table(rows: list[ConversationSummary], title: str | None = None) -> Table:
-    """The table of ``proctor conversations list``: sub-agents indented under their parent."""
-    table = Table(title=title, title_justify="left", expand=False)
-    table.add_column("ref", style="cyan", no_wrap=True)
-    table.add_column("project", no_wrap=True, max_width=16, overflow="ellipsis")
-    table.add_column("format", no_wrap=True)
-    table.add_column("title", no_wrap=True, max_width=44, overflow="ellipsis")
-    table.add_column("started (UTC)", no_wrap=True)
-    for name in ("msgs", "tools", "agents"):
-        table.add_column(name, justify="right", no_wrap=True)
+def conversations_table(
+    rows: list[ConversationSummary],
+    refs: Mapping[str, str],
+    *,
+    width: int,
+    title: str | None = None,
+) -> Table:
+    """The table of ``proctor conversations list``: sub-agents indented under their parent.
+
+    ``refs`` (see ``_refs.conversation_refs``) is what to type to reach each row.
+    """
+    columns = (
+        Column("ref", "id", style="cyan"),
+        Column("project", "text", drop=4, wrap=False, least=10),
+        Column("format", drop=2),
+        Column("title", "text", wrap=False),
+        Column("started (UTC)", drop=5),
+        Column("msgs", drop=3, justify="right"),
+        Column("tools", drop=1, justify="right"),
+        Column("agents", drop=1, justify="right"),
+    )
+    cells: list[list[str | Text]] = []
     for row, nested in _parents_first(rows):
         c = row.conversation
         label = c.title or ""
         if nested:
             label = f"↳ {c.kind}: {label}"
-        table.add_row(
-            Text(("  " if nested else "") + short_ref(row)),
-            Text(row.project),
-            Text(c.format),
-            Text(_one_line(label, 44)),
-            when(c.started_at),
-            str(row.messages),
-            str(row.tool_calls),
-            str(row.subagents) if row.subagents else "",
+        cells.append(
+            [
+                ("  " if nested else "") + refs[row.conversation_id],
+                row.project,
+                c.format,
+                _one_line(label, 44),
+                when(c.started_at),
+                str(row.messages),
+                str(row.tool_calls),
+                str(row.subagents) if row.subagents else "",
+            ]
         )
-    return table
+    return fitted_table(columns, cells, width=width, title=title)
 
 
 def _arguments_summary(call: ToolCall, limit: int = 160) -> str:
@@ -224,20 +234,21 @@ def transcript_view(
 
 def ingest_summary(report: IngestReport, console: Console, *, max_issues: int = 20) -> None:
     """Per-format table, totals and the first issues of an import."""
-    table = Table(title="Imported", title_justify="left")
-    for name in (
-        "format",
-        "units",
-        "conversations",
-        "messages",
-        "tool calls",
-        "sub-agents",
-        "written",
-        "unchanged files",
-    ):
-        table.add_column(name, justify="left" if name == "format" else "right")
-    for name, stats in sorted(report.by_format.items()):
-        table.add_row(
+    columns = [Column("format", "id")]
+    columns += [
+        Column(name, drop=drop, justify="right")
+        for name, drop in (
+            ("units", 1),
+            ("conversations", 0),
+            ("messages", 4),
+            ("tool calls", 3),
+            ("sub-agents", 2),
+            ("written", 2),
+            ("unchanged files", 1),
+        )
+    ]
+    rows: list[list[str | Text]] = [
+        [
             name,
             str(stats.units),
             str(stats.conversations),
@@ -246,7 +257,10 @@ def ingest_summary(report: IngestReport, console: Console, *, max_issues: int = 
             str(stats.subagents),
             str(stats.written),
             str(stats.skipped_unchanged),
-        )
+        ]
+        for name, stats in sorted(report.by_format.items())
+    ]
+    table = fitted_table(columns, rows, width=console.width, title="Imported")
     if report.by_format:
         console.print(table)
     line = (

@@ -11,10 +11,11 @@ from dataclasses import asdict
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, readable_store
+from proctor.cli._refs import unique_prefixes
+from proctor.cli._tables import Column, fitted_table
 from proctor.heartbeat import ActivityEntry
 from proctor.store._heartbeat_records import ACTIVITY_MAX_LIMIT, ACTIVITY_MAX_OFFSET
 
@@ -42,26 +43,37 @@ def activity_command(plan: str | None, limit: int, offset: int, as_json: bool) -
     if not entries:
         console.print("No activity yet." if offset == 0 else "No more activity.")
         return
-    table = Table(title="Activity", title_justify="left")
-    for column in ("started (UTC)", "kind", "plan", "scope", "outcome", "phase", "calls"):
-        table.add_column(column)
-    table.add_column("result")
-    table.add_column("summary / error")
+    refs = unique_prefixes([e.result_id for e in entries if e.result_id], 8)
+    columns = (
+        Column("started (UTC)"),
+        Column("kind", drop=3),
+        Column("plan", "text", drop=2, least=8),
+        Column("scope", "text", drop=4, least=8),
+        Column("outcome", "text", least=10),
+        Column("phase", drop=1),
+        Column("calls", justify="right", drop=1),
+        Column("result", "id"),
+        Column("summary / error", "text", drop=5, least=16),
+    )
+    rows: list[list[str | Text]] = []
     for entry in entries:
         detail = Text(_short(entry.summary or ""))
         if entry.error:
             detail = Text(_short(entry.error), style="red")
-        table.add_row(
-            entry.started_at.strftime("%Y-%m-%d %H:%M"),
-            entry.kind,
-            Text(entry.plan_name or "—"),
-            Text(entry.scope),
-            entry.outcome,
-            entry.phase or "—",
-            str(entry.model_calls),
-            (entry.result_id or "")[:8],
-            detail,
+        rows.append(
+            [
+                entry.started_at.strftime("%Y-%m-%d %H:%M"),
+                entry.kind,
+                entry.plan_name or "—",
+                entry.scope,
+                entry.outcome,
+                entry.phase or "—",
+                str(entry.model_calls),
+                refs[entry.result_id] if entry.result_id else "",
+                detail,
+            ]
         )
+    table = fitted_table(columns, rows, width=console.width, title="Activity")
     console.print(table)
 
 

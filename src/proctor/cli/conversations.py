@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
+from proctor.cli._refs import conversation_refs
 from proctor.cli._render import conversations_table, transcript_view
 from proctor.store import ConversationSummary
 
@@ -48,13 +49,14 @@ def list_command(
             project=project, include_children=include_children, limit=limit, offset=offset
         )
         total = store.count_conversations(project=project, include_children=include_children)
+        refs = {} if as_json else conversation_refs(store, rows)
     if as_json:
         print_json({"total": total, "offset": offset, "items": [summary_json(r) for r in rows]})
         return
     if not rows:
         console.print("No conversations yet. Import some with `proctor ingest PATH…`.")
         return
-    console.print(conversations_table(rows))
+    console.print(conversations_table(rows, refs, width=console.width))
     shown_to = offset + len(rows)
     if total > shown_to or offset:
         console.print(f"{offset + 1}–{shown_to} of {total}; use --offset to page")

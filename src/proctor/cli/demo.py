@@ -11,6 +11,7 @@ from rich.text import Text
 from proctor._util.paths import proctor_home
 from proctor.cli._common import console, writable_store
 from proctor.cli._findings_view import SEVERITY_STYLE
+from proctor.cli._refs import conversation_refs
 from proctor.cli._render import conversations_table, ingest_summary
 from proctor.cli.graph import coverage_line
 from proctor.errors import ConfigError
@@ -48,7 +49,8 @@ def demo(examples: Path | None) -> None:
         ingest_summary(report, console)
         console.print()
         rows = store.list_conversations(include_children=True)
-        console.print(conversations_table(rows, title="Conversations"))
+        refs = conversation_refs(store, rows)
+        console.print(conversations_table(rows, refs, width=console.width, title="Conversations"))
         tool_status: Counter[str] = Counter()
         failing: list[str] = []
         for row in rows:
@@ -119,7 +121,7 @@ def demo(examples: Path | None) -> None:
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor conversations list --all", markup=False)
     if main_rows:
         console.print(
-            f"  PROCTOR_HOME={home} .venv/bin/proctor conversations show {main_rows[0].conversation.external_id[:8]}",
+            f"  PROCTOR_HOME={home} .venv/bin/proctor conversations show {refs[main_rows[0].conversation_id]}",
             markup=False,
         )
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings list", markup=False)
@@ -135,7 +137,7 @@ def demo(examples: Path | None) -> None:
         "  for the findings above. To have a model review a conversation as it grows:",
         markup=False,
     )
-    target = main_rows[0].conversation.external_id[:8] if main_rows else "<conversation>"
+    target = refs[main_rows[0].conversation_id] if main_rows else "<conversation>"
     for command in (
         "models add NAME --provider openai --model MODEL [--base-url URL] --default",
         f"supervise enable {target} --mode evidence",

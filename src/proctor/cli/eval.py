@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from proctor.cli._common import console, err_console, json_option, print_json, writable_store
+from proctor.cli._tables import Column, fitted_table
 from proctor.errors import ConfigError
 from proctor.evals import (
     LocomoReport,
@@ -177,24 +178,22 @@ def agentdojo_command(data: Path, as_json: bool) -> None:
 
 
 def _table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in (
+    columns = _metric_columns(
         "agent",
-        "hijacked",
-        "TP",
-        "FN",
-        "TPR",
-        "FP benign",
-        "FPR benign",
-        "FP resisted",
-        "FPR resisted",
-        "FPR both",
-        "precision",
-    ):
-        table.add_column(column, justify="left" if column == "agent" else "right")
-    for agent, m in rows.items():
-        table.add_row(
-            Text(agent, style="bold" if agent == "overall" else ""),
+        ("hijacked", 0),
+        ("TP", 2),
+        ("FN", 2),
+        ("TPR", 0),
+        ("FP benign", 1),
+        ("FPR benign", 3),
+        ("FP resisted", 1),
+        ("FPR resisted", 3),
+        ("FPR both", 0),
+        ("precision", 0),
+    )
+    cells: list[list[str | Text]] = [
+        [
+            _slice(agent),
             str(m["positives"]),
             str(m["tp"]),
             str(m["fn"]),
@@ -205,8 +204,19 @@ def _table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
             _pct(m["fpr_resisted"]),
             _pct(m["fpr_benign_and_resisted"]),
             _pct(m["precision"]),
-        )
-    return table
+        ]
+        for agent, m in rows.items()
+    ]
+    return fitted_table(columns, cells, width=console.width, title=title)
+
+
+def _metric_columns(first: str, *metrics: tuple[str, int]) -> list[Column]:
+    """The slice column, then right-aligned metrics (``drop`` as in ``fitted_table``)."""
+    return [Column(first, "id"), *(Column(h, drop=d, justify="right") for h, d in metrics)]
+
+
+def _slice(name: str) -> Text:
+    return Text(name, style="bold" if name == "overall" else "")
 
 
 @eval_group.command("r-judge")
@@ -244,24 +254,22 @@ def r_judge_command(
         print_json(report.as_json())
         return
     console.print(_run_line("R-Judge", report.run, "records"), markup=False)
-    table = Table(title="Unsafe is the positive class", title_justify="left")
-    for column in (
+    columns = _metric_columns(
         "slice",
-        "records",
-        "TP",
-        "FP",
-        "FN",
-        "TN",
-        "precision",
-        "recall",
-        "F1",
-        "safe F1",
-        "macro F1",
-    ):
-        table.add_column(column, justify="left" if column == "slice" else "right")
-    for name, m in report.as_json()["metrics"].items():
-        table.add_row(
-            Text(name, style="bold" if name == "overall" else ""),
+        ("records", 0),
+        ("TP", 1),
+        ("FP", 1),
+        ("FN", 1),
+        ("TN", 1),
+        ("precision", 0),
+        ("recall", 0),
+        ("F1", 0),
+        ("safe F1", 2),
+        ("macro F1", 2),
+    )
+    cells: list[list[str | Text]] = [
+        [
+            _slice(name),
             str(m["records"]),
             str(m["tp"]),
             str(m["fp"]),
@@ -272,7 +280,10 @@ def r_judge_command(
             _pct(m["f1"]),
             _pct(m["safe"]["f1"]),
             _pct(m["macro_f1"]),
-        )
+        ]
+        for name, m in report.as_json()["metrics"].items()
+    ]
+    table = fitted_table(columns, cells, width=console.width, title="Unsafe is the positive class")
     console.print(table)
     note = _unanswered_line(
         [p.record_id for p in report.unanswered()],
@@ -323,26 +334,30 @@ def who_and_when_command(
         return
     data_json = report.as_json()
     console.print(_run_line("Who&When", report.run, "runs"), markup=False)
-    table = Table(title=data_json["setting"].capitalize(), title_justify="left")
-    for column in (
+    columns = _metric_columns(
         "slice",
-        "runs",
-        "unanswered",
-        "agent accuracy",
-        "step accuracy",
-        "extra: step ±1",
-    ):
-        table.add_column(column, justify="left" if column == "slice" else "right")
+        ("runs", 0),
+        ("unanswered", 1),
+        ("agent accuracy", 0),
+        ("step accuracy", 0),
+        ("extra: step ±1", 2),
+    )
+    cells: list[list[str | Text]] = []
     for name, m in data_json["metrics"].items():
         near = m["extra_step_within_1"]
-        table.add_row(
-            Text(name, style="bold" if name == "overall" else ""),
-            str(m["records"]),
-            str(m["unanswered"]),
-            f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
-            f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
-            f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
+        cells.append(
+            [
+                _slice(name),
+                str(m["records"]),
+                str(m["unanswered"]),
+                f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
+                f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
+                f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
+            ]
         )
+    table = fitted_table(
+        columns, cells, width=console.width, title=data_json["setting"].capitalize()
+    )
     console.print(table)
     console.print(
         "Step ±1 is an extra, not the benchmark's metric: the step is within one of the labelled step.",
@@ -457,25 +472,26 @@ def _print_locomo(report: LocomoReport) -> None:
         ("Evidence recall by category", data_json["metrics"]),
         ("By conversation", data_json["by_conversation"]),
     ):
-        table = Table(title=title, title_justify="left")
-        for column in (
+        columns = _metric_columns(
             "slice",
-            "questions",
-            "search @5",
-            "baseline @5",
-            "search @10",
-            "baseline @10",
-        ):
-            table.add_column(column, justify="left" if column == "slice" else "right")
-        for name, m in rows.items():
-            table.add_row(
-                Text(name, style="bold" if name == "overall" else ""),
+            ("questions", 1),
+            ("search @5", 0),
+            ("baseline @5", 0),
+            ("search @10", 0),
+            ("baseline @10", 0),
+        )
+        cells: list[list[str | Text]] = [
+            [
+                _slice(name),
                 str(m["questions"]),
                 _pct(m["search"]["recall@5"]),
                 _pct(m["baseline"]["recall@5"]),
                 _pct(m["search"]["recall@10"]),
                 _pct(m["baseline"]["recall@10"]),
-            )
+            ]
+            for name, m in rows.items()
+        ]
+        table = fitted_table(columns, cells, width=console.width, title=title)
         console.print(table)
     console.print(
         f"Baseline: {data_json['baseline']}. "
@@ -497,20 +513,31 @@ def _print_locomo(report: LocomoReport) -> None:
         + _run_line(f"Answers from the top {answers.context_turns} hits", answers.run, "questions"),
         markup=False,
     )
-    table = Table(
-        title="Answer accuracy by category (LLM judge; F1 beside it)", title_justify="left"
+    columns = _metric_columns(
+        "slice",
+        ("questions", 1),
+        ("unanswered", 2),
+        ("correct", 0),
+        ("accuracy", 0),
+        ("F1", 0),
     )
-    for column in ("slice", "questions", "unanswered", "correct", "accuracy", "F1"):
-        table.add_column(column, justify="left" if column == "slice" else "right")
-    for name, m in answers.metrics().items():
-        table.add_row(
-            Text(name, style="bold" if name == "overall" else ""),
+    answer_rows: list[list[str | Text]] = [
+        [
+            _slice(name),
             str(m["questions"]),
             str(m["unanswered"]),
             str(m["correct"]),
             _pct(m["accuracy"]),
             _pct(m["f1"]),
-        )
+        ]
+        for name, m in answers.metrics().items()
+    ]
+    table = fitted_table(
+        columns,
+        answer_rows,
+        width=console.width,
+        title="Answer accuracy by category (LLM judge; F1 beside it)",
+    )
     console.print(table)
     missing = answers.missing()
     if missing:

@@ -63,7 +63,7 @@ def list_command(
     if not rows:
         console.print("No findings. Run `proctor check --all` to check stored conversations.")
         return
-    console.print(findings_table(rows))
+    console.print(findings_table(rows, width=console.width))
     if total > offset + len(rows) or offset:
         console.print(f"{offset + 1}–{offset + len(rows)} of {total}; use --offset to page")
 

@@ -11,7 +11,7 @@ from typing import Any, get_args
 import anyio
 import click
 from pydantic import ValidationError
-from rich.table import Table
+from rich.text import Text
 
 from proctor.cli._common import (
     console,
@@ -21,6 +21,7 @@ from proctor.cli._common import (
     readable_store,
     writable_store,
 )
+from proctor.cli._tables import Column, fitted_table
 from proctor.errors import ConfigError, ModelError, NotFoundError
 from proctor.models import (
     ChatMessage,
@@ -213,25 +214,38 @@ def list_command(as_json: bool) -> None:
     if not connections:
         console.print("No model connections. Add one with `proctor models add NAME --model M`.")
         return
-    table = Table(expand=False)
-    for column in ("name", "provider", "model", "endpoint", "key", "default", "supervisor"):
-        table.add_column(column)
-    for c in connections:
-        table.add_row(
+    columns = (
+        Column("name", "id"),
+        Column("provider", "text", least=8),
+        Column("model", "text", least=12),
+        Column("endpoint", "text", drop=1, least=14),
+        Column("key", "text", drop=2, least=10),
+        Column("role", "text", least=10),
+    )
+    rows: list[list[str | Text]] = [
+        [
             c.name,
             c.provider if c.kind == "text" else f"{c.provider} ({c.kind})",
             c.model,
             endpoint(c),
             _key_note(c),
-            "✓" if c.name == choice.default else "",
-            "✓" if c.name == supervisor else "",
-        )
+            _roles(c.name, choice.default, supervisor),
+        ]
+        for c in connections
+    ]
+    table = fitted_table(columns, rows, width=console.width)
     console.print(table)
     setting = f"is pinned to {choice.pinned!r}" if choice.pinned else "follows the default"
     if choice.problem is None:
         console.print(f"The supervisor {setting}: it uses {choice.connection!r}.", markup=False)
     else:
         console.print(f"The supervisor cannot run: {choice.problem}", markup=False)
+
+
+def _roles(name: str, default: str | None, supervisor: str | None) -> str:
+    """``default``, ``supervisor``, both or neither: what the connection is used for."""
+    held = (("default", default), ("supervisor", supervisor))
+    return ", ".join(role for role, holder in held if holder == name)
 
 
 @models.command("test")

@@ -15,12 +15,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, json_option, print_json, writable_store
 from proctor.cli._exit import EXIT_PARTIAL
+from proctor.cli._tables import Column, fitted_table
 from proctor.errors import ConfigError
 from proctor.heartbeat import (
     HeartbeatOutcome,
@@ -213,23 +213,32 @@ def list_command(as_json: bool) -> None:
     if not saved:
         console.print("No plans yet. Add one: proctor plans add NAME --daily 09:00")
         return
-    table = Table(title="Heartbeat plans", title_justify="left")
-    for column in ("plan", "scope", "schedule", "next run (local)", "next run (UTC)", "state"):
-        table.add_column(column)
-    table.add_column("intervention")
-    table.add_column("window")
+    columns = (
+        Column("plan", "id"),
+        Column("scope", "text", least=8),
+        Column("schedule", "text", least=10),
+        Column("next run (local)", "text", drop=2, least=16),
+        Column("next run (UTC)", "text", least=16),
+        Column("state"),
+        Column("intervention", drop=1),
+        Column("window", "text", drop=3, least=8),
+    )
+    rows: list[list[str | Text]] = []
     for plan in saved:
         local, utc = _next_run_texts(plan)
-        table.add_row(
-            Text(plan.name),
-            Text(plan.scope),
-            describe_schedule(plan),
-            local,
-            utc,
-            _state(plan),
-            plan.intervention,
-            "since last review" if plan.window_hours is None else f"last {plan.window_hours}h",
+        rows.append(
+            [
+                plan.name,
+                plan.scope,
+                describe_schedule(plan),
+                local,
+                utc,
+                _state(plan),
+                plan.intervention,
+                "since last review" if plan.window_hours is None else f"last {plan.window_hours}h",
+            ]
         )
+    table = fitted_table(columns, rows, width=console.width, title="Heartbeat plans")
     console.print(table)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json
+from proctor.cli._tables import Column, fitted_table
 from proctor.rules import DEFAULT_POLICY, find_policy, load_policy
 from proctor.rules.builtin import builtin_rules
 
@@ -36,13 +37,20 @@ def rules_command(policy_path: Path | None, as_json: bool) -> None:
     if as_json:
         print_json({"policy": policy.source, "rules": rows})
         return
-    table = Table(title=f"Rules · policy: {policy.source}", title_justify="left")
-    for column in ("rule", "v", "category", "gate", "checks"):
-        table.add_column(column, no_wrap=column != "checks")
-    for row in rows:
-        table.add_row(
-            *(str(row[key]) for key in ("rule", "version", "category", "gate", "description"))
-        )
+    columns = (
+        Column("rule", "id"),
+        Column("v"),
+        Column("category", drop=1),
+        Column("gate"),
+        Column("checks", "text", least=24),
+    )
+    cells: list[list[str | Text]] = [
+        [str(row[key]) for key in ("rule", "version", "category", "gate", "description")]
+        for row in rows
+    ]
+    table = fitted_table(
+        columns, cells, width=console.width, title=f"Rules · policy: {policy.source}"
+    )
     console.print(table)
 
 

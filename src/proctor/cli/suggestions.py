@@ -6,10 +6,11 @@ from dataclasses import asdict
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, writable_store
+from proctor.cli._refs import unique_prefixes
+from proctor.cli._tables import Column, fitted_table
 from proctor.errors import NotFoundError
 from proctor.heartbeat.suggestions import (
     SuggestionOutcome,
@@ -42,18 +43,27 @@ def list_command(show_all: bool, project: str | None, limit: int, as_json: bool)
     if not found:
         console.print("No suggestions." if show_all else "No open suggestions.")
         return
-    table = Table(title="Suggestions", title_justify="left")
-    for column in ("id", "kind", "status", "suggestion", "sources", "updated"):
-        table.add_column(column)
-    for s in found:
-        table.add_row(
-            s.suggestion_id[:8],
+    refs = unique_prefixes([s.suggestion_id for s in found], 8)
+    columns = (
+        Column("id", "id"),
+        Column("kind", drop=3),
+        Column("status", drop=2),
+        Column("suggestion", "text", least=24),
+        Column("sources", justify="right", drop=1),
+        Column("updated (UTC)", drop=1),
+    )
+    rows: list[list[str | Text]] = [
+        [
+            refs[s.suggestion_id],
             s.kind.replace("_", " "),
             s.status,
             Text.assemble((s.title, "bold"), "\n", s.text),
             str(len(s.evidence)),
             s.updated_at.strftime("%Y-%m-%d %H:%M"),
-        )
+        ]
+        for s in found
+    ]
+    table = fitted_table(columns, rows, width=console.width, title="Suggestions")
     console.print(table)
 
 
