@@ -94,13 +94,48 @@ def test_run_prints_findings_then_stops_at_the_budget(server: ScriptedModelServe
     assert "1 finding(s) · mode evidence" in first.output
     second = run("supervise", "run", SESSION)
     assert second.exit_code == 1
-    assert "supervision paused: budget — 1 of 1 calls" in second.output
+    assert "its supervision budget is spent — 1 of 1 calls" in second.output
+    assert f"To raise it: proctor supervise enable {SESSION} --mode evidence --budget-calls 2" in (
+        second.output
+    )
     assert len(server.requests) == 1
     [session] = status(SESSION)["sessions"]
     assert session["state"] == "paused: budget"
     assert session["last_run"]["status"] == "ok"
     listed = run("findings", "list", "--json")
     assert "The export failure is left unexplained" in listed.output
+
+
+@pytest.mark.usefixtures("ingested")
+def test_a_spent_token_budget_refuses_with_exit_1_and_says_when_it_resets_and_how_to_raise_it(
+    server: ScriptedModelServer,
+) -> None:
+    server.push({"decisions": []}, {"decisions": []})  # 100 in + 20 out tokens each
+    settings = ("--mode", "evidence", "--throttle", "5m", "--budget-tokens", "50", "--period", "2h")
+    assert run("supervise", "enable", SESSION, *settings).exit_code == 0
+    assert run("supervise", "run", SESSION).exit_code == 0
+    refused = run("supervise", "run", SESSION)
+    assert refused.exit_code == 1
+    assert "its supervision budget is spent — " in refused.output
+    assert "120 of 50 tokens used this period" in refused.output
+    [session] = status(SESSION)["sessions"]
+    resets = datetime.fromisoformat(session["period_ends_at"]).astimezone(UTC)
+    assert f"it resets at {resets:%Y-%m-%d %H:%M:%S} UTC" in refused.output
+    as_json = run("supervise", "run", SESSION, "--json")
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.output)["refused"] == "budget"
+    assert len(server.requests) == 1
+    hint = refused.output.split("To raise it: proctor ", 1)[1].split()
+    assert hint == ["supervise", "enable", SESSION, "--mode", "evidence", "--throttle", "300s",
+                    "--budget-tokens", "240", "--period", "7200s"]  # fmt: skip
+    assert run(*hint).exit_code == 0
+    [raised] = status(SESSION)["sessions"]
+    kept = ("mode", "throttle_seconds", "budget_period_seconds", "budget_calls")
+    assert {k: raised["session"][k] for k in kept} == {k: session["session"][k] for k in kept}
+    assert raised["session"]["budget_tokens"] == 240
+    again = run("supervise", "run", SESSION)
+    assert again.exit_code == 0, again.output
+    assert len(server.requests) == 2
 
 
 @pytest.mark.usefixtures("ingested")

@@ -24,6 +24,7 @@ from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError, ModelError
 from proctor.store import SqlStore
+from proctor.store._supervision_store import SupervisionSession
 from proctor.supervision import (
     TRIGGERS,
     ScheduleOutcome,
@@ -220,7 +221,7 @@ def run_command(ctx: click.Context, target: str, mode: Mode | None, as_json: boo
         scheduler = Scheduler(store, clock=clock, executor=ModelExecutor(store, clock=clock))
         request = partial(scheduler.request, resolved, "manual", mode=mode, manual=True)
         outcome = anyio.run(request)
-        refusal = _refusal(store, outcome) if outcome.refused is not None else None
+        refusal = _refusal(store, outcome, target) if outcome.refused is not None else None
     if as_json:
         print_json(_outcome_json(outcome, refusal))
     ctx.exit(_report(outcome, refusal, quiet=as_json))
@@ -278,7 +279,8 @@ def _report(outcome: ScheduleOutcome, refusal: str | None, *, quiet: bool) -> in
     return 0
 
 
-def _refusal(store: SqlStore, outcome: ScheduleOutcome) -> str:
+def _refusal(store: SqlStore, outcome: ScheduleOutcome, typed: str) -> str:
+    """Why no analysis started, with when that changes and what the user can do about it."""
     label = outcome.target.label
     if outcome.refused == "running":
         return f"an analysis of {label} is already running; try again when it ends"
@@ -286,10 +288,43 @@ def _refusal(store: SqlStore, outcome: ScheduleOutcome) -> str:
     if outcome.refused == "budget" and session is not None:
         status = session_status(store, session, now=SystemClock().now())
         return (
-            f"supervision paused: budget — {_usage(status)} used this period; "
-            f"it resumes at {_time(status.period_ends_at)}"
+            f"no analysis of {label}: its supervision budget is spent — {_usage(status)} "
+            f"used this period; it resets at {_time(status.period_ends_at)}. To raise it: "
+            f"proctor supervise enable {typed} {_raised_budget(session, status)}".rstrip()
+            + ("" if session.enabled else " (this also turns automatic supervision on again)")
         )
     return f"no analysis of {label} started ({outcome.refused})"
+
+
+def _raised_budget(session: SupervisionSession, status: SessionStatus) -> str:
+    """``supervise enable`` options that keep the session's settings and double a spent limit
+    (or what was used, when that is more).
+
+    ``enable`` sets every setting, so each one that differs from its default is repeated.
+    """
+    usage, default = status.usage, SessionSettings()
+    calls, tokens = session.budget_calls, session.budget_tokens
+    if calls is not None and usage.calls >= calls:
+        calls = max(calls, usage.calls) * 2
+    if tokens is not None and usage.tokens >= tokens:
+        tokens = max(tokens, usage.tokens) * 2
+    options: list[str] = []
+    if session.mode != default.mode:
+        options.append(f"--mode {session.mode}")
+    implied = ("every_n_steps",) if session.every_n_steps is not None else default.triggers
+    if tuple(session.triggers) != implied:
+        options += [f"--trigger {trigger}" for trigger in session.triggers]
+    if session.every_n_steps is not None:
+        options.append(f"--every {session.every_n_steps}")
+    if session.throttle_seconds != default.throttle_seconds:
+        options.append(f"--throttle {session.throttle_seconds:g}s")
+    if calls != default.budget_calls:
+        options.append(f"--budget-calls {'none' if calls is None else calls}")
+    if tokens != default.budget_tokens:
+        options.append(f"--budget-tokens {'none' if tokens is None else tokens}")
+    if session.budget_period_seconds != default.budget_period_seconds:
+        options.append(f"--period {session.budget_period_seconds:g}s")
+    return " ".join(options)
 
 
 def _connection(store: SqlStore) -> tuple[str | None, str | None]:
