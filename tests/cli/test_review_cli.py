@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -109,3 +110,52 @@ def test_a_manual_review_is_refused_while_the_app_is_disabled() -> None:
     assert code == 2
     assert "proctor app enable" in output
     assert json.loads(_invoke("review", "list", "--json")[1]) == []
+
+
+def _review(*args: str) -> dict[str, object]:
+    code, output = _invoke("review", "run", *args, "--json")
+    assert code == 0, output
+    run: dict[str, object] = json.loads(output)
+    return run
+
+
+def test_an_empty_time_window_is_told_apart_from_nothing_new_since_the_last_review() -> None:
+    assert _invoke("ingest", str(EXAMPLES_DIR))[0] == 0
+    future = "2030-01-01T00:00+00:00"
+    code, output = _invoke("review", "run", "--project", "ledger-sync", "--since", future)
+    assert code == 0, output
+    assert "no_change" in output and "Nothing new" not in output
+    assert re.search(
+        r"No sources of project ledger-sync since 2030-01-01 00:00 UTC \(its \d+ sources are "
+        r"all from 2026-11-24\); run without --since to review all of it\.",
+        output,
+    ), output
+    window = _review("--project", "ledger-sync", "--since", "2026-11-25", "--until", "2026-12-01")
+    assert (window["status"], window["sources_total"]) == ("no_change", 0)
+    assert "between 2026-11-25" in str(window["note"])
+    assert "run without --since and --until" in str(window["note"])
+    everywhere = _review("--until", "2020-01-01T00:00+00:00")
+    assert str(everywhere["note"]).startswith("No sources of any project before 2020-01-01")
+    assert _review("--project", "ledger-sync")["status"] == "completed"
+    again = _review("--project", "ledger-sync")
+    assert again["note"] == (
+        "Nothing new or changed since the last review of project ledger-sync: "
+        "no model call was made."
+    )
+    # already reviewed, but the window is what leaves nothing to read
+    later = _review("--project", "ledger-sync", "--since", future, "--reanalyze")
+    assert str(later["note"]).startswith("No sources of project ledger-sync since 2030")
+
+
+def test_a_project_whose_conversations_were_deleted_says_it_holds_no_sources() -> None:
+    assert _invoke("ingest", str(EXAMPLES_DIR))[0] == 0
+    listed = json.loads(_invoke("conversations", "list", "--project", "ledger-sync", "--json")[1])
+    for item in listed["items"]:
+        assert _invoke("conversations", "delete", item["conversation_id"], "--yes")[0] == 0
+    emptied = _review("--project", "ledger-sync", "--since", "7d")
+    assert emptied["note"] == (
+        "No sources in project ledger-sync yet: import some with `proctor ingest`, then review. "
+        "No model call was made."
+    )
+    code, output = _invoke("review", "status")
+    assert code == 0 and "No sources in project ledger-sync yet" in output

@@ -18,17 +18,19 @@ from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, err_console, json_option, print_json, writable_store
 from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
+from proctor.cli._refs import unique_prefixes
+from proctor.cli._tables import Column, fitted_table
 from proctor.errors import BusyError
 from proctor.heartbeat._app import require_app
 from proctor.review import (
     ReviewRequest,
     cancel_review,
+    no_change_reason,
     open_semantic_layer,
     pause_review,
     resume_review,
@@ -94,7 +96,11 @@ def run_command(
     batch_size: int,
     as_json: bool,
 ) -> None:
-    """Review what is new or changed and publish a result with its story graph."""
+    """Review what is new or changed and publish a result with its story graph.
+
+    A run that finds nothing to read says why: the scope holds no sources, --since/--until
+    leave none of them in range, or nothing is new since the last review of the scope.
+    """
     request = ReviewRequest(
         project=project, since=since, until=until, reanalyze=reanalyze, batch_size=batch_size
     )
@@ -163,10 +169,10 @@ def status_command(run_id: str | None, as_json: bool) -> None:
             run = runs[0]
         else:
             run = store.review_run(run_id)
-    if as_json:
-        print_json(_run_json(run))
-        return
-    _print_run(run)
+        if as_json:
+            print_json(_run_json(run, store))
+        else:
+            _print_run(run, store)
 
 
 @review.command("list")
@@ -183,29 +189,31 @@ def list_command(limit: int, as_json: bool) -> None:
     if not runs:
         console.print("No reviews yet. Run `proctor review run`.")
         return
-    table = Table(title="Reviews", title_justify="left")
-    for column in (
-        "run",
-        "state",
-        "scope",
-        "trigger",
-        "sources",
-        "batches",
-        "model calls",
-        "started",
-    ):
-        table.add_column(column)
-    for run in runs:
-        table.add_row(
-            run.run_id[:8],
+    refs = unique_prefixes([r.run_id for r in runs], 8)
+    columns = (
+        Column("run", "id"),
+        Column("state"),
+        Column("scope", "text", least=10),
+        Column("trigger", drop=2),
+        Column("sources", justify="right", drop=4),
+        Column("batches", justify="right", drop=1),
+        Column("model calls", justify="right", drop=3),
+        Column("started (UTC)", drop=5),
+    )
+    rows: list[list[str | Text]] = [
+        [
+            refs[run.run_id],
             run.shown,
-            Text(run.scope_key),
+            run.scope_key,
             run.trigger + (" · reanalyze" if run.reanalyze else ""),
             f"{run.sources_done}/{run.sources_total}",
             f"{run.batches_done}/{run.batches_total}",
             str(run.model_calls),
             run.created_at.strftime("%Y-%m-%d %H:%M"),
-        )
+        ]
+        for run in runs
+    ]
+    table = fitted_table(columns, rows, width=console.width, title="Reviews")
     console.print(table)
 
 
@@ -245,22 +253,25 @@ class _progress:
 
 def _finish(store: SqlStore, run: ReviewRunRecord, as_json: bool) -> None:
     if as_json:
-        print_json(_run_json(run))
+        print_json(_run_json(run, store))
     else:
-        _print_run(run)
+        _print_run(run, store)
         if run.result_id is not None:
             console.print(Text(f"Browse it: proctor graph show {run.result_id[:8]}", style="bold"))
     if run.status not in ("completed", "no_change"):
         raise SystemExit(EXIT_PARTIAL)
 
 
-def _run_json(run: ReviewRunRecord) -> dict[str, Any]:
+def _run_json(run: ReviewRunRecord, store: SqlStore | None = None) -> dict[str, Any]:
+    """A run as JSON; with ``store``, a run that read nothing says why (``note``)."""
     data = asdict(run)
     data["shown"] = run.shown
+    if store is not None:
+        data["note"] = no_change_reason(store, run) if run.status == "no_change" else None
     return data
 
 
-def _print_run(run: ReviewRunRecord) -> None:
+def _print_run(run: ReviewRunRecord, store: SqlStore) -> None:
     style = {"completed": "green", "no_change": "green", "failed": "red"}.get(run.status, "yellow")
     console.print(
         Text.assemble(
@@ -270,7 +281,7 @@ def _print_run(run: ReviewRunRecord) -> None:
         )
     )
     if run.status == "no_change":
-        console.print("Nothing new or changed since the last review: no model call was made.")
+        console.print(Text(no_change_reason(store, run)))
     console.print(
         f"sources read {run.sources_done} of {run.sources_total} · batches "
         f"{run.batches_done} of {run.batches_total} · model calls {run.model_calls} "
