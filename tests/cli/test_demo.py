@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from click.testing import CliRunner
 
 from proctor.cli.main import cli
 from proctor.store import open_store
+from tests.conftest import REPO_ROOT
+
+_SHOW = re.compile(r"proctor conversations show (\S+)")
 
 
 def test_the_demo_imports_the_examples_shows_the_rule_findings_and_how_to_add_a_model() -> None:
@@ -26,3 +32,20 @@ def test_the_demo_imports_the_examples_shows_the_rule_findings_and_how_to_add_a_
         assert store.counts().conversations >= 2
     finally:
         store.close()
+
+
+def test_the_conversation_the_readme_and_the_demo_tell_you_to_show_is_there_after_the_demo() -> (
+    None
+):
+    demo = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    assert demo.exit_code == 0, demo.output
+    readme = (REPO_ROOT / "README.md").read_text()
+    named = {ref for ref in _SHOW.findall(readme + demo.output) if not ref.startswith("<")}
+    assert len(named) >= 1, "neither the README nor the demo names a conversation to show"
+    for ref in sorted(named):
+        shown = CliRunner().invoke(cli, ["conversations", "show", ref, "--json"])
+        assert shown.exit_code == 0, f"`proctor conversations show {ref}`: {shown.output}"
+        conversation = json.loads(shown.output)["conversation"]
+        assert conversation["parent_conversation_id"] is None, (
+            "a main conversation, not a sub-agent"
+        )
