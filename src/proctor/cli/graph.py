@@ -18,6 +18,7 @@ import click
 from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
+from proctor.cli._refs import unique_prefixes
 from proctor.cli._render import when
 from proctor.graph import Coverage
 from proctor.graph.views import (
@@ -63,9 +64,10 @@ def list_command(target: str | None, limit: int, as_json: bool) -> None:
     if not results:
         console.print("No results yet. Run `proctor review run` to review stored conversations.")
         return
+    refs = unique_prefixes([result.result_id for result in results], 12)
     for result in results:
         line = Text.assemble(
-            (result.result_id[:12], "bold"),
+            (refs[result.result_id], "bold"),
             "  ",
             when(result.created_at),
             "  ",
