@@ -70,13 +70,16 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         yield served.url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    """Playwright's sync driver, for one module: while it runs, its event loop is this
+    thread's running loop, and tests of other modules that a worker (pytest-xdist) runs
+    next call ``asyncio.run``, which refuses to start inside a running loop."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
         pytest.fail(
