@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,20 +16,13 @@ from sqlalchemy.exc import DBAPIError
 from proctor.ingest import ingest
 from proctor.store import open_store
 from tests.backends import ON_POSTGRES, database_env, database_exists, raw_connection
+from tests.ingest.copies import session_copies
 
-_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
 COPIES = 300
 
 
 def _corpus(transcripts_dir: Path, target: Path) -> Path:
-    sample = (transcripts_dir / "claude-code/marot-spotter/tool_heavy.jsonl").read_bytes()
-    for copy in range(COPIES):
-        tag = f"{copy:08x}".encode()
-        data = _UUID.sub(lambda m, t=tag: t + m.group(0)[8:], sample)
-        data = _PROVIDER_ID.sub(lambda m, t=tag: m.group(1) + t + m.group(2), data)
-        (target / f"session-{copy:04d}.jsonl").write_bytes(data)
-    return target
+    return session_copies(transcripts_dir, target, COPIES)
 
 
 def _fingerprints(db: Path) -> dict[str, list[tuple[str, str, str]]]:
@@ -113,4 +105,5 @@ def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
     report = ingest(store, [corpus])
     store.close()
     assert report.errors == []
+    assert [r.status for r in report.interrupted] == ["interrupted"], "the killed import's row"
     assert _fingerprints(db) == reference

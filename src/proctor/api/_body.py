@@ -3,7 +3,8 @@
 The intake reads bodies itself (they are JSON Lines or protobuf, not one JSON document),
 so the checks FastAPI would otherwise make happen here: an unsupported ``Content-Type``
 is answered 415, a body over the limit 413 (before it is read whole when the client
-declares its length, and while reading otherwise), a damaged gzip body 400.
+declares its length, and while reading otherwise), a body that is not whole, valid gzip 400
+(a cut-short stream is named as such, never read as "no events").
 """
 
 from __future__ import annotations
@@ -64,13 +65,34 @@ async def read_body(request: Request) -> bytes:
 
 
 def _gunzip(body: bytes) -> bytes:
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        data = inflater.decompress(body, MAX_PAYLOAD_BYTES + 1)
-    except zlib.error as exc:
-        raise HTTPException(
-            status_code=400, detail=f"the gzip body is damaged ({exc}); send it again"
-        ) from None
-    if len(data) > MAX_PAYLOAD_BYTES or inflater.unconsumed_tail:
-        raise _too_large()
-    return data
+    """The data of every gzip member in ``body``; 400 unless it is whole, valid gzip."""
+    data = bytearray()
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data += inflater.decompress(rest, MAX_PAYLOAD_BYTES + 1 - len(data))
+        except zlib.error as exc:
+            where = "" if rest is body else f"the {len(rest)} bytes after its end: "
+            raise _not_gzip(f"{where}{exc}") from None
+        if len(data) > MAX_PAYLOAD_BYTES or inflater.unconsumed_tail:
+            raise _too_large()
+        if not inflater.eof:
+            raise _not_gzip(
+                "it is empty"
+                if not body
+                else f"it ends inside the compressed stream (after {len(body)} bytes: cut short?)"
+            )
+        # Members may follow each other (RFC 1952 §2.2); zero padding after the last is allowed,
+        # as Python's gzip module allows it.
+        rest = inflater.unused_data.lstrip(b"\0")
+        if not rest:
+            return bytes(data)
+
+
+def _not_gzip(reason: str) -> HTTPException:
+    return HTTPException(
+        status_code=400,
+        detail=f"the body is not valid gzip: {reason}; send the whole gzip-compressed body "
+        "again, or drop the `Content-Encoding: gzip` header for an uncompressed one",
+    )

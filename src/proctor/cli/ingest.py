@@ -22,6 +22,7 @@ from proctor.cli.supervise import outcome_line
 from proctor.errors import ConfigError
 from proctor.ingest import IngestReport, default_session_folders, ingest_plan
 from proctor.sources import Limits, default_adapters, plan_import
+from proctor.store import ImportRecord
 from proctor.supervision import on_conversations_changed
 
 FORMATS = [adapter.name for adapter in default_adapters()]
@@ -62,6 +63,17 @@ def report_json(report: IngestReport) -> dict[str, object]:
         for i in report.issues
     ]
     return data
+
+
+def interrupted_line(earlier: ImportRecord) -> str:
+    """What to say about an earlier import found interrupted."""
+    paths = ", ".join(earlier.paths) or "(no paths)"
+    return (
+        f"Import {earlier.import_id[:8]} of {paths} (started "
+        f"{earlier.started_at:%Y-%m-%d %H:%M} UTC) was interrupted: its process stopped "
+        "before it finished. Every conversation it wrote is whole; importing the same "
+        "paths again writes the rest."
+    )
 
 
 @click.command("ingest", epilog=_EPILOG)
@@ -149,6 +161,8 @@ def ingest_command(
     if as_json:
         print_json({**report_json(report), "supervision": [outcome_line(o) for o in supervised]})
     else:
+        for earlier in report.interrupted:
+            console.print(interrupted_line(earlier), markup=False, style="yellow")
         ingest_summary(report, console)
         for outcome in supervised:
             console.print(outcome_line(outcome), markup=False)

@@ -68,6 +68,9 @@ class IngestReport:
     conversation_ids: list[str] = field(default_factory=list)
     by_format: dict[str, FormatStats] = field(default_factory=dict)
     issues: list[SourceIssue] = field(default_factory=list)
+    interrupted: list[ImportRecord] = field(default_factory=list)
+    """Earlier imports whose process died before they finished, marked ``interrupted``
+    when this one started."""
 
     @property
     def errors(self) -> list[SourceIssue]:
@@ -172,6 +175,7 @@ def ingest_plan(
     """
     report = IngestReport(import_id="", paths=paths, issues=list(plan.issues))
     report.skipped_files = len(plan.skipped)
+    report.interrupted = store.mark_interrupted_imports()
     report.import_id = store.begin_import(paths, format_name=format_name, project=project)
     if jobs is None:
         jobs = auto_jobs(sum(p.stat().st_size for _, unit in plan.units for p in unit.paths))

@@ -181,7 +181,11 @@ class Store(
     def begin_import(
         self, paths: Sequence[str], *, format_name: str | None, project: str | None
     ) -> str:
-        """Record the start of an import and return its id."""
+        """Record the start of an import by this process and return its id."""
+        ...
+
+    def mark_interrupted_imports(self) -> list[ImportRecord]:
+        """Mark ``interrupted`` every running import whose process is gone; return them."""
         ...
 
     def finish_import(

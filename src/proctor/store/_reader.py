@@ -300,26 +300,28 @@ def existing_conversation_ids(connection: Connection, ids: Sequence[str]) -> set
 def list_imports(connection: Connection, limit: int = 20) -> list[ImportRecord]:
     """The most recent imports, newest first."""
     query = select(t.imports).order_by(t.imports.c.started_at.desc()).limit(limit)
-    return [
-        ImportRecord(
-            import_id=r.import_id,
-            started_at=r.started_at,
-            finished_at=r.finished_at,
-            status=r.status,
-            paths=tuple(r.paths),
-            files=r.files,
-            conversations=r.conversations,
-            conversations_written=r.conversations_written,
-            sources_added=r.sources_added,
-            sources_revised=r.sources_revised,
-            sources_unchanged=r.sources_unchanged,
-            redactions=r.redactions,
-            issues=r.issues,
-            format=r.format,
-            project=r.project,
-        )
-        for r in connection.execute(query)
-    ]
+    return [import_record(r) for r in connection.execute(query)]
+
+
+def import_record(r: Any) -> ImportRecord:
+    """An ``imports`` row as a record."""
+    return ImportRecord(
+        import_id=r.import_id,
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+        status=r.status,
+        paths=tuple(r.paths),
+        files=r.files,
+        conversations=r.conversations,
+        conversations_written=r.conversations_written,
+        sources_added=r.sources_added,
+        sources_revised=r.sources_revised,
+        sources_unchanged=r.sources_unchanged,
+        redactions=r.redactions,
+        issues=r.issues,
+        format=r.format,
+        project=r.project,
+    )
 
 
 def import_issues(connection: Connection, import_id: str) -> list[ImportIssueRecord]:

@@ -6,11 +6,10 @@ Core on SQLite (the default) or PostgreSQL.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -28,6 +27,7 @@ from proctor.store._goal_store import GoalStore
 from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
+from proctor.store._import_store import ImportStore
 from proctor.store._location import configured_database_url
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
@@ -49,7 +49,7 @@ from proctor.store._review_store import ReviewStore
 from proctor.store._suggestion_store import SuggestionStore
 from proctor.store._supervision_store import SupervisionStore
 from proctor.store._writer import write_conversation
-from proctor.transcript import Message, PreparedBundle, SourceIssue
+from proctor.transcript import Message, PreparedBundle
 
 DEFAULT_PROJECT = "default"
 
@@ -63,6 +63,7 @@ class SqlStore(
     HeartbeatStore,
     SuggestionStore,
     GraphAccessStore,
+    ImportStore,
     StoreBase,
 ):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
@@ -302,68 +303,6 @@ class SqlStore(
             doomed = with_subagents(c, conversation_id)
             delete_conversations(c, doomed)
             return doomed
-
-    def begin_import(
-        self, paths: Sequence[str], *, format_name: str | None, project: str | None
-    ) -> str:
-        """Record the start of an import and return its id."""
-        import_id = uuid.uuid4().hex
-        with self._write() as c:
-            c.execute(
-                insert(t.imports).values(
-                    import_id=import_id,
-                    started_at=utcnow(),
-                    status="running",
-                    paths=list(paths),
-                    format=format_name,
-                    project=project,
-                    files=0,
-                    conversations=0,
-                    conversations_written=0,
-                    sources_added=0,
-                    sources_revised=0,
-                    sources_unchanged=0,
-                    redactions=0,
-                    issues=0,
-                )
-            )
-        return import_id
-
-    def finish_import(
-        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
-    ) -> None:
-        """Record the outcome and issues of an import."""
-        with self._write() as c:
-            c.execute(
-                update(t.imports)
-                .where(t.imports.c.import_id == import_id)
-                .values(
-                    finished_at=utcnow(),
-                    status=record.status,
-                    files=record.files,
-                    conversations=record.conversations,
-                    conversations_written=record.conversations_written,
-                    sources_added=record.sources_added,
-                    sources_revised=record.sources_revised,
-                    sources_unchanged=record.sources_unchanged,
-                    redactions=record.redactions,
-                    issues=len(issues),
-                )
-            )
-            if issues:
-                c.execute(
-                    insert(t.import_issues),
-                    [
-                        {
-                            "import_id": import_id,
-                            "path": issue.path,
-                            "line": issue.line,
-                            "severity": issue.severity,
-                            "reason": issue.reason,
-                        }
-                        for issue in issues
-                    ],
-                )
 
     def record_imported_file(self, imported: ImportedFile) -> None:
         """Remember that a read unit was imported with this content."""
