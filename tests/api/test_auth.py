@@ -50,3 +50,40 @@ def test_every_request_needs_the_configured_token(database: Path) -> None:
         assert right.status_code == 200
     finally:
         api.close()
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_accepted_in_any_case(database: Path, scheme: str) -> None:
+    api = Api(database, token="s3cret-token")
+    try:
+        answer = api.get("/api/projects", headers={"Authorization": f"{scheme} s3cret-token"})
+    finally:
+        api.close()
+
+    assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        "Bearer s3cret-toke",
+        "Bearer s3cret-token2",
+        "bearer S3CRET-TOKEN",  # the scheme's case is free, the token's is not
+        "Basic s3cret-token",
+        "Bearers3cret-token",
+        "s3cret-token",
+        "Bearer",
+        "",
+    ],
+)
+def test_anything_but_the_bearer_token_itself_is_refused(
+    database: Path, authorization: str
+) -> None:
+    api = Api(database, token="s3cret-token")
+    try:
+        answer = api.get("/api/projects", headers={"Authorization": authorization})
+    finally:
+        api.close()
+
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == "Bearer"

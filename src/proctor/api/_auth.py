@@ -41,14 +41,14 @@ class BearerTokenMiddleware:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
         given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-        if hmac.compare_digest(given, self._expected) or is_public(scope["path"]):
+        if self._carries_token(given) or is_public(scope["path"]):
             await self._app(scope, receive, send)
             return
         body = json.dumps(
@@ -66,3 +66,10 @@ class BearerTokenMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+    def _carries_token(self, authorization: bytes) -> bool:
+        """Whether ``Authorization`` is ``Bearer TOKEN``: the scheme in any case (RFC 9110
+        §11.1), the token compared in constant time."""
+        scheme, _, credentials = authorization.strip().partition(b" ")
+        matches = hmac.compare_digest(credentials.strip(), self._expected)
+        return scheme.lower() == b"bearer" and matches
