@@ -50,7 +50,9 @@ def database(prepared_database: Path, proctor_home: Path) -> Path:
 
 
 class Api:
-    """Calls the app in process through httpx's ASGI transport."""
+    """Calls the app in process through httpx's ASGI transport, as a client that is not a
+    browser: at ``http://127.0.0.1``, naming itself in ``X-Proctor-Client`` as the web UI
+    does (body-less state changes need it; tests/api/test_request_guard.py tests without)."""
 
     def __init__(self, database: Path, token: str | None = None) -> None:
         self.app = create_app(lambda: open_store(database), token=token)
@@ -62,7 +64,11 @@ class Api:
 
         async def send() -> httpx.Response:
             transport = httpx.ASGITransport(app=self.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            async with httpx.AsyncClient(
+                transport=transport,
+                base_url="http://127.0.0.1",
+                headers={"X-Proctor-Client": "tests"},
+            ) as client:
                 return await client.request(method, url, headers=headers, **kwargs)  # type: ignore[arg-type]
 
         return run(send)

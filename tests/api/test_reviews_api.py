@@ -131,7 +131,8 @@ def test_review_requests_with_bad_input_are_refused_precisely(api: Api) -> None:
     assert missing.status_code == 404 and "no-such-project" in missing.json()["detail"]
     for body in ({"batch_size": 1}, {"colour": "red"}, {"since": "yesterday-ish"}):
         assert api.post("/api/reviews", json=body).status_code == 422, body
-    assert api.post("/api/reviews", content=b"{").status_code == 422
+    malformed = api.post("/api/reviews", content=b"{", headers={"Content-Type": "application/json"})
+    assert malformed.status_code == 422
     for verb in ("pause", "resume", "cancel"):
         assert api.post(f"/api/reviews/zzzz-none/{verb}").status_code in (404, 409)
     assert api.get("/api/reviews/zzzz-none").status_code == 404
@@ -173,11 +174,11 @@ def refused_run(api: Api) -> str:
 
 def test_the_app_lifespan_stops_the_review_worker(database: Path) -> None:
     api = Api(database)
-    with TestClient(api.app) as client:
+    with TestClient(api.app, base_url="http://127.0.0.1") as client:
         assert client.post("/api/reviews", json={}).status_code == 202
     runner = review_runner(api.app)
     assert runner.current() is None
-    with TestClient(api.app) as client:
+    with TestClient(api.app, base_url="http://127.0.0.1") as client:
         refused = client.post("/api/reviews", json={"reanalyze": True})
     assert refused.status_code == 409 and "shutting down" in refused.json()["detail"]
 

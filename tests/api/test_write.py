@@ -27,7 +27,12 @@ def test_an_unknown_action_or_finding_is_refused_precisely(api: Api) -> None:
     assert (
         api.post(f"/api/findings/{finding_id}/status", json={"action": "burn"}).status_code == 422
     )
-    assert api.post(f"/api/findings/{finding_id}/status", content=b"{").status_code == 422
+    malformed = api.post(
+        f"/api/findings/{finding_id}/status",
+        content=b"{",
+        headers={"Content-Type": "application/json"},
+    )
+    assert malformed.status_code == 422
     missing = api.post("/api/findings/no-such-finding/status", json={"action": "ack"})
     assert missing.status_code == 404
     assert missing.json()["detail"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from proctor import __version__
 from proctor.api._auth import BearerTokenMiddleware
 from proctor.api._deps import stop_review_runner
+from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
@@ -66,8 +67,33 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "The bearer token is missing or wrong."},
     404: {"model": ErrorBody, "description": "No such id."},
     409: {"model": ErrorBody, "description": "Not now: busy, disabled, or the wrong state."},
+    421: {"model": ErrorBody, "description": "The Host header does not name this server."},
 }
 """Documented on every operation; 422 (validation) is FastAPI's own shape."""
+
+_STATE_CHANGE_REFUSALS = {
+    "403": "Sent by another site's page, or without a body and without X-Proctor-Client.",
+    "415": "The Content-Type is not JSON (JSON Lines and OTLP protobuf where the route says).",
+}
+
+
+def _document_state_changes(app: FastAPI) -> None:
+    """Add the request guard's refusals to every operation that changes something."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()  # cached by FastAPI; adding again changes nothing
+        error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        for operations in schema.get("paths", {}).values():
+            for method, operation in operations.items():
+                if method.upper() in SAFE_METHODS:
+                    continue
+                answers = operation.setdefault("responses", {})
+                for status, description in _STATE_CHANGE_REFUSALS.items():
+                    answers.setdefault(status, {"description": description, "content": error})
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _status_for(exc: ProctorError) -> int:
@@ -84,7 +110,13 @@ async def _proctor_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def create_app(
-    store_opener: StoreOpener, *, token: str | None, heartbeat_interval: float | None = None
+    store_opener: StoreOpener,
+    *,
+    token: str | None,
+    heartbeat_interval: float | None = None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> FastAPI:
     """The HTTP API over the store ``store_opener`` opens.
 
@@ -93,6 +125,10 @@ def create_app(
         token: when set, every request must carry ``Authorization: Bearer TOKEN``.
         heartbeat_interval: when set, due heartbeat plans run every that many seconds
             while the app is up (``proctor serve`` hosts the worker's loop).
+        host: the address the server is bound to; requests must name it (or a loopback
+            name) in ``Host`` (see ``_guard``).
+        port: the bound port those names must carry; ``None`` accepts any port.
+        allowed_hosts: more names to answer to (``--allowed-host``: a reverse proxy's).
     """
     from proctor.api.routers import (
         app_switch,
@@ -159,8 +195,11 @@ def create_app(
         app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
     # OTLP/HTTP exporters post to {OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces.
     app.include_router(intake.otlp_router, responses=ERROR_RESPONSES)
+    _document_state_changes(app)
     mount_ui(app)
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
+    hosts = server_hosts(host, port, token=bool(token), extra=allowed_hosts)
+    app.add_middleware(RequestGuard, hosts=hosts)  # outside the token: refusals need none
     app.add_middleware(SecurityHeaders)
     return app

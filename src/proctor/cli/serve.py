@@ -19,6 +19,14 @@ from proctor.cli.plans import Duration
     help="Environment variable holding the bearer token every request must carry.",
 )
 @click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="Another host name to answer to (a reverse proxy's); repeatable. "
+    "Default: $PROCTOR_ALLOWED_HOSTS (comma-separated).",
+)
+@click.option(
     "--heartbeat-interval", type=Duration("s"), default="30s", show_default=True,
     help="How often to run due heartbeat plans (as `proctor worker` does).",
 )  # fmt: skip
@@ -27,19 +35,27 @@ from proctor.cli.plans import Duration
     help="Do not run heartbeat plans here (a separate `proctor worker` runs them).",
 )  # fmt: skip
 def serve_command(
-    host: str, port: int, token_env: str, heartbeat_interval: float, no_heartbeat: bool
+    host: str,
+    port: int,
+    token_env: str,
+    allowed_hosts: tuple[str, ...],
+    heartbeat_interval: float,
+    no_heartbeat: bool,
 ) -> None:
     """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json).
 
     Off loopback the server refuses to start unless the token variable is set; whenever a
-    token is set, every request must carry `Authorization: Bearer TOKEN`. While it runs,
-    the server also runs due heartbeat plans (when the supervisor app is on), unless
+    token is set, every request must carry `Authorization: Bearer TOKEN`. Requests must
+    name the server as bound (127.0.0.1, localhost or [::1] with the port, or an
+    --allowed-host), and no other web site's page may change its data. While it runs, the
+    server also runs due heartbeat plans (when the supervisor app is on), unless
     `--no-heartbeat` leaves them to `proctor worker`.
     """
-    from proctor.api import check_bind
+    from proctor.api import ALLOWED_HOSTS_ENV, allowed_hosts_from_env, check_bind
 
     token = os.environ.get(token_env) or None
     check_bind(host, token, token_env)
+    names = list(allowed_hosts) or allowed_hosts_from_env(os.environ.get(ALLOWED_HOSTS_ENV))
 
     import uvicorn
 
@@ -47,7 +63,12 @@ def serve_command(
     from proctor.store import open_store
 
     app = create_app(
-        open_store, token=token, heartbeat_interval=None if no_heartbeat else heartbeat_interval
+        open_store,
+        token=token,
+        heartbeat_interval=None if no_heartbeat else heartbeat_interval,
+        host=host,
+        port=port,
+        allowed_hosts=names,
     )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

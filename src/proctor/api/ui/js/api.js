@@ -32,7 +32,9 @@ export function setToken(value) {
  * @param {unknown} [body] sent as JSON
  */
 export async function call(method, path, body) {
-  const headers = { Accept: "application/json" };
+  // The server refuses state changes a page of another site could send (docs/api.md): a
+  // body goes as JSON, and every request names its client, which such a page cannot do.
+  const headers = { Accept: "application/json", "X-Proctor-Client": "ui" };
   const saved = token();
   if (saved) headers.Authorization = `Bearer ${saved}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
