@@ -38,7 +38,8 @@ router = APIRouter(prefix="/intake", tags=["intake"])
 otlp_router = APIRouter(tags=["intake"])
 """Mounted at the root: ``POST /v1/traces`` is where OTLP/HTTP exporters send spans."""
 
-_JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json", "text/plain")
+_JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json")
+"""Not text/plain: any web page may send that to any address (the request guard refuses it)."""
 _OTLP_TYPES = ("application/json", PROTOBUF)
 _LIMIT = f"{MAX_PAYLOAD_BYTES // (1024 * 1024)} MiB"
 _intake_lock = threading.Lock()
@@ -123,7 +124,6 @@ def _refusal(error: PayloadError) -> JSONResponse:
             "description": "Proctor JSONL events (docs/proctor-jsonl.md), one JSON object a line.",
             "content": {
                 "application/x-ndjson": {"schema": {"type": "string"}},
-                "text/plain": {"schema": {"type": "string"}},
             },
         }
     },
