@@ -125,6 +125,9 @@ def ingest_command(
     With no PATH, offers your Claude Code and Codex session folders.
     Re-importing unchanged files writes nothing; changed messages get a new revision.
     Exit status: 0 all imported, 1 some input could not be read (the rest was imported).
+
+    An import whose process was killed before it finished is marked interrupted when the
+    next import starts, which names it; every conversation it wrote is whole.
     """
     chosen = list(paths) or _choose_default_folders(assume_yes)
     limits = Limits(max_tool_output_chars=max_tool_output)
