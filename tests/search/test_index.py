@@ -11,6 +11,7 @@ from sqlalchemy import func, select, text
 from proctor.search import (
     SearchDocument,
     SourceRef,
+    embed_pending,
     index_graph_objects,
     index_sources,
     load_encoder,
@@ -183,10 +184,25 @@ def test_messages_cannot_be_indexed_as_graph_objects(store: SqlStore) -> None:
 
 
 @needs_embeddings
-def test_graph_objects_get_vectors_when_the_model_is_installed(sqlite_store: SqlStore) -> None:
-    assert load_encoder() is not None
+def test_graph_objects_get_vectors_after_publish_once_the_embedder_reaches_them(
+    sqlite_store: SqlStore,
+) -> None:
+    encoder = load_encoder()
+    assert encoder is not None
     index_graph_objects(sqlite_store, [ENTITY])
-    assert _count(sqlite_store, t.search_vectors) == 1
+    assert _count(sqlite_store, t.search_vectors) == 0, "publish writes full text only"
+    assert [h.doc_id for h in search(sqlite_store, "sunrise painting").hits] == ["e-1"]
+    report = embed_pending(sqlite_store, encoder)
+    assert (report.embedded, report.remaining) == (1, 0)
     result = search(sqlite_store, "artwork of the morning sky", doc_types=["entity"])
     assert result.mode == "hybrid"
     assert result.hits[0].doc_id == "e-1"
+    assert result.hits[0].similarity is not None and result.hits[0].similarity > 0.3
+
+
+@needs_embeddings
+def test_graph_objects_given_an_encoder_are_embedded_before_the_write(
+    sqlite_store: SqlStore,
+) -> None:
+    index_graph_objects(sqlite_store, [ENTITY], encoder="auto")
+    assert _count(sqlite_store, t.search_vectors) == 1

@@ -1,4 +1,9 @@
-"""``proctor search``: ranked hits over messages, tool calls and graph objects (REV-14)."""
+"""``proctor search``: ranked hits over messages, tool calls and graph objects (REV-14).
+
+A search never waits for the whole index: it brings full text up to date (cheap), embeds
+for at most a few seconds, answers from what is indexed, and says what the hits may miss.
+``--index-only`` finishes the index, with a progress bar, and searches nothing.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +22,24 @@ from proctor.cli._common import (
     readable_store,
     writable_store,
 )
-from proctor.search import Encoder, IndexReport, SearchResult, index_sources, search
+from proctor.search import (
+    EmbedReport,
+    Encoder,
+    IndexReport,
+    SearchResult,
+    embed_pending,
+    index_full_text,
+    load_encoder,
+    search,
+)
 from proctor.store import SqlStore
+
+EMBED_SECONDS = 3.0
+"""How long a search embeds documents that lack a vector before it answers."""
 
 
 @click.command("search")
-@click.argument("query")
+@click.argument("query", required=False)
 @click.option("--project", metavar="NAME", help="Only this project.")
 @click.option("--conversation", "conversation", metavar="ID", help="Only this conversation.")
 @click.option(
@@ -41,33 +58,52 @@ from proctor.store import SqlStore
     is_flag=True,
     help="Search the index as it is (read-only) instead of indexing new messages first.",
 )
+@click.option(
+    "--index-only",
+    is_flag=True,
+    help="Bring the whole index up to date (every embedding; minutes on a large store) "
+    "and search nothing.",
+)
 @json_option()
 def search_command(
-    query: str,
+    query: str | None,
     project: str | None,
     conversation: str | None,
     doc_types: Sequence[str],
     limit: int,
     full_text: bool,
     no_refresh: bool,
+    index_only: bool,
     as_json: bool,
 ) -> None:
     """Search messages, tool calls and graph objects; each hit names its source.
 
     Full text and sentence embeddings (the `embeddings` extra) are ranked together;
     without the extra the search uses full text only and says so. New and changed
-    messages are indexed first (the first search embeds every message; later ones only
-    what changed).
+    messages are indexed for full text first; documents still without an embedding are
+    embedded for a few seconds, and the rest rank by full text until they are embedded
+    (`--index-only` embeds them all; `proctor serve` and `proctor mcp` do it in the
+    background). The answer says when the hits may be incomplete.
     """
     encoder: Encoder = None if full_text else "auto"
+    if index_only:
+        if query is not None:
+            raise click.UsageError("--index-only searches nothing: leave out the query")
+        with writable_store() as store:
+            _index_everything(store, encoder, as_json)
+        return
+    if query is None:
+        raise click.UsageError("give a query (words or a question), or --index-only")
     if no_refresh:
         with readable_store() as store:
             result = _search(store, query, project, conversation, doc_types, limit, encoder)
     else:
         with writable_store() as store:
-            report = _refresh(store, encoder)
+            report = _full_text(store)
             if report.added or report.updated or report.removed:
                 err_console.print(_index_line(report), markup=False)
+            if encoder is not None:
+                _embed(store, seconds=EMBED_SECONDS)
             result = _search(store, query, project, conversation, doc_types, limit, encoder)
     if as_json:
         print_json(result.as_json())
@@ -96,34 +132,79 @@ def _search(
     )
 
 
-def _refresh(store: SqlStore, encoder: Encoder) -> IndexReport:
-    with Progress(
-        TextColumn("indexing"),
+def _bar(label: str) -> Progress:
+    return Progress(
+        TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err_console,
         disable=not err_console.is_terminal,
         transient=True,
-    ) as bar:
+    )
+
+
+def _full_text(store: SqlStore) -> IndexReport:
+    with _bar("indexing") as bar:
         task = bar.add_task("indexing", total=None)
-        return index_sources(
+        return index_full_text(
+            store, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
+
+
+def _embed(store: SqlStore, *, seconds: float | None) -> EmbedReport | None:
+    encoder = load_encoder()
+    if encoder is None:
+        return None
+    with _bar("embedding") as bar:
+        task = bar.add_task("embedding", total=None)
+        return embed_pending(
             store,
-            encoder=encoder,
+            encoder,
+            seconds=seconds,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+
+
+def _index_everything(store: SqlStore, encoder: Encoder, as_json: bool) -> None:
+    report = _full_text(store)
+    embedded = _embed(store, seconds=None) if encoder is not None else None
+    if as_json:
+        print_json(
+            {
+                "documents": report.documents,
+                "added": report.added,
+                "updated": report.updated,
+                "removed": report.removed,
+                "embedded": None if embedded is None else embedded.embedded,
+                "remaining": None if embedded is None else embedded.remaining,
+            }
+        )
+        return
+    console.print(_index_line(report), markup=False)
+    if embedded is None:
+        console.print("Full text only: no embeddings were made.", markup=False)
+    else:
+        console.print(
+            f"Embedded {embedded.embedded} document(s) in {embedded.seconds:.1f} s; "
+            f"{embedded.remaining} left without a vector.",
+            markup=False,
         )
 
 
 def _index_line(report: IndexReport) -> str:
     return (
         f"Indexed {report.added} new and {report.updated} changed document(s), "
-        f"removed {report.removed}; {report.embedded} embedded in {report.seconds:.1f} s"
+        f"removed {report.removed}, in {report.seconds:.1f} s"
     )
 
 
 def _print(result: SearchResult) -> None:
     if result.mode == "full_text":
         err_console.print(f"Full text only: {result.note}.", markup=False)
+    note = result.index.note()
+    if note is not None:
+        err_console.print(f"Index incomplete: {note}", markup=False)
     if not result.hits:
         console.print("No matches.", markup=False)
         return

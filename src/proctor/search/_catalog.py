@@ -1,20 +1,25 @@
 """The in-memory copy of the index hybrid ranking works on: vectors, scope fields, neighbours.
 
-Loaded on the first hybrid search of a process (every vector: 1.5 KB a document) and
-reloaded when a document was added or removed since; kept per store object.
+Loaded on the first hybrid search of a process (every vector: 1.5 KB a document) and kept
+per store object. When the index changes it is brought up to date, not read again:
+documents added since are read with their vectors, removed ones dropped, and when vectors
+were added to documents already held (the background embedder's work) only the vectors
+of documents that had none are read. A long-running process pays the full load once.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
 from proctor.search._encoder import DIMENSIONS, SentenceEncoder
+from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import SqlStore
 from proctor.store import _schema as t
 
@@ -24,10 +29,25 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rows:
+    """The documents a catalog holds, ordered by row id, as read from the index."""
+
+    row_ids: NDArray[np.int64]
+    doc_types: list[str]
+    projects: list[str | None]
+    conversations: list[str | None]
+    positions: list[int | None]
+    authors: list[str | None]
+    vectors: NDArray[np.float32]
+    has_vector: NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     """Every indexed document's scope fields, neighbours and vector, for scoring in numpy."""
 
     signature: tuple[Any, ...]
+    rows: _Rows
     row_ids: NDArray[np.int64]
     index_of: dict[int, int]
     vectors: NDArray[np.float32]
@@ -41,6 +61,16 @@ class Catalog:
     before: NDArray[np.int64]
     after: NDArray[np.int64]
 
+    @property
+    def documents(self) -> int:
+        """How many documents the index held when this copy was made."""
+        return len(self.row_ids)
+
+    @property
+    def embedded(self) -> int:
+        """How many of them had a vector of the catalog's model."""
+        return int(self.has_vector.sum())
+
     def where(self, field_name: str, values: Sequence[str | None]) -> NDArray[np.bool_]:
         """Rows whose ``field_name`` is one of ``values``."""
         import numpy as np
@@ -50,81 +80,198 @@ class Catalog:
 
 
 _catalogs: weakref.WeakKeyDictionary[SqlStore, Catalog] = weakref.WeakKeyDictionary()
+_loading = threading.Lock()
 
 
 def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
-    """Changes whenever a document is added or removed (vectors change with their document).
+    """Changes whenever a document is added or removed, or vectors are added.
 
     A replaced document is deleted and inserted again, so it gets a new, higher row id;
-    SQLite's AUTOINCREMENT never reuses one. Counting uses an index, never the vectors.
+    SQLite's AUTOINCREMENT never reuses one. Vectors added to stored documents raise the
+    generation counter (``_write.add_vectors``). Counting uses an index, never the vectors.
     """
-    d = t.search_documents
+    d, state = t.search_documents, t.search_state
     documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
-    return (*documents, model)
+    generation = connection.execute(
+        select(state.c.value).where(state.c.name == GENERATION)
+    ).scalar_one_or_none()
+    return (*documents, generation, model)
 
 
 def load_catalog(store: SqlStore, encoder: SentenceEncoder) -> Catalog:
-    """The in-memory copy of the index, reloaded when a document was added or removed."""
-    import numpy as np
-
-    with store._read() as connection:
+    """The in-memory copy of the index, brought up to date when the index changed."""
+    with _loading, store._read() as connection:
         signature = _signature(connection, encoder.name)
         cached = _catalogs.get(store)
         if cached is not None and cached.signature == signature:
             return cached
-        d, v = t.search_documents, t.search_vectors
-        rows = connection.execute(
-            select(
-                d.c.row_id,
-                d.c.doc_type,
-                d.c.project_id,
-                d.c.conversation_id,
-                d.c.position,
-                d.c.author,
-                v.c.vector,
-            )
-            .select_from(d.outerjoin(v, (v.c.row_id == d.c.row_id) & (v.c.model == encoder.name)))
-            .order_by(d.c.row_id)
-        ).all()
-    count = len(rows)
-    has_vector = np.array([row.vector is not None for row in rows], dtype=bool)
-    vectors = np.zeros((count, DIMENSIONS), dtype=np.float32)
-    blobs = b"".join(bytes(row.vector) for row in rows if row.vector is not None)
+        if cached is None or cached.signature[-1] != encoder.name:
+            rows = _read_rows(connection, encoder.name, None)
+        else:
+            rows = _refresh(connection, cached, encoder.name)
+    catalog = _build(signature, rows)
+    _catalogs[store] = catalog
+    return catalog
+
+
+def _columns(model: str) -> Any:
+    d, v = t.search_documents, t.search_vectors
+    return select(
+        d.c.row_id,
+        d.c.doc_type,
+        d.c.project_id,
+        d.c.conversation_id,
+        d.c.position,
+        d.c.author,
+        v.c.vector,
+    ).select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == model)))
+
+
+def _read_rows(connection: Connection, model: str, row_ids: Sequence[int] | None) -> _Rows:
+    """Documents with their vectors: every one (``row_ids`` None) or these."""
+    d = t.search_documents
+    if row_ids is None:
+        found = connection.execute(_columns(model).order_by(d.c.row_id)).all()
+    else:
+        found = []
+        for chunk in chunks(sorted(row_ids), IN_CLAUSE):
+            found += connection.execute(
+                _columns(model).where(d.c.row_id.in_(list(chunk))).order_by(d.c.row_id)
+            ).all()
+    return _rows_of(found)
+
+
+def _rows_of(found: Sequence[Any]) -> _Rows:
+    import numpy as np
+
+    has_vector = np.array([row.vector is not None for row in found], dtype=bool)
+    vectors = np.zeros((len(found), DIMENSIONS), dtype=np.float32)
+    blobs = b"".join(bytes(row.vector) for row in found if row.vector is not None)
     vectors[has_vector] = np.frombuffer(blobs, dtype="<f4").reshape(-1, DIMENSIONS)
+    return _Rows(
+        row_ids=np.array([row.row_id for row in found], dtype=np.int64),
+        doc_types=[row.doc_type for row in found],
+        projects=[row.project_id for row in found],
+        conversations=[row.conversation_id for row in found],
+        positions=[row.position for row in found],
+        authors=[row.author for row in found],
+        vectors=vectors,
+        has_vector=has_vector,
+    )
+
+
+def _refresh(connection: Connection, cached: Catalog, model: str) -> _Rows:
+    """``cached``'s rows brought up to date: removed dropped, added read, new vectors read."""
+    import numpy as np
+
+    d, v = t.search_documents, t.search_vectors
+    old = cached.rows
+    current = np.array(sorted(connection.execute(select(d.c.row_id)).scalars()), dtype=np.int64)
+    keep = np.isin(old.row_ids, current)
+    added = current[~np.isin(current, old.row_ids)]
+    vectors = old.vectors[keep]
+    has_vector = old.has_vector[keep].copy()
+    row_ids = old.row_ids[keep]
+    if cached.signature[2] != _generation_of(connection):
+        missing = row_ids[~has_vector]
+        at = {int(row_id): index for index, row_id in enumerate(row_ids)}
+        vectors = vectors.copy()
+        for chunk in chunks([int(i) for i in missing], IN_CLAUSE):
+            for found in connection.execute(
+                select(v.c.row_id, v.c.vector).where(
+                    v.c.row_id.in_(list(chunk)), v.c.model == model
+                )
+            ):
+                index = at[found.row_id]
+                vectors[index] = np.frombuffer(bytes(found.vector), dtype="<f4")
+                has_vector[index] = True
+    picked = [int(i) for i in np.flatnonzero(keep)]
+    kept = _Rows(
+        row_ids=row_ids,
+        doc_types=[old.doc_types[i] for i in picked],
+        projects=[old.projects[i] for i in picked],
+        conversations=[old.conversations[i] for i in picked],
+        positions=[old.positions[i] for i in picked],
+        authors=[old.authors[i] for i in picked],
+        vectors=vectors,
+        has_vector=has_vector,
+    )
+    if not len(added):
+        return kept
+    return _merge(kept, _read_rows(connection, model, [int(i) for i in added]))
+
+
+def _generation_of(connection: Connection) -> Any:
+    state = t.search_state
+    return connection.execute(
+        select(state.c.value).where(state.c.name == GENERATION)
+    ).scalar_one_or_none()
+
+
+def _merge(first: _Rows, second: _Rows) -> _Rows:
+    """Both sets of rows, ordered by row id."""
+    import numpy as np
+
+    row_ids = np.concatenate([first.row_ids, second.row_ids])
+    order = np.argsort(row_ids, kind="stable")
+
+    def pick(a: list[Any], b: list[Any]) -> list[Any]:
+        joined = a + b
+        return [joined[i] for i in order]
+
+    return _Rows(
+        row_ids=row_ids[order],
+        doc_types=pick(first.doc_types, second.doc_types),
+        projects=pick(first.projects, second.projects),
+        conversations=pick(first.conversations, second.conversations),
+        positions=pick(first.positions, second.positions),
+        authors=pick(first.authors, second.authors),
+        vectors=np.concatenate([first.vectors, second.vectors])[order],
+        has_vector=np.concatenate([first.has_vector, second.has_vector])[order],
+    )
+
+
+def _build(signature: tuple[Any, ...], rows: _Rows) -> Catalog:
+    import numpy as np
+
+    count = len(rows.row_ids)
     codes: dict[str, dict[str | None, int]] = {}
     coded: dict[str, NDArray[np.int64]] = {}
-    for field_name in ("doc_type", "project_id", "conversation_id"):
+    for field_name, values in (
+        ("doc_type", rows.doc_types),
+        ("project_id", rows.projects),
+        ("conversation_id", rows.conversations),
+    ):
         mapping: dict[str | None, int] = {}
         coded[field_name] = np.array(
-            [mapping.setdefault(getattr(row, field_name), len(mapping)) for row in rows],
-            dtype=np.int64,
+            [mapping.setdefault(value, len(mapping)) for value in values], dtype=np.int64
         )
         codes[field_name] = mapping
     at = {
-        (row.conversation_id, row.position): index
-        for index, row in enumerate(rows)
-        if row.conversation_id is not None and row.position is not None
+        (conversation_id, position): index
+        for index, (conversation_id, position) in enumerate(
+            zip(rows.conversations, rows.positions, strict=True)
+        )
+        if conversation_id is not None and position is not None
     }
     before = np.full(count, -1, dtype=np.int64)
     after = np.full(count, -1, dtype=np.int64)
     for (conversation_id, position), index in at.items():
         before[index] = at.get((conversation_id, position - 1), -1)
         after[index] = at.get((conversation_id, position + 1), -1)
-    row_ids = np.array([row.row_id for row in rows], dtype=np.int64)
-    catalog = Catalog(
+    return Catalog(
         signature=signature,
-        row_ids=row_ids,
-        index_of={int(row_id): index for index, row_id in enumerate(row_ids)},
-        vectors=vectors,
-        has_vector=has_vector,
+        rows=rows,
+        row_ids=rows.row_ids,
+        index_of={int(row_id): index for index, row_id in enumerate(rows.row_ids)},
+        vectors=rows.vectors,
+        has_vector=rows.has_vector,
         codes=codes,
         coded=coded,
-        by_author=_by_author([row.author for row in rows]),
+        by_author=_by_author(rows.authors),
         before=before,
         after=after,
     )
-    _catalogs[store] = catalog
-    return catalog
 
 
 def _by_author(authors: Sequence[str | None]) -> dict[str, NDArray[np.int64]]:

@@ -22,8 +22,9 @@ from proctor.search._write import (
     Row,
     chunks,
     embed,
-    replace_rows,
+    lock_index,
     resolve_encoder,
+    upsert_rows,
 )
 from proctor.store import SqlStore
 from proctor.store import _schema as t
@@ -33,13 +34,18 @@ def index_graph_objects(
     target: SqlStore | Connection,
     docs: Iterable[SearchDocument],
     *,
-    encoder: Encoder = "auto",
+    encoder: Encoder = None,
 ) -> int:
     """Add or replace graph objects (entities, events, story lines, …) in the index.
 
     ``target`` is the store (one transaction of its own) or the connection of a
     transaction already open, e.g. the review's publish transaction, so the index changes
-    with the graph or not at all. Returns how many documents were written.
+    with the graph or not at all. Documents are upserted by ``doc_key``: one already in
+    the index is replaced, and when ``docs`` repeats a key (a story line a review both
+    continues and re-derives) the last one counts. Without an encoder (the default) they
+    are written for full text and get their vectors later, with the sources'
+    (``embed_pending``); with one they are embedded before the write. Returns how many
+    documents were written.
     """
     documents = list(docs)
     for document in documents:
@@ -70,14 +76,15 @@ def index_graph_objects(
         )
         for document in documents
     ]
-    vectors, _count = embed(rows, {}, chosen)
+    latest = list({row.values["doc_key"]: row for row in rows}.values())
+    vectors = embed(latest, chosen)
 
     def write(connection: Connection) -> None:
-        for chunk in chunks(rows, CHUNK):
-            replace_rows(connection, chunk, vectors, chosen)
+        for chunk in chunks(latest, CHUNK):
+            upsert_rows(connection, chunk, vectors)
 
     _in_transaction(target, write)
-    return len(rows)
+    return len(latest)
 
 
 def remove_graph_objects(
@@ -88,6 +95,7 @@ def remove_graph_objects(
     d = t.search_documents
 
     def write(connection: Connection) -> None:
+        lock_index(connection)
         for chunk in chunks(keys, IN_CLAUSE):
             connection.execute(delete(d).where(d.c.doc_key.in_(list(chunk))))
 

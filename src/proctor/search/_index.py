@@ -1,21 +1,22 @@
-"""Keeping the search index in step with the store (incremental, one transaction per chunk).
+"""Keeping the full-text index in step with the store (incremental, one transaction per chunk).
 
-``index_sources`` builds a document for every message and tool call and rebuilds only
+``index_full_text`` builds a document for every message and tool call and rebuilds only
 those whose inputs changed: a document's ``basis`` hashes the stored content hash of its
 source, of the turns around it (they are part of its full-text body), its project and
-conversation title. A rebuilt document is re-embedded only when the text the encoder reads
-changed. A pass first compares a signature of the sources (counts and latest update
-times, and the encoder) with the one its last full pass recorded: when they are equal
-nothing else is read and nothing is written. Documents of a deleted conversation go with
-it (foreign key cascade; on SQLite, triggers keep the FTS5 index in step). Graph objects
-come from the review pipeline through ``index_graph_objects`` (``_graph.py``).
+conversation title. A pass first compares a signature of the sources (counts and latest
+update times) with the one its last pass recorded: when they are equal nothing else is
+read and nothing is written. Documents of a deleted conversation go with it (foreign key
+cascade; on SQLite, triggers keep the FTS5 index in step). Graph objects come from the
+review pipeline through ``index_graph_objects`` (``_graph.py``).
 
-Embedding runs outside the write transaction, so a long first indexing never holds the
-writer: each chunk is read, embedded, then written in one short transaction.
+Full text costs little and is brought up to date before a search; sentence embeddings
+cost a lot (``_embed.py``) and are added afterwards, in the background, to the documents
+that lack them. ``index_sources`` does both, to the end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ from proctor.search._documents import (
     message_context,
     object_body,
 )
-from proctor.search._encoder import SentenceEncoder, missing_embeddings
+from proctor.search._embed import embed_pending
+from proctor.search._encoder import missing_embeddings
 from proctor.search._write import (
     CHUNK,
     IN_CLAUSE,
@@ -43,9 +45,9 @@ from proctor.search._write import (
     Row,
     chunks,
     delete_rows,
-    embed,
-    replace_rows,
+    lock_index,
     resolve_encoder,
+    upsert_rows,
 )
 from proctor.store import SqlStore
 from proctor.store import _schema as t
@@ -67,7 +69,10 @@ class IndexReport:
     """Documents whose text went through the encoder."""
     seconds: float
     embeddings: str | None
-    """None when documents were embedded; otherwise why not (what to install)."""
+    """Why documents were not embedded (what to install), or None: they were, or the pass
+    was for full text only (``index_full_text``)."""
+    complete: bool = True
+    """False when a time limit ended the full-text pass early (the next pass goes on)."""
 
 
 # -- sources ---------------------------------------------------------------------------
@@ -286,29 +291,22 @@ def _values(planned: _Planned, **fields: Any) -> dict[str, Any]:
     }
 
 
-def index_sources(
-    store: SqlStore,
-    *,
-    encoder: Encoder = "auto",
-    progress: IndexProgress | None = None,
+def index_full_text(
+    store: SqlStore, *, progress: IndexProgress | None = None, seconds: float | None = None
 ) -> IndexReport:
-    """Bring the index up to date with the store's messages and tool calls.
+    """Bring the full-text index up to date with the store's messages and tool calls.
 
-    Args:
-        store: the store to read from and write the index into.
-        encoder: the sentence encoder, None for full text only, ``"auto"`` for the model
-            when the ``embeddings`` extra and the model package are installed.
-        progress: called after each written chunk.
+    Cheap (thousands of documents a second): nothing is embedded. A rebuilt document
+    keeps its vector when the text the encoder reads did not change; the others wait for
+    :func:`embed_pending`. Every chunk is one short write transaction, so a pass that
+    ``seconds`` cuts short (``complete`` False) leaves only finished chunks behind, and
+    the next pass skips them.
     """
     started = time.perf_counter()
-    chosen = resolve_encoder(encoder)
     # The store exposes transactions to its own parts; the index is one of them.
     with store._read() as connection:
-        signature = _sources_signature(connection, chosen)
-        last = connection.execute(
-            select(t.search_state.c.value).where(t.search_state.c.name == _SIGNATURE)
-        ).scalar_one_or_none()
-        if last == signature:
+        signature = _sources_signature(connection)
+        if _recorded_signature(connection) == signature:
             return IndexReport(
                 documents=int(signature[0]),
                 added=0,
@@ -316,54 +314,98 @@ def index_sources(
                 removed=0,
                 embedded=0,
                 seconds=time.perf_counter() - started,
-                embeddings=None if chosen is not None else (missing_embeddings() or "turned off"),
+                embeddings=None,
             )
         planned = _plan(connection)
         indexed = _indexed(connection, SOURCE_TYPES)
-        missing_vectors = _missing_vectors(connection, chosen) if chosen is not None else set()
     wanted = {p.key for p in planned}
     stale = [p for p in planned if indexed.get(p.key, ("", 0))[0] != p.basis]
     removed = [indexed[key][1] for key in indexed if key not in wanted]
-    stale_keys = {p.key for p in stale}
-    refill = [p for p in planned if p.key in missing_vectors and p.key not in stale_keys]
-    todo = stale + refill
-    embedded = 0
     done = 0
+    written: list[_Planned] = []
     for kind, reader in (("message", _message_rows), ("tool_call", _tool_rows)):
-        batch = [p for p in todo if p.doc_type == kind]
-        for chunk in chunks(batch, CHUNK):
+        for chunk in chunks([p for p in stale if p.doc_type == kind], CHUNK):
+            if seconds is not None and time.perf_counter() - started >= seconds:
+                return _report(planned, indexed, written, [], started, complete=False)
             with store._read() as connection:
                 rows = reader(connection, chunk)
-                old = _old_vectors(
-                    connection, [indexed[p.key][1] for p in chunk if p.key in indexed]
-                )
-            vectors, count = embed(rows, old, chosen)
-            embedded += count
             with store._write() as connection:
-                replace_rows(connection, rows, vectors, chosen)
+                upsert_rows(connection, rows)
+            written += chunk
             done += len(chunk)
             if progress is not None:
-                progress(done, len(todo))
+                progress(done, len(stale))
     with store._write() as connection:
         delete_rows(connection, removed)
         _record_signature(connection, signature)
-    added = sum(1 for p in stale if p.key not in indexed)
+    return _report(planned, indexed, written, removed, started, complete=True)
+
+
+def _report(
+    planned: Sequence[_Planned],
+    indexed: dict[str, tuple[str, int]],
+    written: Sequence[_Planned],
+    removed: Sequence[int],
+    started: float,
+    *,
+    complete: bool,
+) -> IndexReport:
+    added = sum(1 for p in written if p.key not in indexed)
     return IndexReport(
         documents=len(planned),
         added=added,
-        updated=len(stale) - added,
+        updated=len(written) - added,
         removed=len(removed),
+        embedded=0,
+        seconds=time.perf_counter() - started,
+        embeddings=None,
+        complete=complete,
+    )
+
+
+def index_sources(
+    store: SqlStore,
+    *,
+    encoder: Encoder = "auto",
+    progress: IndexProgress | None = None,
+) -> IndexReport:
+    """Bring the whole index up to date: full text, then every missing vector.
+
+    Embedding runs at 25–60 documents a second, so on a large store this takes minutes;
+    long-running processes use :class:`~proctor.search.BackgroundIndexer` instead, and
+    ``proctor search`` embeds only for a few seconds per call.
+
+    Args:
+        store: the store to read from and write the index into.
+        encoder: the sentence encoder, None for full text only, ``"auto"`` for the model
+            when the ``embeddings`` extra and the model package are installed.
+        progress: called after each written chunk with (done, to do), first for the full
+            text, then for the embeddings.
+    """
+    started = time.perf_counter()
+    chosen = resolve_encoder(encoder)
+    report = index_full_text(store, progress=progress)
+    embedded = 0
+    if chosen is not None:
+        embedded = embed_pending(store, chosen, progress=progress).embedded
+    return dataclasses.replace(
+        report,
         embedded=embedded,
         seconds=time.perf_counter() - started,
         embeddings=None if chosen is not None else (missing_embeddings() or "turned off"),
     )
 
 
+def full_text_behind(connection: Connection) -> bool:
+    """Whether messages or tool calls changed since the last full-text pass."""
+    return bool(_recorded_signature(connection) != _sources_signature(connection))
+
+
 _SIGNATURE = "sources_signature"
 
 
-def _sources_signature(connection: Connection, encoder: SentenceEncoder | None) -> list[Any]:
-    """What the sources look like: counts and latest update times, and the encoder.
+def _sources_signature(connection: Connection) -> list[Any]:
+    """What the sources look like: counts and latest update times.
 
     Every write path of the store moves one of them: a new or revised source raises
     ``sources.updated_at``, a deleted conversation lowers the count, a renamed or moved
@@ -379,37 +421,18 @@ def _sources_signature(connection: Connection, encoder: SentenceEncoder | None) 
         sources[1].isoformat() if sources[1] else None,
         conversations[0],
         conversations[1].isoformat() if conversations[1] else None,
-        encoder.name if encoder is not None else None,
     ]
 
 
+def _recorded_signature(connection: Connection) -> Any:
+    state = t.search_state
+    return connection.execute(
+        select(state.c.value).where(state.c.name == _SIGNATURE)
+    ).scalar_one_or_none()
+
+
 def _record_signature(connection: Connection, signature: list[Any]) -> None:
+    lock_index(connection)
     state = t.search_state
     connection.execute(delete(state).where(state.c.name == _SIGNATURE))
     connection.execute(insert(state).values(name=_SIGNATURE, value=signature, updated_at=utcnow()))
-
-
-def _missing_vectors(connection: Connection, encoder: SentenceEncoder) -> set[str]:
-    """Keys of source documents without a vector from this encoder's model."""
-    d, v = t.search_documents, t.search_vectors
-    return set(
-        connection.execute(
-            select(d.c.doc_key)
-            .select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == encoder.name)))
-            .where(d.c.doc_type.in_(list(SOURCE_TYPES)), v.c.row_id.is_(None))
-        ).scalars()
-    )
-
-
-def _old_vectors(connection: Connection, row_ids: Sequence[int]) -> dict[str, tuple[str, bytes]]:
-    """``doc_key → (model, text_hash, vector)`` stored for these rows."""
-    d, v = t.search_documents, t.search_vectors
-    found: dict[str, tuple[str, bytes]] = {}
-    for chunk in chunks(list(row_ids), IN_CLAUSE):
-        for row in connection.execute(
-            select(d.c.doc_key, v.c.model, v.c.text_hash, v.c.vector)
-            .join(v, v.c.row_id == d.c.row_id)
-            .where(d.c.row_id.in_(list(chunk)))
-        ):
-            found[row.doc_key] = (f"{row.model}:{row.text_hash}", bytes(row.vector))
-    return found

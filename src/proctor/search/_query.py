@@ -20,7 +20,9 @@ the weights picked on two LoCoMo development conversations and checked on the ot
   paint?" is answered by Melanie's turns, not by the turns addressed to her.
 
 In hybrid mode every document in scope is scored (numpy over the in-memory copy of the
-index in ``_catalog.py``); full-text mode scores the full-text matches.
+index in ``_catalog.py``); a document without a vector yet (embedding runs in the
+background) is scored as in full-text mode, w = 1. Full-text mode scores the full-text
+matches.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from sqlalchemy import Select, bindparam, desc, func, literal_column, select, text
 from sqlalchemy.engine import Connection
@@ -40,12 +42,11 @@ from proctor.errors import NotFoundError
 from proctor.search._catalog import Catalog, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._encoder import SentenceEncoder, missing_embeddings
+from proctor.search._index import full_text_behind
+from proctor.search._status import IndexStatus
 from proctor.search._write import Encoder, resolve_encoder
 from proctor.store import SqlStore
 from proctor.store import _schema as t
-
-if TYPE_CHECKING:
-    pass
 
 FULL_TEXT_WEIGHT = 0.6
 """w: the full-text share of the fused score (the embedding has the rest)."""
@@ -190,13 +191,15 @@ class SearchHit:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Hits, best first, and how they were ranked."""
+    """Hits, best first, how they were ranked, and how complete the index was."""
 
     query: str
     mode: Mode
     note: str | None
     """Why the search ran on full text only (what to install), when it did."""
     hits: tuple[SearchHit, ...]
+    index: IndexStatus
+    """The index searched: documents, how many embedded, whether hits may be stale."""
 
     def as_json(self) -> dict[str, Any]:
         """The result as ``proctor search --json`` prints it."""
@@ -204,6 +207,7 @@ class SearchResult:
             "query": self.query,
             "mode": self.mode,
             "note": self.note,
+            "index": self.index.as_json(),
             "hits": [hit.as_json() for hit in self.hits],
         }
 
@@ -255,20 +259,31 @@ def search(
             doc_types=tuple(doc_types) if doc_types else None,
         )
         matches = _full_text(connection, terms, scope) if terms else []
+        current = not full_text_behind(connection)
+        documents = None if chosen is not None else _documents(connection)
     if chosen is None:
         ranked = _rank_full_text(matches, terms, limit)
         similarity: dict[int, float] = {}
         mode: Mode = "full_text"
         note = missing_embeddings() or "embeddings turned off"
+        status = IndexStatus(documents=documents or 0, embedded=None, full_text_current=current)
     else:
         catalog = load_catalog(store, chosen)
         ranked, similarity = _rank_hybrid(catalog, chosen, query, matches, terms, scope, limit)
         mode, note = "hybrid", None
+        status = IndexStatus(
+            documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
+        )
     best = max((m.score for m in matches), default=0.0)
     own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
     with store._read() as connection:
         hits = _hits(connection, ranked, own, similarity, terms)
-    return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits))
+    return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits), index=status)
+
+
+def _documents(connection: Connection) -> int:
+    d = t.search_documents
+    return int(connection.execute(select(func.count(d.c.doc_type))).scalar_one())
 
 
 def _project_id(connection: Connection, name: str) -> str:
@@ -428,7 +443,11 @@ def _rank_hybrid(
         low, high = similarity[usable].min(), similarity[usable].max()
         if high > low:
             semantic = np.where(usable, (similarity - low) / (high - low), 0.0).astype(np.float32)
-    fused = FULL_TEXT_WEIGHT * lexical + (1 - FULL_TEXT_WEIGHT) * semantic
+    # A document not embedded yet is ranked by full text alone, as in full-text mode,
+    # rather than as if it were unlike the query.
+    fused = np.where(
+        catalog.has_vector, FULL_TEXT_WEIGHT * lexical + (1 - FULL_TEXT_WEIGHT) * semantic, lexical
+    )
     fused[~in_scope] = 0.0
     before = np.where(catalog.before >= 0, fused[np.maximum(catalog.before, 0)], 0.0)
     after = np.where(catalog.after >= 0, fused[np.maximum(catalog.after, 0)], 0.0)

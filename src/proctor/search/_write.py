@@ -1,13 +1,21 @@
-"""Writing index rows: documents (delete and insert, so a replaced one gets a new row id)
-and their vectors, embedding only texts whose vector is not stored yet."""
+"""Writing index rows: documents upserted by ``doc_key`` and vectors added to them.
+
+A document is upserted by deleting the row its key names and inserting it again, so a
+replaced document gets a new row id (the in-memory catalog notices by the highest row
+id) and its full-text entry follows by trigger. A vector whose text did not change is
+carried over to the new row. Writes of several processes (``proctor serve``,
+``proctor mcp``, ``proctor search``) may meet: on PostgreSQL every index write takes one
+transaction-level advisory lock first, on SQLite the single writer serialises them, so
+each sees the others' rows and none collides on a key.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from proctor._util.clock import utcnow
@@ -26,6 +34,10 @@ CHUNK = 256
 """Documents per write transaction."""
 IN_CLAUSE = 400
 """Ids per ``IN (...)`` clause, well under every backend's parameter limit."""
+INDEX_LOCK = 0x50524F43  # "PROC"
+"""PostgreSQL advisory lock key every index write transaction holds."""
+GENERATION = "vectors_generation"
+"""``search_state`` name of a counter raised whenever vectors are added to stored rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,15 @@ class Row:
 
     values: dict[str, Any]
     embed_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vector:
+    """A document's embedding as stored."""
+
+    model: str
+    text_hash: str
+    blob: bytes
 
 
 def resolve_encoder(encoder: Encoder) -> SentenceEncoder | None:
@@ -47,27 +68,21 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
         yield items[start : start + size]
 
 
-def embed(
-    rows: Sequence[Row], old: dict[str, tuple[str, bytes]], encoder: SentenceEncoder | None
-) -> tuple[dict[str, tuple[str, bytes]], int]:
-    """Vectors for ``rows`` (and how many were encoded): the stored one when its text is unchanged, else a new one."""
-    if encoder is None:
-        return {}, 0
-    vectors: dict[str, tuple[str, bytes]] = {}
-    todo: list[Row] = []
-    for row in rows:
-        key = row.values["doc_key"]
-        text_hash = digest(row.embed_text)
-        previous = old.get(key)
-        if previous is not None and previous[0] == f"{encoder.name}:{text_hash}":
-            vectors[key] = (text_hash, previous[1])
-        else:
-            todo.append(row)
-    if todo:
-        encoded = encoder.encode([row.embed_text for row in todo])
-        for row, vector in zip(todo, encoded, strict=True):
-            vectors[row.values["doc_key"]] = (digest(row.embed_text), vector_bytes(vector))
-    return vectors, len(todo)
+def lock_index(connection: Connection) -> None:
+    """Serialise index writers (PostgreSQL; SQLite's writer lock already does)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INDEX_LOCK})
+
+
+def embed(rows: Sequence[Row], encoder: SentenceEncoder | None) -> dict[str, Vector]:
+    """A vector for each row (by ``doc_key``); none without an encoder."""
+    if encoder is None or not rows:
+        return {}
+    encoded = encoder.encode([row.embed_text for row in rows])
+    return {
+        row.values["doc_key"]: Vector(encoder.name, digest(row.embed_text), vector_bytes(vector))
+        for row, vector in zip(rows, encoded, strict=True)
+    }
 
 
 def vector_bytes(vector: NDArray[np.float32]) -> bytes:
@@ -75,40 +90,116 @@ def vector_bytes(vector: NDArray[np.float32]) -> bytes:
     return bytes(vector.astype("<f4").tobytes())
 
 
-def replace_rows(
-    connection: Connection,
-    rows: Sequence[Row],
-    vectors: dict[str, tuple[str, bytes]],
-    encoder: SentenceEncoder | None,
-) -> None:
-    """Delete and re-insert ``rows`` (a new row id each time), then their vectors."""
+def upsert_rows(
+    connection: Connection, rows: Sequence[Row], vectors: Mapping[str, Vector] | None = None
+) -> int:
+    """Insert or replace ``rows`` by ``doc_key`` (the last row of a repeated key wins).
+
+    Each replaced document keeps its vector when the text the encoder reads is the same;
+    ``vectors`` (by ``doc_key``) gives new ones. Returns how many documents were written.
+    """
     if not rows:
-        return
-    d = t.search_documents
-    keys = [row.values["doc_key"] for row in rows]
+        return 0
+    latest = {row.values["doc_key"]: row for row in rows}
+    lock_index(connection)
+    d, v = t.search_documents, t.search_vectors
+    keys = list(latest)
+    kept: dict[str, Vector] = {}
     for chunk in chunks(keys, IN_CLAUSE):
+        for found in connection.execute(
+            select(d.c.doc_key, v.c.model, v.c.text_hash, v.c.vector)
+            .join(v, v.c.row_id == d.c.row_id)
+            .where(d.c.doc_key.in_(list(chunk)))
+        ):
+            if found.text_hash == digest(latest[found.doc_key].embed_text):
+                kept[found.doc_key] = Vector(found.model, found.text_hash, bytes(found.vector))
         connection.execute(delete(d).where(d.c.doc_key.in_(list(chunk))))
     now = utcnow()
-    connection.execute(insert(d), [row.values | {"indexed_at": now} for row in rows])
-    if encoder is None or not vectors:
-        return
+    connection.execute(insert(d), [row.values | {"indexed_at": now} for row in latest.values()])
+    wanted = kept | {key: vector for key, vector in (vectors or {}).items() if key in latest}
+    if wanted:
+        ids = _row_ids(connection, list(wanted))
+        connection.execute(
+            insert(v),
+            [
+                {
+                    "row_id": ids[key],
+                    "model": vector.model,
+                    "text_hash": vector.text_hash,
+                    "vector": vector.blob,
+                }
+                for key, vector in wanted.items()
+            ],
+        )
+    return len(latest)
+
+
+def _row_ids(connection: Connection, keys: Sequence[str]) -> dict[str, int]:
+    d = t.search_documents
     ids: dict[str, int] = {}
     for chunk in chunks(keys, IN_CLAUSE):
         for found in connection.execute(
             select(d.c.doc_key, d.c.row_id).where(d.c.doc_key.in_(list(chunk)))
         ):
             ids[found.doc_key] = found.row_id
+    return ids
+
+
+def add_vectors(connection: Connection, vectors: Mapping[int, Vector]) -> int:
+    """Store vectors for documents by row id; a row replaced or removed since is skipped.
+
+    Returns how many were stored. Raises the generation counter the in-memory catalog
+    watches, since no document row changed.
+    """
+    if not vectors:
+        return 0
+    lock_index(connection)
+    d, v = t.search_documents, t.search_vectors
+    present: set[int] = set()
+    for chunk in chunks(list(vectors), IN_CLAUSE):
+        present.update(
+            connection.execute(select(d.c.row_id).where(d.c.row_id.in_(list(chunk)))).scalars()
+        )
+        connection.execute(delete(v).where(v.c.row_id.in_(list(chunk))))
+    if not present:
+        return 0
     connection.execute(
-        insert(t.search_vectors),
+        insert(v),
         [
-            {"row_id": ids[key], "model": encoder.name, "text_hash": text_hash, "vector": blob}
-            for key, (text_hash, blob) in vectors.items()
+            {
+                "row_id": row_id,
+                "model": vector.model,
+                "text_hash": vector.text_hash,
+                "vector": vector.blob,
+            }
+            for row_id, vector in vectors.items()
+            if row_id in present
         ],
     )
+    _raise_generation(connection)
+    return len(present)
+
+
+def _raise_generation(connection: Connection) -> None:
+    state = t.search_state
+    current = connection.execute(
+        select(state.c.value).where(state.c.name == GENERATION)
+    ).scalar_one_or_none()
+    if current is None:
+        connection.execute(insert(state).values(name=GENERATION, value=1, updated_at=utcnow()))
+    else:
+        connection.execute(
+            update(state)
+            .where(state.c.name == GENERATION)
+            .values(value=int(current) + 1, updated_at=utcnow())
+        )
 
 
 def delete_rows(connection: Connection, row_ids: Sequence[int]) -> None:
     """Delete documents by row id (their vectors and full-text entries go with them)."""
+    if not row_ids:
+        return
+    lock_index(connection)
     d = t.search_documents
     for chunk in chunks(list(row_ids), IN_CLAUSE):
         connection.execute(delete(d).where(d.c.row_id.in_(list(chunk))))

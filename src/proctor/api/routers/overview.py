@@ -1,20 +1,72 @@
-"""Health, projects, search and activity."""
+"""Health, projects, search and activity.
+
+Search keeps its index current while the server runs: the first search (or index status
+request) starts a background indexer on the app's store, every search first waits a few
+seconds at most for the full text to catch up with what was stored, and every answer says
+whether its hits may be incomplete (``index.stale``). The indexer stops with the server.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+import anyio.to_thread
+from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel
 
 from proctor import __version__
 from proctor.api._deps import Limit, Offset, StoreDep
-from proctor.api._models import Health, Page, ProjectList, SearchResponse
+from proctor.api._models import (
+    Health,
+    IndexerProgress,
+    IndexState,
+    Page,
+    ProjectList,
+    SearchIndexReport,
+    SearchResponse,
+)
 from proctor.heartbeat import ActivityEntry
+from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
 
-router = APIRouter(tags=["overview"])
+_INDEXER_LOCK = threading.Lock()
+
+
+@asynccontextmanager
+async def _search_indexing(app: FastAPI) -> AsyncIterator[None]:
+    """While the app is served, searches may start a background indexer; it stops here.
+
+    An app called without its lifespan (an in-process test transport) starts none, so no
+    thread outlives it: its searches read the index as it is and say so.
+    """
+    app.state.search_indexing = True
+    try:
+        yield
+    finally:
+        with _INDEXER_LOCK:
+            app.state.search_indexing = False
+            indexer: BackgroundIndexer | None = getattr(app.state, "search_indexer", None)
+        if indexer is not None:
+            await anyio.to_thread.run_sync(indexer.stop)
+
+
+router = APIRouter(tags=["overview"], lifespan=_search_indexing)
+
+
+def search_indexer(app: FastAPI) -> BackgroundIndexer | None:
+    """The app's background indexer, started on first use; None when the app is not served."""
+    with _INDEXER_LOCK:
+        if not getattr(app.state, "search_indexing", False):
+            return None
+        indexer: BackgroundIndexer | None = getattr(app.state, "search_indexer", None)
+        if indexer is None:
+            indexer = BackgroundIndexer(app.state.store_holder.get).start()
+            app.state.search_indexer = indexer
+        return indexer
 
 
 class ActivityLine(BaseModel):
@@ -70,17 +122,46 @@ def projects(store: StoreDep) -> ProjectList:
 
 @router.get("/search")
 def search(
+    request: Request,
     store: StoreDep,
     q: Annotated[str, Query(min_length=1, max_length=2_000, description="Words or a question.")],
     project: Annotated[str | None, Query(description="Only this project (by name).")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> SearchResponse:
-    """Hybrid search; full text only when the embedding model is not installed."""
+    """Hybrid search; full text only when the embedding model is not installed.
+
+    Messages stored up to the request are searchable (the full text catches up first, for
+    at most a few seconds); documents not embedded yet rank by full text only. ``index``
+    says when the hits may be incomplete.
+    """
     from proctor.search import search as run_search
 
+    indexer = search_indexer(request.app)
+    if indexer is not None:
+        indexer.catch_up(CATCH_UP_SECONDS)
     result = run_search(store, q, project=project, limit=limit)
+    status = result.index if indexer is None else indexer.annotate(result.index)
     return SearchResponse(
-        query=result.query, mode=result.mode, note=result.note, hits=list(result.hits)
+        query=result.query,
+        mode=result.mode,
+        note=result.note,
+        index=IndexState.of(status),
+        hits=list(result.hits),
+    )
+
+
+@router.get("/search/index")
+def search_index(request: Request, store: StoreDep) -> SearchIndexReport:
+    """The search index (documents, how many embedded, whether stale) and the background
+    indexer's progress; starts the indexer when it is not running yet."""
+    from proctor.search import index_status
+
+    indexer = search_indexer(request.app)
+    status = index_status(store)
+    if indexer is None:
+        return SearchIndexReport(index=IndexState.of(status), indexer=None)
+    return SearchIndexReport(
+        index=IndexState.of(indexer.annotate(status)), indexer=IndexerProgress.of(indexer.state)
     )
 
 

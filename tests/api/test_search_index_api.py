@@ -1,0 +1,90 @@
+"""``GET /api/search`` keeps its index current while ``proctor serve`` runs (issue 16).
+
+A real server process (its lifespan starts and stops the background indexer): messages
+stored after it started are found, every answer says whether the index is stale, and
+``GET /api/search/index`` shows the indexer's progress. The in-process transport runs no
+lifespan and so no indexer: its answers say the index is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proctor.store import open_store
+from tests.api.conftest import Api
+from tests.backends import server_env
+from tests.loopback import free_port, serving
+from tests.search.helpers import dialogue, write
+
+
+@pytest.fixture
+def server(database: Path) -> Iterator[httpx.Client]:
+    port = free_port()
+    env = {
+        "PROCTOR_HOME": str(database.parent),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": "",
+        **server_env(database.parent),
+    }
+    serve = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    with (
+        serving([*serve, "--no-heartbeat"], env, port),
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
+    ):
+        yield client
+
+
+def _search(client: httpx.Client, q: str, **params: Any) -> dict[str, Any]:
+    response = client.get("/api/search", params={"q": q, "limit": 20, **params})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _messages(body: dict[str, Any]) -> list[str]:
+    return [hit["doc_id"] for hit in body["hits"] if hit["doc_type"] == "message"]
+
+
+def test_search_finds_messages_stored_after_the_server_started(
+    server: httpx.Client, database: Path
+) -> None:
+    existing = _search(server, "rounding invoice totals")
+    assert _messages(existing), "the examples' messages are indexed without a manual step"
+    assert existing["index"]["full_text_current"] is True
+    store = open_store(database)
+    try:
+        write(store, dialogue("late-1", [("Dev", "The zebrafinch migration is ready.")]))
+        found = _search(server, "zebrafinch migration")
+        write(store, dialogue("late-2", [("Ops", "Zebrafinch deployed at noon.")]))
+        later = _search(server, "zebrafinch deployed")
+    finally:
+        store.close()
+    assert _messages(found)[0] == "late-1:t0"
+    assert _messages(later)[0] == "late-2:t0"
+    for body in (existing, found, later):
+        index = body["index"]
+        assert index["full_text_current"] is True
+        assert index["stale"] == (index["note"] is not None)
+        assert index["documents"] > 0
+    progress = server.get("/api/search/index").json()
+    assert progress["indexer"]["phase"] in {"full_text", "embedding", "idle"}
+    assert progress["indexer"]["passes"] >= 1
+    assert progress["indexer"]["error"] is None
+    assert progress["index"]["documents"] >= later["index"]["documents"]
+
+
+def test_without_a_running_indexer_the_answer_says_the_index_is_stale(api: Api) -> None:
+    body = api.get("/api/search", params={"q": "rounding"}).json()
+    index = body["index"]
+    assert index["stale"] is True and index["full_text_current"] is False
+    assert "not searchable yet" in index["note"]
+    assert index["indexing"] is False
+    report = api.get("/api/search/index").json()
+    assert report["indexer"] is None
+    assert report["index"]["stale"] is True
