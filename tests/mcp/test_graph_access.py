@@ -51,14 +51,15 @@ def test_proctor_mcp_without_a_conversation_says_how_to_bind_one(mcp_home: McpHo
 
 
 def test_reviews_of_every_project_never_reach_an_agent_bound_to_one(mcp_home: McpHome) -> None:
-    from proctor.mcp import _tools
+    from proctor.mcp import ToolContext, ToolRefusal, call_tool
 
     store = mcp_home.store
+    bound = ToolContext(store, mcp_home.main_id)
     everywhere = [r for r in store.overview(None, 20) if r.is_global]
     assert everywhere, "the fixture published a global review"
-    listed = _tools.overview(store, mcp_home.main_id, {})["results"]
+    listed = call_tool(bound, "overview", {})["results"]
     assert listed and all(r["scope_key"].startswith("project:") for r in listed)
-    with pytest.raises(_tools.ToolRefusal, match="not a result of project"):
-        _tools.graph(store, mcp_home.main_id, {"result_id": everywhere[0].result_id})
-    newest = _tools.graph(store, mcp_home.main_id, {})
+    with pytest.raises(ToolRefusal, match="No result of project"):
+        call_tool(bound, "graph", {"result_id": everywhere[0].result_id})
+    newest = call_tool(bound, "graph", {})
     assert newest["result"]["scope_key"].startswith("project:")

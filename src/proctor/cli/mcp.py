@@ -29,8 +29,11 @@ def mcp_command(conversation: str | None, transport: str, host: str, port: int) 
 
     The tools are offered only while the app is enabled (`proctor app enable`) and the
     conversation's story-graph switch is on (`proctor conversations graph-access on ID`).
+    While it runs, the server keeps the search index current in the background (new
+    messages, then their embeddings); it writes nothing else.
     """
     from proctor.mcp import check_loopback, serve_http, serve_stdio
+    from proctor.search import BackgroundIndexer
     from proctor.store import open_store
 
     ref = conversation or os.environ.get("PROCTOR_CONVERSATION")
@@ -42,11 +45,16 @@ def mcp_command(conversation: str | None, transport: str, host: str, port: int) 
     if transport == "http":
         check_loopback(host)
     store = open_store(read_only=True)
+    # The tools read through the read-only store; the search index (derived data) is kept
+    # current on a thread with a writable store of its own.
+    indexer = BackgroundIndexer(open_store, close_store=True)
     try:
         conversation_id = store.resolve_conversation_id(ref)
+        indexer.start()
         if transport == "http":
-            serve_http(store, conversation_id, host, port)
+            serve_http(store, conversation_id, host, port, indexer)
         else:
-            serve_stdio(store, conversation_id)
+            serve_stdio(store, conversation_id, indexer)
     finally:
+        indexer.stop()
         store.close()

@@ -5,12 +5,14 @@ A thin surface: ``_tools.py`` holds the tools as plain functions over the store,
 """
 
 from proctor.mcp._server import build_server, check_loopback, serve_http, serve_stdio
-from proctor.mcp._tools import TOOLS, ToolRefusal, gate_refusal
+from proctor.mcp._tools import TOOLS, ToolContext, ToolRefusal, call_tool, gate_refusal
 
 __all__ = [
     "TOOLS",
+    "ToolContext",
     "ToolRefusal",
     "build_server",
+    "call_tool",
     "check_loopback",
     "gate_refusal",
     "serve_http",

@@ -21,10 +21,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from proctor import __version__
 from proctor.errors import ConfigError, ProctorError
 from proctor.mcp._json import dumps
-from proctor.mcp._tools import TOOLS, gate_refusal
+from proctor.mcp._tools import TOOLS, ToolContext, call_tool, gate_refusal
+from proctor.search import BackgroundIndexer
 from proctor.store import SqlStore
 
-_BY_NAME = {tool.name: tool for tool in TOOLS}
 _log = logging.getLogger(__name__)
 
 
@@ -34,8 +34,16 @@ def _error(message: str) -> types.CallToolResult:
     )
 
 
-def build_server(store: SqlStore, conversation_id: str) -> Server[Any]:
-    """A low-level MCP server answering the story-graph tools for ``conversation_id``."""
+def build_server(
+    store: SqlStore, conversation_id: str, indexer: BackgroundIndexer | None = None
+) -> Server[Any]:
+    """A low-level MCP server answering the story-graph tools for ``conversation_id``.
+
+    ``indexer`` keeps the search index current while the server runs (``search`` waits
+    for its full-text pass and reports its progress); without one the index is searched
+    as it is, and answers say when it is stale.
+    """
+    context = ToolContext(store, conversation_id, indexer)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -54,7 +62,7 @@ def build_server(store: SqlStore, conversation_id: str) -> Server[Any]:
             ]
         )
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def answer(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await anyio.to_thread.run_sync(_answer, params.name, dict(params.arguments or {}))
 
     def _answer(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -62,10 +70,7 @@ def build_server(store: SqlStore, conversation_id: str) -> Server[Any]:
             refusal = gate_refusal(store, conversation_id)
             if refusal is not None:
                 return _error(refusal)
-            tool = _BY_NAME.get(name)
-            if tool is None:
-                return _error(f"There is no tool {name!r}; the tools are {', '.join(_BY_NAME)}.")
-            text = dumps(tool.run(store, conversation_id, arguments))
+            text = dumps(call_tool(context, name, arguments))
         except ProctorError as exc:
             return _error(str(exc))
         except Exception as exc:  # an infrastructure failure: a sentence, never a traceback
@@ -84,13 +89,15 @@ def build_server(store: SqlStore, conversation_id: str) -> Server[Any]:
             "overview, graph, stories, search, subagent_trace. Answers are JSON data."
         ),
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=answer,
     )
 
 
-def serve_stdio(store: SqlStore, conversation_id: str) -> None:
+def serve_stdio(
+    store: SqlStore, conversation_id: str, indexer: BackgroundIndexer | None = None
+) -> None:
     """Serve over this process's stdin and stdout until the client closes them."""
-    server = build_server(store, conversation_id)
+    server = build_server(store, conversation_id, indexer)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -100,7 +107,7 @@ def serve_stdio(store: SqlStore, conversation_id: str) -> None:
 
 
 def check_loopback(host: str) -> None:
-    """Refuse any address but loopback: the HTTP token scheme is not there yet."""
+    """Refuse any address but loopback: ``proctor mcp`` has no access token."""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -108,8 +115,8 @@ def check_loopback(host: str) -> None:
     if not loopback:
         raise ConfigError(
             f"proctor mcp serves HTTP only on loopback (127.0.0.1, ::1 or localhost), not "
-            f"{host!r}: the access token that would protect other addresses comes with the "
-            "HTTP API later. Use --host 127.0.0.1, or the stdio transport."
+            f"{host!r}: it has no access token to protect another address. Use --host "
+            "127.0.0.1 (an SSH tunnel reaches it from elsewhere), or the stdio transport."
         )
 
 
@@ -130,11 +137,17 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings:
     )
 
 
-def serve_http(store: SqlStore, conversation_id: str, host: str, port: int) -> None:
+def serve_http(
+    store: SqlStore,
+    conversation_id: str,
+    host: str,
+    port: int,
+    indexer: BackgroundIndexer | None = None,
+) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` (loopback only)."""
     import uvicorn
 
     check_loopback(host)
-    server = build_server(store, conversation_id)
+    server = build_server(store, conversation_id, indexer)
     app = server.streamable_http_app(host=host, transport_security=transport_security(host, port))
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,8 +1,12 @@
 """The read-only story-graph tools an agent may call (SPEC UI-4), as plain functions.
 
-Each tool takes the store and the bound conversation and returns JSON-ready data; a
-mistake the agent can fix raises ``ToolRefusal`` with a sentence saying what to do. The
-server (``_server.py``) only wires these to the MCP protocol.
+Each tool takes the bound context (store, conversation, search indexer) and its arguments
+and returns JSON-ready data; a mistake the agent can fix raises ``ToolRefusal`` with a
+sentence saying what to do. Arguments are checked against the tool's input schema first:
+one it does not declare, a wrong type or a limit out of range is refused, never ignored
+or clamped. Ids and prefixes an agent gives are resolved among its project's own
+conversations and results only, so no answer names or hints at another project's ids.
+The server (``_server.py``) only wires these to the MCP protocol.
 """
 
 from __future__ import annotations
@@ -14,17 +18,32 @@ from typing import Any
 
 from proctor.errors import ProctorError
 from proctor.graph.views import GraphView, ResultSummary
+from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
 from proctor.store import SqlStore
 
 GRAPH_LIMIT_MAX = 200
 SEARCH_LIMIT_MAX = 20
+QUERY_MAX_CHARS = 2_000
 TRACE_MESSAGES = 20
 TRACE_MAX_CHARS = 20_000
 MESSAGE_CLIP = 1_500
+_PAGE = 500
+"""Conversations or results read per page when an id prefix is resolved in the project."""
 
 
 class ToolRefusal(ProctorError):
     """A tool call the server will not answer; the message says what to do instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What every tool call is bound to."""
+
+    store: SqlStore
+    conversation_id: str
+    """The conversation the server answers for; its project is the tools' whole world."""
+    indexer: BackgroundIndexer | None = None
+    """Keeps the search index current (None: the index is searched as it is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +53,7 @@ class ToolSpec:
     name: str
     description: str
     input_schema: Mapping[str, Any]
-    run: Callable[[SqlStore, str, Mapping[str, Any]], Any]
+    run: Callable[[ToolContext, Mapping[str, Any]], Any]
 
 
 def gate_refusal(store: SqlStore, conversation_id: str) -> str | None:
@@ -58,22 +77,70 @@ def _project(store: SqlStore, conversation_id: str) -> str:
     return store.conversation(conversation_id).project
 
 
-def _limit(arguments: Mapping[str, Any], name: str, default: int, maximum: int) -> int:
-    value = arguments.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ToolRefusal(f"`{name}` must be a whole number from 1 to {maximum}.")
-    return min(value, maximum)
+def check_arguments(tool: ToolSpec, arguments: Mapping[str, Any]) -> None:
+    """Refuse what the tool's input schema does not allow, saying what it does.
+
+    Undeclared arguments, wrong types and values out of range are refused with a sentence;
+    nothing is dropped or clamped silently. A null or empty value means "not given".
+    """
+    properties: Mapping[str, Any] = tool.input_schema["properties"]
+    unknown = [name for name in arguments if name not in properties]
+    if unknown:
+        given = ", ".join(f"`{name}`" for name in unknown)
+        allowed = ", ".join(f"`{name}`" for name in properties) or "none"
+        raise ToolRefusal(
+            f"{tool.name} does not take {given}; the arguments it takes are: {allowed}."
+        )
+    for name in tool.input_schema.get("required", []):
+        if arguments.get(name) in (None, ""):
+            described = properties[name].get("description", "")
+            raise ToolRefusal(f"`{name}` is required: {described[:1].lower()}{described[1:]}")
+    for name, value in arguments.items():
+        if value is not None and value != "":
+            _check_value(name, value, properties[name])
+
+
+def _check_value(name: str, value: Any, spec: Mapping[str, Any]) -> None:
+    if spec["type"] == "integer":
+        low, high = spec["minimum"], spec["maximum"]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ToolRefusal(f"`{name}` must be a whole number from {low} to {high}.")
+        if value > high:
+            raise ToolRefusal(
+                f"`{name}` {value} is above the maximum {high}; ask for {high} or fewer."
+            )
+        if value < low:
+            raise ToolRefusal(f"`{name}` {value} is below the minimum {low}.")
+    elif spec["type"] == "string":
+        if not isinstance(value, str):
+            raise ToolRefusal(f"`{name}` must be a string.")
+        longest = spec.get("maxLength")
+        if longest is not None and len(value) > longest:
+            raise ToolRefusal(
+                f"`{name}` is {len(value):,} characters long; at most {longest:,} are allowed."
+            )
+
+
+def _limit(arguments: Mapping[str, Any], name: str, default: int) -> int:
+    """A limit ``check_arguments`` has checked, or its default."""
+    value = arguments.get(name)
+    return default if value is None else int(value)
 
 
 def _text(arguments: Mapping[str, Any], name: str) -> str | None:
     value = arguments.get(name)
     if value is None or value == "":
         return None
-    if not isinstance(value, str):
-        raise ToolRefusal(f"`{name}` must be a string.")
-    return value
+    return str(value)
+
+
+def call_tool(context: ToolContext, name: str, arguments: Mapping[str, Any]) -> Any:
+    """Check the arguments against the tool's schema, then run it."""
+    tool = _BY_NAME.get(name)
+    if tool is None:
+        raise ToolRefusal(f"There is no tool {name!r}; the tools are {', '.join(_BY_NAME)}.")
+    check_arguments(tool, arguments)
+    return tool.run(context, arguments)
 
 
 def _result_json(result: ResultSummary) -> dict[str, Any]:
@@ -95,13 +162,15 @@ _GLOBAL_ALLOWANCE = 50
 """Extra rows read past the limit, so global results filtered out do not shorten it."""
 
 
-def overview(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -> Any:
+def overview(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     """Published reviews of the bound conversation's project, newest first."""
-    project = _project(store, conversation_id)
-    limit = _limit(arguments, "limit", 10, 50)
+    project = _project(context.store, context.conversation_id)
+    limit = _limit(arguments, "limit", 10)
     return {
         "project": project,
-        "results": [_result_json(result) for result in _project_results(store, project, limit)],
+        "results": [
+            _result_json(result) for result in _project_results(context.store, project, limit)
+        ],
     }
 
 
@@ -172,10 +241,11 @@ def _view_json(view: GraphView) -> dict[str, Any]:
     }
 
 
-def graph(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -> Any:
+def graph(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     """What one result of the project published (the newest by default), bounded."""
-    project = _project(store, conversation_id)
-    limit = _limit(arguments, "limit", 50, GRAPH_LIMIT_MAX)
+    store = context.store
+    project = _project(store, context.conversation_id)
+    limit = _limit(arguments, "limit", 50)
     ref = _text(arguments, "result_id")
     if ref is None:
         newest = _project_results(store, project, 1)
@@ -186,22 +256,41 @@ def graph(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -
             )
         result_id = newest[0].result_id
     else:
-        result_id = store.resolve_result_id(ref)
-        chosen = store.result(result_id)
-        if chosen.is_global or chosen.project_name != project:
-            raise ToolRefusal(
-                f"Result {ref} is not a result of project {project!r}; call `overview` for "
-                "this project's results."
-            )
+        result_id = _project_result_id(store, project, ref)
     view = store.graph(result_id, _text(arguments, "story_line_id"), limit=limit)
     return _view_json(view)
 
 
-def stories(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -> Any:
+def _project_result_id(store: SqlStore, project: str, ref: str) -> str:
+    """The project's own result an id or prefix names; other results do not exist here."""
+    matches: list[str] = []
+    offset = 0
+    while True:
+        page = store.overview(project, offset + _PAGE)[offset:]
+        matches += [r.result_id for r in page if not r.is_global and r.result_id.startswith(ref)]
+        if ref in matches:
+            return ref
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ToolRefusal(
+            f"No result of project {project!r} matches {ref!r}; call `overview` for this "
+            "project's results."
+        )
+    raise ToolRefusal(
+        f"{ref!r} matches {len(matches)} results of project {project!r}; give more of the id "
+        "(`overview` lists them)."
+    )
+
+
+def stories(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     """Story lines of the project, most recently updated first."""
-    project = _project(store, conversation_id)
-    limit = _limit(arguments, "limit", 50, GRAPH_LIMIT_MAX)
-    lines = store.stories(project)
+    project = _project(context.store, context.conversation_id)
+    limit = _limit(arguments, "limit", 50)
+    lines = context.store.stories(project)
     return {
         "project": project,
         "stories": [
@@ -220,17 +309,25 @@ def stories(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any])
     }
 
 
-def search(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -> Any:
-    """Hybrid (or full-text) search over the project's sources and graph objects."""
+def search(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
+    """Hybrid (or full-text) search over the project's sources and graph objects.
+
+    Messages stored up to the call are searchable: the background indexer's full-text pass
+    catches up first (a few seconds at most). The answer's ``index`` says when the hits may
+    be incomplete (``stale``): sources not indexed yet, or documents not embedded yet.
+    """
     from proctor.search import search as run_search
 
     query = _text(arguments, "query")
-    if query is None:
-        raise ToolRefusal("`query` is required: a few words or a question.")
-    limit = _limit(arguments, "limit", 10, SEARCH_LIMIT_MAX)
+    assert query is not None  # required: check_arguments refused its absence
+    if context.indexer is not None:
+        context.indexer.catch_up(CATCH_UP_SECONDS)
+    project = _project(context.store, context.conversation_id)
+    limit = _limit(arguments, "limit", 10)
     # "auto" falls back to full text (and says so in ``note``) when embeddings are missing.
-    found = run_search(store, query, project=_project(store, conversation_id), limit=limit)
-    return found.as_json()
+    found = run_search(context.store, query, project=project, limit=limit)
+    status = found.index if context.indexer is None else context.indexer.annotate(found.index)
+    return found.as_json() | {"index": status.as_json()}
 
 
 def _clip(text: str, limit: int) -> str:
@@ -285,8 +382,9 @@ def _encode(value: Any) -> str:
     return dumps(value)
 
 
-def subagent_trace(store: SqlStore, conversation_id: str, arguments: Mapping[str, Any]) -> Any:
+def subagent_trace(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     """How a sub-agent ran and its last messages, or the bound conversation's sub-agents."""
+    store, conversation_id = context.store, context.conversation_id
     ref = _text(arguments, "conversation_id")
     if ref is None:
         transcript = store.transcript(conversation_id)
@@ -305,13 +403,45 @@ def subagent_trace(store: SqlStore, conversation_id: str, arguments: Mapping[str
             "more": max(0, len(transcript.children) - 50),
             "hint": "Call subagent_trace with one of these conversation_id values.",
         }
-    target = store.resolve_conversation_id(ref)
-    if _project(store, target) != _project(store, conversation_id):
-        raise ToolRefusal(
-            f"Conversation {ref} belongs to another project; this server answers only for "
-            "the project of its bound conversation."
+    return _trace_of(store, _project_conversation_id(store, _project(store, conversation_id), ref))
+
+
+def _project_conversation_id(store: SqlStore, project: str, ref: str) -> str:
+    """The project's own conversation an id, external id or prefix names.
+
+    Resolved among the project's conversations only: a conversation of another project
+    is answered exactly as one that does not exist, and an ambiguous prefix lists only
+    ids of this project.
+    """
+    exact: list[str] = []
+    matches: list[str] = []
+    offset = 0
+    while True:
+        page = store.list_conversations(
+            project=project, include_children=True, limit=_PAGE, offset=offset
         )
-    return _trace_of(store, target)
+        for row in page:
+            ids = (row.conversation_id, row.conversation.external_id or "")
+            if ref in ids:
+                exact.append(row.conversation_id)
+            elif any(value.startswith(ref) for value in ids):
+                matches.append(row.conversation_id)
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    found = exact or matches
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ToolRefusal(
+            f"No conversation of project {project!r} matches {ref!r}; call subagent_trace "
+            "without an id to list the bound conversation's sub-agents."
+        )
+    shown = ", ".join(sorted(found)[:5])
+    raise ToolRefusal(
+        f"{ref!r} matches {len(found)} conversations of project {project!r} ({shown}); "
+        "give more of the id."
+    )
 
 
 def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -359,7 +489,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Search this project's messages, tool calls and graph objects; hits carry source ids.",
         _schema(
             {
-                "query": {"type": "string", "description": "Words or a question."},
+                "query": {
+                    "type": "string",
+                    "description": "Words or a question.",
+                    "maxLength": QUERY_MAX_CHARS,
+                },
                 "limit": _int("How many hits (default 10).", SEARCH_LIMIT_MAX),
             },
             ["query"],
@@ -383,3 +517,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 """Every tool, in the order ``list_tools`` offers them."""
+
+_BY_NAME = {tool.name: tool for tool in TOOLS}
