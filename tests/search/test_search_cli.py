@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from proctor.cli.main import cli
 from proctor.store import open_store
+from tests.search.conftest import needs_embeddings
 from tests.search.helpers import FRIENDS, dialogue, write
 
 
@@ -81,3 +82,83 @@ def test_search_filters_and_unknown_ids_are_usage_errors() -> None:
     assert "no project called 'nope'" in result.output
     assert run("search", "camping", "--conversation", "missing", "--full-text").exit_code == 2
     assert "c1:t5" in run("search", "camping", "--conversation", "c1", "--full-text").output
+
+
+@pytest.mark.usefixtures("home_with_friends")
+def test_a_search_of_an_index_behind_the_store_says_so_and_how_to_finish_it() -> None:
+    result = run("search", "camping", "--no-refresh", "--full-text")
+    assert "Index incomplete: Messages or tool calls stored since the index was last" in (
+        result.output
+    )
+    assert "`proctor search --index-only` brings the index up to date" in result.output
+    data = json.loads(
+        _json_of(run("search", "camping", "--no-refresh", "--full-text", "--json").output)
+    )
+    assert data["index"]["stale"] is True and data["index"]["full_text_current"] is False
+    fresh = run("search", "camping", "--full-text")
+    assert "Index incomplete" not in fresh.output
+    data = json.loads(_json_of(run("search", "camping", "--full-text", "--json").output))
+    assert data["index"] == {
+        "documents": len(FRIENDS),
+        "embedded": None,
+        "stale": False,
+        "full_text_current": True,
+        "indexing": False,
+        "note": None,
+    }
+
+
+def _json_of(output: str) -> str:
+    return output[output.index("{") :]
+
+
+@pytest.mark.usefixtures("home_with_friends")
+def test_index_only_brings_the_index_up_to_date_and_searches_nothing() -> None:
+    result = run("search", "--index-only", "--full-text")
+    assert result.exit_code == 0, result.output
+    assert f"Indexed {len(FRIENDS)} new and 0 changed document(s)" in result.output
+    assert "Full text only: no embeddings were made." in result.output
+    again = json.loads(_json_of(run("search", "--index-only", "--full-text", "--json").output))
+    assert again == {
+        "documents": len(FRIENDS),
+        "added": 0,
+        "updated": 0,
+        "removed": 0,
+        "embedded": None,
+        "remaining": None,
+    }
+    assert "c1:t5" in run("search", "camping", "--no-refresh", "--full-text").output
+
+
+def test_index_only_takes_no_query_and_a_search_needs_one() -> None:
+    refused = run("search", "camping", "--index-only")
+    assert refused.exit_code == 2 and "leave out the query" in refused.output
+    missing = run("search")
+    assert missing.exit_code == 2 and "give a query" in missing.output
+
+
+@needs_embeddings
+def test_a_search_embeds_for_a_few_seconds_and_says_how_far_it_got(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from proctor.cli import search as command
+
+    store = open_store()
+    try:
+        turns = [("Dev", f"Ledger export attempt {n} timed out again.") for n in range(20)]
+        write(store, dialogue("c1", [*FRIENDS, *turns]))
+    finally:
+        store.close()
+    documents = len(FRIENDS) + 20
+    monkeypatch.setattr(command, "EMBED_SECONDS", 0.0)  # one chunk, then the answer
+    first = json.loads(_json_of(run("search", "adopting a child", "--json").output))
+    assert first["mode"] == "hybrid"
+    assert first["index"]["stale"] is True
+    embedded = first["index"]["embedded"]
+    assert 0 < embedded < documents
+    assert f"{embedded} of {documents} documents have embeddings" in first["index"]["note"]
+    finished = run("search", "--index-only")
+    assert f"{documents - embedded} document(s)" in finished.output
+    assert "0 left without a vector" in finished.output
+    last = json.loads(_json_of(run("search", "adopting a child", "--json").output))
+    assert last["index"]["embedded"] == documents and last["index"]["stale"] is False
