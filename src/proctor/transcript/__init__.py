@@ -10,6 +10,15 @@ from proctor.transcript._fingerprint import (
     task_event_fingerprint,
     tool_call_fingerprint,
 )
+from proctor.transcript._json import (
+    MAX_JSON_DEPTH,
+    MAX_STORED_DEPTH,
+    clean_text,
+    field_path,
+    is_clean_text,
+    nesting_problem,
+    storable,
+)
 from proctor.transcript._types import (
     Conversation,
     ConversationBundle,
@@ -31,6 +40,8 @@ from proctor.transcript._types import (
 )
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "MAX_STORED_DEPTH",
     "Conversation",
     "ConversationBundle",
     "ConversationKind",
@@ -50,9 +61,14 @@ __all__ = [
     "Usage",
     "canonical_json",
     "canonical_time",
+    "clean_text",
     "content_hash",
+    "field_path",
+    "is_clean_text",
     "message_fingerprint",
+    "nesting_problem",
     "normalise_text",
+    "storable",
     "task_event_fingerprint",
     "tool_call_fingerprint",
 ]

@@ -7,11 +7,14 @@ hash, the *content hash*, covers everything stored, so metadata changes can stil
 written without counting as a new revision.
 
 Canonical form: JSON with sorted keys, text NFC-normalised with trailing whitespace
-trimmed, times as UTC ISO-8601 with milliseconds.
+trimmed, times as UTC ISO-8601 with milliseconds. Any value JSON allows can be hashed:
+what the fast encoder refuses (integers past 64 bits, lone surrogates, nesting past its
+limit, keys of other types) is hashed in its stored form (``_json.storable``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import unicodedata
 from collections.abc import Mapping
@@ -20,7 +23,10 @@ from typing import Any
 
 import orjson
 
+from proctor.transcript._json import storable
 from proctor.transcript._types import Message, TaskEvent, ToolCall
+
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def normalise_text(text: str) -> str:
@@ -36,17 +42,27 @@ def canonical_time(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="milliseconds")
+    # Year 1 or 9999 with an offset: UTC falls outside the calendar; keep the offset.
+    with contextlib.suppress(OverflowError):
+        value = value.astimezone(UTC)
+    return value.isoformat(timespec="milliseconds")
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        # Prepared values never get here; raw adapter values may (content keys).
+        return orjson.dumps(storable(value), option=_OPTIONS)
 
 
 def _digest(payload: Any) -> str:
-    data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(_dumps(payload), digest_size=16).hexdigest()
 
 
 def canonical_json(value: Any) -> str:
     """JSON text with sorted keys: the stored form of tool arguments and attributes."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    return _dumps(value).decode()
 
 
 def message_fingerprint(message: Message, conversation_id: str) -> str:
