@@ -414,15 +414,20 @@ def transcript_excerpt(
 def _by_ids(
     connection: Connection, table: Table, conversation_id: str, ids: frozenset[str]
 ) -> list[Any]:
-    """This conversation's rows of ``table`` among ``ids``, in stored order."""
+    """This conversation's rows of ``table`` among ``ids``, in stored order.
+
+    Looked up by id (the primary key) and checked for the conversation here: asked for
+    both, SQLite may walk the conversation's index, every row of it.
+    """
     found: list[Any] = []
     wanted = sorted(ids)
     for start in range(0, len(wanted), 400):
-        query = select(table).where(
-            table.c.conversation_id == conversation_id,
-            table.c.source_id.in_(wanted[start : start + 400]),
+        query = select(table).where(table.c.source_id.in_(wanted[start : start + 400]))
+        found.extend(
+            row
+            for row in connection.execute(query).mappings()
+            if row["conversation_id"] == conversation_id
         )
-        found.extend(connection.execute(query).mappings())
     return sorted(found, key=lambda r: r["seq"])
 
 

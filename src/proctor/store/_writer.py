@@ -213,21 +213,35 @@ def _stored_sources(
     connection: Connection, conversation_id: str, keys: Sequence[SourceKey] | None
 ) -> dict[SourceKey, tuple[str, str, int]]:
     """Fingerprint, content hash and revision of the conversation's stored sources: all of
-    them, or those among ``keys``."""
+    them, or those among ``keys``.
+
+    Sources are looked up by key (the primary key), and their conversation is checked
+    here: asked for both, SQLite would walk the conversation's index, every source of it.
+    """
     s = t.sources.c
-    query = select(s.source_type, s.source_id, s.fingerprint, s.content_hash, s.revision).where(
-        s.conversation_id == conversation_id
-    )
+    columns = (s.source_type, s.source_id, s.fingerprint, s.content_hash, s.revision)
     if keys is None:
-        queries = [query]
-    else:
-        ids = sorted({source_id for _, source_id in keys})
-        queries = [query.where(s.source_id.in_(list(chunk))) for chunk in _chunks(ids)]
-    return {
-        (row.source_type, row.source_id): (row.fingerprint, row.content_hash, row.revision)
-        for one in queries
-        for row in connection.execute(one)
-    }
+        rows = connection.execute(select(*columns).where(s.conversation_id == conversation_id))
+        return {
+            (r.source_type, r.source_id): (r.fingerprint, r.content_hash, r.revision) for r in rows
+        }
+    by_type: dict[str, list[str]] = {}
+    for source_type, source_id in dict.fromkeys(keys):
+        by_type.setdefault(source_type, []).append(source_id)
+    found: dict[SourceKey, tuple[str, str, int]] = {}
+    for source_type, ids in by_type.items():
+        for chunk in _chunks(ids):
+            query = select(*columns, s.conversation_id).where(
+                s.source_type == source_type, s.source_id.in_(list(chunk))
+            )
+            for r in connection.execute(query):
+                if r.conversation_id == conversation_id:
+                    found[(r.source_type, r.source_id)] = (
+                        r.fingerprint,
+                        r.content_hash,
+                        r.revision,
+                    )
+    return found
 
 
 def _write_sources(
