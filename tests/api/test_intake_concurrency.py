@@ -20,6 +20,7 @@ from proctor.api import create_app
 from proctor.ingest import Intake
 from proctor.ingest import _intake as intake_module
 from proctor.models import set_default_connection
+from proctor.sources import prepare_bundle
 from proctor.store import open_store
 from proctor.supervision import SessionSettings, enable_supervision, resolve_target
 from proctor.testing.scripted_model import RecordedRequest, ScriptedModelServer
@@ -89,7 +90,7 @@ def test_a_small_append_over_http_never_waits_behind_a_large_one(
 ) -> None:
     seed(database, {"large": STORED, "small": 10})
     holding, release = threading.Event(), threading.Event()
-    real = intake_module.prepare_bundle
+    real = prepare_bundle
 
     def prepare(bundle: ConversationBundle, *args: Any, **kwargs: Any) -> PreparedBundle:
         if bundle.conversation_id == "pj:large":

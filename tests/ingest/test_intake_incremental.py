@@ -16,6 +16,7 @@ from sqlalchemy import event, text
 
 from proctor.ingest import Intake, PayloadError
 from proctor.ingest import _intake as intake_module
+from proctor.sources import prepare_bundle
 from proctor.store import SqlStore, open_store
 from proctor.transcript import ConversationBundle, PreparedBundle
 from tests.backends import raw_connection
@@ -79,7 +80,7 @@ class Recorder:
         self.prepared: list[ConversationBundle] = []
         self.reads: list[str] = []
         self.writes: list[tuple[str, int]] = []
-        real = intake_module.prepare_bundle
+        real = prepare_bundle
 
         def prepare(bundle: ConversationBundle, *args: Any, **kwargs: Any) -> PreparedBundle:
             self.prepared.append(bundle)
@@ -210,7 +211,7 @@ def test_a_small_append_never_waits_behind_a_large_one(
     intake.events(conversation("large", LONG))
     intake.events(conversation("small", 10))
     held, release = threading.Event(), threading.Event()
-    real = intake_module.prepare_bundle
+    real = prepare_bundle
 
     def prepare(bundle: ConversationBundle, *args: Any, **kwargs: Any) -> PreparedBundle:
         if bundle.conversation_id == "pj:large":
