@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 import orjson
 
 from proctor.errors import SourceError
-from proctor.sources._files import iter_jsonl, load_json_document
+from proctor.sources._files import JSONProblem, iter_jsonl, load_json_document, parse_json
 from proctor.sources._source import KEEP_DOCUMENT_BYTES, MAX_SNIFF_DOCUMENT_BYTES, ReadUnit, Sample
 from proctor.transcript import JSONValue, SourceIssue, ToolCall, ToolStatus, canonical_json
 
@@ -120,6 +120,25 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def mostly(items: Sequence[Any], test: Callable[[Any], bool], keys: frozenset[str]) -> bool:
+    """True when one of ``items`` passes ``test`` and every other one is a damaged record
+    of the format (an object with one of its ``keys``): damaged records must not hide the
+    format of a file, and a record of another shape (another tool's header line) still
+    tells the file is not in it."""
+    passed = False
+    for item in items:
+        if test(item):
+            passed = True
+        elif not isinstance(item, dict) or keys.isdisjoint(item):
+            return False
+    return passed
+
+
+def named(value: Any, names: Collection[str]) -> bool:
+    """True when ``value`` is one of ``names`` (a list or object never is: no TypeError)."""
+    return isinstance(value, str) and value in names
+
+
 def as_text(value: Any) -> str | None:
     """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
@@ -133,7 +152,7 @@ def as_count(value: Any) -> int:
 
 def content_digest(*parts: Any) -> str:
     """A short stable hash of JSON-compatible values: the key for content without ids."""
-    data = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    data = canonical_json(parts).encode()
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
@@ -186,14 +205,14 @@ def parse_arguments(raw: Any) -> ParsedArguments:
     if not raw.strip():
         return ParsedArguments({})
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        reason = str(exc).split(":")[0]
+        value = parse_json(raw.encode("utf-8", "surrogatepass"))
+    except JSONProblem as exc:
+        reason = exc.reason if exc.position is None else exc.reason.split(" at column")[0]
         return ParsedArguments(raw, f"arguments are not valid JSON ({reason}); kept as text")
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
-            inner = orjson.loads(value)
-        except orjson.JSONDecodeError:
+            inner = parse_json(value.encode("utf-8", "surrogatepass"))
+        except JSONProblem:
             return ParsedArguments(value)
         return ParsedArguments(inner, double_encoded=True)
     return ParsedArguments(value)

@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from proctor.errors import ConfigError, SourceError
-from proctor.sources._files import load_json_document
+from proctor.sources._files import iter_jsonl, load_json_document
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.transcript import SourceIssue
+
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+"""Files named as JSON: met in a folder and not readable, they are reported, not skipped."""
+
+_DAMAGE_SCAN_LINES = 10_000
+"""Lines of an unrecognised JSON Lines file scanned for damage to report."""
 
 _SKIP_DIRS = {
     ".git",
@@ -61,20 +68,31 @@ def detect(sample: Sample, adapters: Sequence[SourceAdapter]) -> SourceAdapter |
     return None
 
 
-def _damaged_json(sample: Sample) -> str | None:
-    """Why a file that reads as JSON text (a ``.json``/``.jsonl`` file opening with ``{``
-    or ``[``) is not one JSON document or JSON Lines, for a file met in a folder that no
-    adapter recognised; None for any other file."""
-    if sample.path.suffix.lower() not in (".json", ".jsonl", ".ndjson") or sample.is_jsonl:
-        return None
-    if sample.text_start not in ("{", "["):
-        return None
+def _damaged_json(sample: Sample) -> list[SourceIssue]:
+    """What is wrong with a file named as JSON (``.json``, ``.jsonl``) that no adapter
+    recognised because it is damaged: the bad lines of JSON Lines, or where a document
+    stops being JSON. Empty for a file that is readable JSON in a format nobody knows."""
+    suffix = sample.path.suffix.lower()
+    if suffix not in _JSON_SUFFIXES:
+        return []
+    shown = str(sample.path)
+    if suffix != ".json" or sample.is_jsonl:
+        issues = [
+            issue
+            for issue in islice(iter_jsonl(sample.path), _DAMAGE_SCAN_LINES)
+            if isinstance(issue, SourceIssue) and issue.severity == "error"
+        ]
+        if not issues:
+            return []  # readable lines of a format nobody here knows: not ours
+        verdict = "no line was recognised as a transcript record; nothing was imported"
+        return [*issues, SourceIssue(shown, verdict)]
+    if sample.text_start not in ("{", "[") and not sample.is_binary:
+        return []
     try:
         load_json_document(sample.path)
     except SourceError as exc:
-        where = f" at line {exc.line}" if exc.line is not None else ""
-        return f"{exc.reason}{where}; the file was not imported (fix or remove it)"
-    return None
+        return [SourceIssue(shown, f"{exc.reason}; the file was not imported", exc.line)]
+    return []
 
 
 def plan_import(
@@ -118,14 +136,19 @@ def plan_import(
                         str(path), "binary file, not a transcript; give a JSON or JSONL file"
                     )
                 )
+            elif path.suffix.lower() in _JSON_SUFFIXES:
+                plan.issues.extend(
+                    _damaged_json(sample)
+                    or [SourceIssue(str(path), "binary bytes where JSON was expected")]
+                )
             else:
                 plan.skipped.append(path)
             continue
         adapter = forced if forced is not None else detect(sample, adapters)
         if adapter is None:
             damaged = _damaged_json(sample)
-            if damaged is not None:
-                plan.issues.append(SourceIssue(str(path), damaged))
+            if damaged:
+                plan.issues.extend(damaged)
             elif explicit:
                 plan.issues.append(
                     SourceIssue(
@@ -142,10 +165,29 @@ def plan_import(
     for adapter in adapters:
         files = by_adapter.get(adapter.name)
         if files:
-            plan.units.extend((adapter, unit) for unit in adapter.plan(files))
+            plan.units.extend((adapter, unit) for unit in _planned(adapter, files, plan))
             for _, sample in files:
                 sample.compact()  # planning may have sampled again
     return plan
+
+
+def _planned(
+    adapter: SourceAdapter, files: list[tuple[Path, Sample]], plan: Plan
+) -> list[ReadUnit]:
+    """The adapter's units; if grouping fails on odd content (a bug in that adapter),
+    each file is read on its own rather than the import ending."""
+    try:
+        return adapter.plan(files)
+    except Exception as exc:  # RecursionError included: the import goes on
+        plan.issues.append(
+            SourceIssue(
+                str(files[0][0]),
+                f"the {adapter.name} adapter could not group its files ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); each file is read on its own — please report it",
+                severity="warning",
+            )
+        )
+        return SourceAdapter.plan(adapter, files)
 
 
 def read_unit(adapter: SourceAdapter, unit: ReadUnit) -> Iterator[ReadItem]:

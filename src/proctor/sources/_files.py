@@ -3,11 +3,20 @@
 Everything here turns bad input into ``SourceIssue`` data naming the file, the line and
 the reason, so one broken line never stops an import (SPEC ING-9). Memory stays bounded:
 an overlong line is skipped without being held in memory.
+
+JSON is parsed by one rule (``parse_json``) for files and the live intake alike: a UTF-8
+byte order mark is ignored; what Python's own encoder writes and strict parsers refuse
+(``NaN``, ``Infinity``, lone surrogate escapes) is accepted, and stored in the form
+``transcript.storable`` gives it; a record nested deeper than ``MAX_JSON_DEPTH`` levels
+is refused, naming the field.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -15,7 +24,7 @@ from typing import IO, Any, cast
 import orjson
 
 from proctor.errors import SourceError
-from proctor.transcript import SourceIssue
+from proctor.transcript import MAX_JSON_DEPTH, SourceIssue, nesting_problem
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are reported and skipped (a real Claude Code line with images is ~1 MB)."""
@@ -25,6 +34,56 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark some editors write at the start of a file (or of a line)."""
+
+
+class JSONProblem(ValueError):
+    """Text that is not one JSON value Proctor can read; ``reason`` says why and where."""
+
+    def __init__(self, reason: str, position: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.position = position
+        """Byte offset of the problem in the parsed text, when the parser gave one."""
+
+
+def parse_json(data: bytes, *, limit: int = MAX_JSON_DEPTH) -> Any:
+    """One JSON value from ``data``, read by Proctor's one rule (see the module docstring).
+
+    Raises:
+        JSONProblem: the text is not JSON, or nests deeper than ``limit`` levels.
+    """
+    data = without_bom(data)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        value = _lenient(data, exc)
+    if limit and _may_nest(data, limit):
+        problem = nesting_problem(value, limit)
+        if problem is not None:
+            raise JSONProblem(problem)
+    return value
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without the byte order marks (and blanks between them) it starts with."""
+    while data.startswith(BOM):
+        data = data[len(BOM) :].lstrip()
+    return data
+
+
+def _may_nest(data: bytes, limit: int) -> bool:
+    """Cheap test first: nesting ``limit`` levels takes at least ``limit`` brackets."""
+    return data.count(b"{") + data.count(b"[") > limit
+
+
+def _lenient(data: bytes, error: orjson.JSONDecodeError) -> Any:
+    """What Python's encoder writes (``NaN``, lone surrogate escapes), or the strict error."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise JSONProblem(_short(error), error.pos) from None
 
 
 def open_binary(path: Path) -> IO[bytes]:
@@ -117,21 +176,23 @@ def iter_jsonl(
                     number,
                 )
                 continue
-            stripped = raw.strip()
+            stripped = without_bom(raw.strip())
             if not stripped:
                 continue
             try:
-                value = orjson.loads(stripped)
-            except orjson.JSONDecodeError as exc:
-                if not raw.endswith(b"\n"):
+                value = parse_json(stripped)
+            except JSONProblem as exc:
+                if exc.position is not None and not raw.endswith(b"\n"):
                     yield SourceIssue(
                         shown,
                         "truncated last line (the file may still be being written); it was skipped",
                         number,
                         severity="warning",
                     )
+                elif exc.position is not None:
+                    yield SourceIssue(shown, f"invalid JSON ({exc.reason}); line skipped", number)
                 else:
-                    yield SourceIssue(shown, f"invalid JSON ({_short(exc)}); line skipped", number)
+                    yield SourceIssue(shown, f"{exc.reason}; line skipped", number)
                 continue
             if not isinstance(value, dict):
                 yield SourceIssue(
@@ -149,10 +210,57 @@ def load_json_document(path: Path) -> Any:
     with open_binary(path) as handle:
         data = handle.read()
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        line = data.count(b"\n", 0, exc.pos) + 1 if exc.pos is not None else None
-        raise SourceError(path, f"invalid JSON ({_short(exc)})", line=line) from None
+        # A document holds its records a few levels down: they get the record limit, the
+        # adapters check each record (``record_nesting_issue``), and the whole document
+        # is refused only past what a parser takes at all.
+        return parse_json(data, limit=0)
+    except JSONProblem as exc:
+        line = data.count(b"\n", 0, exc.position) + 1 if exc.position is not None else None
+        raise SourceError(path, f"invalid JSON ({exc.reason})", line=line) from None
+
+
+def nesting_issue(
+    file: str, value: Any, *, where: str = "", line: int | None = None, skipped: str = "skipped"
+) -> SourceIssue | None:
+    """An issue when ``value`` (one record of a document) nests past ``MAX_JSON_DEPTH``."""
+    problem = nesting_problem(value)
+    if problem is None:
+        return None
+    return SourceIssue(
+        file, f"{where}: {problem}; {skipped}" if where else f"{problem}; {skipped}", line
+    )
+
+
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def element_lines(path: Path) -> list[int]:
+    """The line each element of a file's top-level JSON array starts on (1-based).
+
+    For naming the line of a bad record in a JSON document; read only when one is
+    reported. Empty when the file is not an array."""
+    with open_binary(path) as handle:
+        data = handle.read()
+    starts: list[int] = []
+    depth = 0
+    expect = False
+    for match in _TOKENS.finditer(data):
+        token = match.group()
+        if depth == 1 and expect:
+            starts.append(match.start())
+            expect = False
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth == 1:
+                if token == b"{":
+                    return []
+                expect = True
+        elif token in (b"]", b"}"):
+            depth -= 1
+        elif token == b"," and depth == 1:
+            expect = True
+    newlines = [m.start() for m in re.finditer(b"\n", data)] if starts else []
+    return [bisect.bisect_left(newlines, start) + 1 for start in starts]
 
 
 def _size(count: int) -> str:

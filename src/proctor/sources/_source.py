@@ -16,9 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
-import orjson
-
-from proctor.sources._files import load_json_document, looks_binary, read_head
+from proctor.sources._files import (
+    BOM,
+    JSONProblem,
+    load_json_document,
+    looks_binary,
+    open_binary,
+    parse_json,
+    read_head,
+    without_bom,
+)
 from proctor.transcript import ConversationBundle, SourceIssue
 
 _T = TypeVar("_T")
@@ -27,12 +34,26 @@ SAMPLE_BYTES = 256 * 1024
 SAMPLE_RECORDS = 40
 MAX_SNIFF_DOCUMENT_BYTES = 64 * 1024 * 1024
 KEEP_DOCUMENT_BYTES = 4 * 1024 * 1024
+SCAN_BYTES = 16 * 1024 * 1024
+"""How far sampling reads past first lines longer than the sample, looking for records."""
+
+
+def _starts_like_json(line: bytes) -> bool:
+    """True for a line that is (or was, before damage) JSON rather than prose: it opens
+    like a JSON value, or holds bytes that are not UTF-8 text."""
+    if line[:1] in (b"{", b"[", b'"', b"-") or line[:1].isdigit():
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return line in (b"true", b"false", b"null")
 
 
 def _is_object_line(line: bytes) -> bool:
     try:
-        return isinstance(orjson.loads(line), dict)
-    except orjson.JSONDecodeError:
+        return isinstance(parse_json(line), dict)
+    except JSONProblem:
         return False
 
 
@@ -48,6 +69,7 @@ class Sample:
         self.path = path
         self._cache: dict[str, Any] = {}
         self._caching = True
+        self._cut = False
 
     def _memo(self, name: str, compute: Callable[[], _T]) -> _T:
         if name in self._cache:
@@ -59,19 +81,32 @@ class Sample:
 
     @property
     def head(self) -> bytes:
-        """The first bytes of the (decompressed) content."""
-        return self._memo("head", lambda: read_head(self.path, SAMPLE_BYTES))
+        """The first bytes of the (decompressed) content, without a byte order mark."""
+        return self._memo("head", self._read_head)
+
+    def _read_head(self) -> bytes:
+        head = read_head(self.path, SAMPLE_BYTES)
+        self._cut = len(head) == SAMPLE_BYTES
+        return without_bom(head.lstrip()) if head.lstrip().startswith(BOM) else head
 
     @property
     def is_binary(self) -> bool:
-        """True when the content is not text."""
-        return self._memo("is_binary", lambda: looks_binary(self.head))
+        """True when the content is not text: NUL bytes or invalid UTF-8 near the start,
+        unless lines of JSON objects show it is JSON Lines with a damaged line."""
+        return self._memo("is_binary", lambda: looks_binary(self.head) and not self._head_records())
+
+    @property
+    def _first_char(self) -> str:
+        return without_bom(self.head.lstrip())[:1].decode("ascii", errors="replace")
 
     @property
     def text_start(self) -> str:
-        """The first non-blank character of the content, or '' for an empty file."""
+        """The first non-blank character of the content, or '' for an empty file.
+
+        ``{`` for JSON Lines, whatever the first line holds (it may be damaged)."""
         return self._memo(
-            "text_start", lambda: self.head.lstrip()[:1].decode("ascii", errors="replace")
+            "text_start",
+            lambda: "{" if self._first_char != "{" and self.is_jsonl else self._first_char,
         )
 
     @property
@@ -80,23 +115,52 @@ class Sample:
         return self._memo("records", self._parse_records)
 
     def _parse_records(self) -> list[dict[str, Any]]:
-        head = self.head
+        found = self._head_records()
+        if len(found) < 2 and self._cut:
+            found = self._records_past_head()
+        return found
+
+    def _head_records(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        lines = head.split(b"\n")
-        if len(head) == SAMPLE_BYTES:
+        lines = self.head.split(b"\n")
+        if self._cut:
             lines = lines[:-1]  # the last line may be cut by the sample size
         for line in lines:
             line = line.strip()
             if not line:
                 continue
             try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                value = parse_json(line)
+            except JSONProblem:
                 continue
             if isinstance(value, dict):
                 found.append(value)
             if len(found) >= SAMPLE_RECORDS:
                 break
+        return found
+
+    def _records_past_head(self) -> list[dict[str, Any]]:
+        """Records of a file whose first lines are longer than the sample (a pasted
+        image, a huge value): whole lines are read, up to ``SCAN_BYTES`` in all."""
+        found: list[dict[str, Any]] = []
+        scanned = 0
+        try:
+            with open_binary(self.path) as handle:
+                while len(found) < SAMPLE_RECORDS and scanned < SCAN_BYTES:
+                    line = handle.readline(SCAN_BYTES - scanned)
+                    scanned += len(line)
+                    if not line.endswith(b"\n") and scanned >= SCAN_BYTES:
+                        break
+                    if not line:
+                        break
+                    try:
+                        value = parse_json(line.strip())
+                    except JSONProblem:
+                        continue
+                    if isinstance(value, dict):
+                        found.append(value)
+        except Exception:  # a damaged compressed file: what was found is the sample
+            pass
         return found
 
     @property
@@ -105,17 +169,22 @@ class Sample:
         return self._memo("is_jsonl", self._looks_like_jsonl)
 
     def _looks_like_jsonl(self) -> bool:
-        if self.text_start != "{":
-            return False
         head = self.head
-        # One of the first two lines must be a whole object: a pretty-printed document
-        # starts with a bare "{" and its inner one-line objects must not count. Two, so a
-        # live file whose first line is torn is still recognised.
-        leading = [line.strip() for line in head.split(b"\n")[:8] if line.strip()][:2]
-        if not any(_is_object_line(line) for line in leading):
+        leading = [without_bom(line.strip()) for line in head.split(b"\n")[:9]]
+        leading = [line for line in leading if line][:8]
+        if not (leading and _starts_like_json(leading[0])):
+            return False  # prose (a README), not JSON lines with a damaged first one
+        # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
+        # objects must not count.
+        if leading and leading[0] in (b"{", b"["):
             return False
         records = self.records
-        return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)
+        whole = [_is_object_line(line) for line in leading]
+        if any(whole[:2]) or sum(whole) >= 2:
+            return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)
+        # The first lines are damaged (torn, garbled, longer than the sample): JSON Lines
+        # when later lines are objects and the file is not one JSON document.
+        return bool(records) and self._whole_document() is None
 
     @property
     def document(self) -> Any:
@@ -123,10 +192,16 @@ class Sample:
         return self._memo("document", self._parse_document)
 
     def _parse_document(self) -> Any:
-        if self.text_start not in ("{", "["):
+        if self._first_char not in ("{", "["):
             return None
         if self.is_jsonl and len(self.records) >= 2:
             return None  # JSON Lines: not one document, and parsing it whole would be wasted work
+        return self._whole_document()
+
+    def _whole_document(self) -> Any:
+        return self._memo("whole_document", self._load_document)
+
+    def _load_document(self) -> Any:
         if self.path.stat().st_size > MAX_SNIFF_DOCUMENT_BYTES:
             return None
         try:
