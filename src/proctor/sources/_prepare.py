@@ -8,6 +8,10 @@ guarantees hold for every format alike:
 - secrets are redacted with a per-source count (ING-4);
 - inline base64 payloads become placeholders, and tool outputs and huge messages are
   stored truncated with their original size (ING-5);
+- every value gets its stored form, the same on SQLite and PostgreSQL (``_fit`` for
+  ids, names, counts and times; ``transcript.storable`` for text and JSON: NUL and lone
+  surrogates become U+FFFD, integers past 64 bits and ``NaN`` become text, nesting past
+  ``MAX_STORED_DEPTH`` is cut);
 - every source gets a version fingerprint and a content hash (ING-2).
 """
 
@@ -19,8 +23,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from proctor.sources._fit import NAME_CHARS, fit_bundle, fit_optional_label
 from proctor.sources._redaction import Redactor
 from proctor.transcript import (
+    MAX_STORED_DEPTH,
     ConversationBundle,
     Message,
     PreparedBundle,
@@ -29,12 +35,15 @@ from proctor.transcript import (
     ToolCall,
     Usage,
     canonical_time,
+    clean_text,
     content_hash,
     message_fingerprint,
     normalise_text,
+    storable,
     task_event_fingerprint,
     tool_call_fingerprint,
 )
+from proctor.transcript._json import TOO_DEEP, json_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +109,7 @@ class _Sanitizer:
         self.reasoning_removed = 0
 
     def text(self, text: str, limit: int) -> tuple[str, int | None]:
+        text = clean_text(text)
         if "base64," in text:
             text = _DATA_URI.sub(_placeholder_for_data_uri, text)
         if len(text) >= 2048 and _RAW_BASE64.search(text):
@@ -118,16 +128,21 @@ class _Sanitizer:
                 text = stripped
         return text
 
-    def value(self, value: Any, limit: int) -> Any:
+    def value(self, value: Any, limit: int, depth: int = 0) -> Any:
+        """A JSON value redacted, bounded and in its stored form (``transcript.storable``)."""
         if isinstance(value, str):
-            if len(value) < 8 and value.isascii():
+            if len(value) < 8 and value.isascii() and "\x00" not in value:
                 return value.rstrip()  # too short for a secret; already NFC
             return self.text(value, limit)[0]
         if isinstance(value, Mapping):
-            return {str(k): self.value(v, limit) for k, v in value.items()}
+            if depth >= MAX_STORED_DEPTH:
+                return TOO_DEEP
+            return {json_key(k): self.value(v, limit, depth + 1) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.value(v, limit) for v in value]
-        return value
+            if depth >= MAX_STORED_DEPTH:
+                return TOO_DEEP
+            return [self.value(v, limit, depth + 1) for v in value]
+        return storable(value)
 
     def attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         if not attributes:
@@ -149,6 +164,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
     """Redact, bound and fingerprint every source of ``bundle``."""
     limits = limits or Limits()
     clean = _Sanitizer(limits)
+    bundle = fit_bundle(bundle)
     conversation_id = bundle.conversation_id
     sources: list[PreparedSource] = []
 
@@ -166,7 +182,10 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         message = dataclasses.replace(
             message,
             text=text,
-            author=None if message.author is None else clean.redactor.redact(message.author),
+            author=fit_optional_label(
+                None if message.author is None else clean.redactor.redact(message.author),
+                NAME_CHARS,
+            ),
             attributes=attributes,
         )
         messages.append(message)
