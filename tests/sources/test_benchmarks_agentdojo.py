@@ -204,7 +204,8 @@ def test_agentdojo_claims_no_transcript_and_no_other_benchmark() -> None:
         for folder in (TRANSCRIPTS_DIR, DATASETS_DIR)
         if folder.is_dir()
         for p in sorted(folder.rglob("*.json*"))
-        if FOLDER not in p.parents and p.stat().st_size
+        # AgentDojo's own runs, also the reworded copy beside them, are its to claim.
+        if not p.parent.name.startswith(FOLDER.name) and p.stat().st_size
     ]
     if not others:
         pytest.skip("shared folders not available")

@@ -54,7 +54,7 @@ def test_a_line_that_is_not_an_object_is_an_error_and_is_skipped(tmp_path: Path)
     assert len(result.bundles[0].messages) == 1
 
 
-def test_unknown_record_kinds_are_skipped_with_one_warning_per_kind(tmp_path: Path) -> None:
+def test_unknown_record_kinds_are_skipped_with_a_warning_naming_each_line(tmp_path: Path) -> None:
     unknown = '{"timestamp":"2026-03-04T09:00:01Z","type":"future_kind","payload":{"x":1}}\n'
     unknown_item = '{"timestamp":"2026-03-04T09:00:01Z","type":"response_item","payload":{"type":"hologram_call"}}\n'
     quiet_event = '{"timestamp":"2026-03-04T09:00:01Z","type":"event_msg","payload":{"type":"brand_new_event"}}\n'
@@ -64,9 +64,43 @@ def test_unknown_record_kinds_are_skipped_with_one_warning_per_kind(tmp_path: Pa
     )
     result = read(path)
     assert result.errors() == []
-    assert [(i.line, i.severity) for i in result.issues] == [(2, "warning"), (4, "warning")]
+    assert [(i.line, i.severity) for i in result.issues] == [
+        (2, "warning"),
+        (3, "warning"),
+        (4, "warning"),
+        (5, "warning"),
+    ]
     assert "'future_kind'" in result.issues[0].reason
-    assert "response_item:hologram_call" in result.issues[1].reason
+    assert "response_item:hologram_call" in result.issues[2].reason
+    assert [m.text for m in result.bundles[0].messages] == ["one"]
+
+
+def test_many_unknown_records_of_one_kind_are_listed_up_to_a_bound_then_counted(
+    tmp_path: Path,
+) -> None:
+    unknown = '{"timestamp":"2026-03-04T09:00:01Z","type":"future_kind","payload":{"x":1}}\n'
+    path = _write(tmp_path, META + unknown * 25 + USER % "one")
+    result = read(path)
+    listed = [i for i in result.issues if i.line is not None]
+    assert [i.line for i in listed] == list(range(2, 22))
+    (summary,) = [i for i in result.issues if i.line is None]
+    assert summary.reason.startswith("5 more line(s) of unknown record type 'future_kind'")
+    assert [m.text for m in result.bundles[0].messages] == ["one"]
+
+
+def test_a_record_type_that_is_not_a_string_is_an_error_on_its_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        META
+        + '{"timestamp":"2026-03-04T09:00:01Z","type":["response_item"],"payload":{}}\n'
+        + USER % "one",
+    )
+    result = read(path)
+    (issue,) = result.errors()
+    assert (issue.line, issue.reason) == (
+        2,
+        'field "type" is an array, not a record type; line skipped',
+    )
     assert [m.text for m in result.bundles[0].messages] == ["one"]
 
 

@@ -36,6 +36,8 @@ def block_text(block: dict[str, Any]) -> str | None:
     kind = block.get("type")
     if kind == "text" or (kind is None and isinstance(block.get("text"), str)):
         return as_text(block.get("text"))
+    if not isinstance(kind, str | None):
+        kind = None  # a damaged type: the block is read by what it holds
     if kind in HIDDEN_BLOCK_TYPES or kind in CALL_BLOCK_TYPES or is_result_block(block):
         return None
     if kind == "image":
@@ -52,7 +54,12 @@ def block_text(block: dict[str, Any]) -> str | None:
         )
     if kind == "container_upload":
         return media_placeholder(None, where=as_text(block.get("file_id")) or "container upload")
-    return f"[{kind} block]" if isinstance(kind, str) else None
+    # A block of a type this Proctor does not know that holds text shows its text
+    # (hidden reasoning comes in thinking blocks, whose text is not in a "text" field).
+    text = as_text(block.get("text"))
+    if text is not None:
+        return text
+    return f"[{kind[:60]} block]" if isinstance(kind, str) else None
 
 
 def blocks_text(content: Any) -> str:

@@ -103,6 +103,8 @@ class _ConversationBuilder:
                 self.warn(where, f"content block is {json_type_name(block)}; skipped")
                 continue
             kind = block.get("type")
+            if not isinstance(kind, str | None):
+                kind = None  # a damaged type: the block is read by what it holds
             if kind in HIDDEN_BLOCK_TYPES:
                 continue
             if kind in CALL_BLOCK_TYPES:
@@ -139,8 +141,8 @@ class _ConversationBuilder:
             self.issues.append(item.issue(self.file, reason))
             return None
         role = raw.get("role")
-        if role is None or role not in _KINDS:
-            reason = 'message has no "role"' if role is None else f"unknown role {role!r}"
+        if not isinstance(role, str) or role not in _KINDS:
+            reason = 'message has no "role"' if role is None else f"unknown role {role!r:.60}"
             self.issues.append(item.issue(self.file, f"{reason}; message skipped"))
             return None
         content = raw.get("content")

@@ -24,6 +24,8 @@ from proctor.sources._common import (
     as_object,
     content_digest,
     json_type_name,
+    mostly,
+    named,
 )
 from proctor.sources.anthropic._blocks import block_text
 from proctor.transcript import SourceIssue
@@ -46,6 +48,9 @@ SPECIFIC_BLOCK_TYPES = frozenset(
     }
 )
 """Block types only the Anthropic format has (plus ``*_tool_result`` server results)."""
+_RECORD_KEYS = frozenset({"messages", "request", "response", "content", "system", "model"})
+_MESSAGE_KEYS = frozenset({"role", "content"})
+"""Keys that make an object a (damaged) record or message of this format."""
 
 
 def _is_specific_block(block: dict[str, Any]) -> bool:
@@ -55,13 +60,13 @@ def _is_specific_block(block: dict[str, Any]) -> bool:
 
 def is_message(value: Any) -> bool:
     """True for a dict shaped like an Anthropic message (string or typed-block content)."""
-    if not isinstance(value, dict) or value.get("role") not in ROLES:
+    if not isinstance(value, dict) or not named(value.get("role"), ROLES):
         return False
     content = value.get("content")
     if isinstance(content, str):
         return True
     return isinstance(content, list) and all(
-        isinstance(b, dict) and (b.get("type") in COMMON_BLOCK_TYPES or _is_specific_block(b))
+        isinstance(b, dict) and (named(b.get("type"), COMMON_BLOCK_TYPES) or _is_specific_block(b))
         for b in content
     )
 
@@ -130,7 +135,9 @@ def looks_like_anthropic(document: Any) -> bool:
     if isinstance(document, list):
         if not document:
             return False
-        shaped = all(is_message(m) for m in document) or all(is_record(r) for r in document)
+        shaped = mostly(document, is_message, _MESSAGE_KEYS) or mostly(
+            document, is_record, _RECORD_KEYS
+        )
         return shaped and any(is_specific(item) for item in document)
     return is_record(document) and is_specific(document)
 
@@ -139,7 +146,7 @@ def looks_like_anthropic_lines(records: list[dict[str, Any]]) -> bool:
     """True for JSON Lines of Anthropic records (or messages), one of them specific."""
     if not records:
         return False
-    shaped = all(is_record(r) for r in records) or all(is_message(r) for r in records)
+    shaped = mostly(records, is_record, _RECORD_KEYS) or mostly(records, is_message, _MESSAGE_KEYS)
     return shaped and any(is_specific(r) for r in records)
 
 

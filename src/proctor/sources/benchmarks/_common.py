@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from proctor.errors import SourceError
-from proctor.sources._files import load_json_document
+from proctor.sources._files import element_lines, load_json_document
 from proctor.sources._source import ReadUnit
 from proctor.transcript import (
     JSONValue,
@@ -39,6 +39,7 @@ from proctor.transcript import (
     ToolCall,
     ToolStatus,
     canonical_json,
+    nesting_problem,
 )
 
 TITLE_CHARS = 100
@@ -49,8 +50,38 @@ class RecordError(ValueError):
     """A record cannot be read; the message names the field that is wrong."""
 
 
-RECORD_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
+RECORD_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
 """What reading one malformed record can raise: it becomes an issue for that record."""
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for naming a record in an issue."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def check_nesting(record: Any) -> None:
+    """Raise ``RecordError`` naming the field when a record nests past the limit."""
+    problem = nesting_problem(record)
+    if problem is not None:
+        raise RecordError(problem)
+
+
+class RecordLines:
+    """The line each record of a JSON array file starts on, found only when one is named."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: list[int] | None = None
+
+    def of(self, index: int) -> int | None:
+        """The 1-based line record ``index`` starts on, or None when it cannot be told."""
+        if self._lines is None:
+            try:
+                self._lines = element_lines(self.path)
+            except (OSError, ValueError, EOFError):
+                self._lines = []
+        return self._lines[index] if index < len(self._lines) else None
 
 
 def load_document(unit: ReadUnit) -> tuple[Any, SourceIssue | None]:
@@ -386,3 +417,9 @@ def is_magentic_role(role: Any) -> bool:
 def first_of(items: Sequence[Any], kind: type) -> Any:
     """The first item of ``items`` (looking at a few) that is a ``kind``, else None."""
     return next((item for item in items[:5] if isinstance(item, kind)), None)
+
+
+def any_of(items: Sequence[Any], test: Callable[[Any], bool], look: int = 5) -> bool:
+    """True when one of the first ``look`` items passes ``test`` (one damaged record at
+    the top of a file must not hide the format)."""
+    return any(test(item) for item in items[:look])

@@ -31,7 +31,9 @@ from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    RecordLines,
     UniqueIds,
+    check_nesting,
     content_key,
     is_magentic_role,
     load_document,
@@ -41,6 +43,7 @@ from proctor.sources.benchmarks._common import (
     read_chat,
     record_issue,
     require,
+    short_repr,
     string,
     text_of,
     title_from,
@@ -163,18 +166,20 @@ class AgentRxAdapter(SourceAdapter):
         self, path: Path, runs: list[Any], truth: Mapping[str, Mapping[str, Any]]
     ) -> Iterator[ReadItem]:
         ids = UniqueIds()
+        lines = RecordLines(path)
         for number, run in enumerate(runs):
             where = f"record {number}"
             try:
                 if not isinstance(run, Mapping):
                     raise RecordError("not a JSON object")
-                where = f"record {number} (task_id {run.get('task_id')!r})"
+                where = f"record {number} (task_id {short_repr(run.get('task_id'))})"
+                check_nesting(run)
                 bundle, warnings = self._tau_bundle(run, ids, truth, str(path))
             except RECORD_ERRORS as exc:
-                yield record_issue(path, where, f"{exc}; record skipped")
+                yield record_issue(path, where, f"{exc}; record skipped", line=lines.of(number))
                 continue
             for warning in warnings:
-                yield record_issue(path, where, warning, severity="warning")
+                yield record_issue(path, where, warning, line=lines.of(number), severity="warning")
             yield bundle
 
     def _tau_bundle(

@@ -33,12 +33,15 @@ from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    RecordLines,
     UniqueIds,
+    any_of,
+    check_nesting,
     content_key,
-    first_of,
     load_document,
     record_issue,
     require,
+    short_repr,
     text_of,
 )
 from proctor.transcript import Conversation, ConversationBundle, Message
@@ -109,7 +112,7 @@ class LocomoAdapter(SourceAdapter):
             return False
         document = sample.document
         if isinstance(document, list):
-            return _is_sample(first_of(document, Mapping))
+            return any_of(document, _is_sample)
         return _is_sample(document)
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
@@ -121,18 +124,21 @@ class LocomoAdapter(SourceAdapter):
         path = unit.path
         samples = document if isinstance(document, list) else [document]
         ids = UniqueIds()
+        lines = RecordLines(path)
         for number, sample in enumerate(samples):
             where = f"sample {number}"
+            line = lines.of(number) if isinstance(document, list) else None
             try:
                 if not isinstance(sample, Mapping):
                     raise RecordError("not a JSON object")
-                where = f"sample {number} ({sample.get('sample_id')!r})"
+                where = f"sample {number} ({short_repr(sample.get('sample_id'))})"
+                check_nesting(sample)
                 bundle, warnings = self._bundle(sample, ids, str(path))
             except RECORD_ERRORS as exc:
-                yield record_issue(path, where, f"{exc}; sample skipped")
+                yield record_issue(path, where, f"{exc}; sample skipped", line=line)
                 continue
             for warning in warnings:
-                yield record_issue(path, where, warning, severity="warning")
+                yield record_issue(path, where, warning, line=line, severity="warning")
             yield bundle
 
     def _bundle(

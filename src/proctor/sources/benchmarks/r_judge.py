@@ -38,16 +38,21 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from proctor.sources._common import named
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    RecordLines,
     UniqueIds,
+    any_of,
+    check_nesting,
     content_key,
     first_of,
     load_document,
     record_issue,
     require,
+    short_repr,
     string,
     text_of,
     title_from,
@@ -175,7 +180,7 @@ def _looks_like_record(record: Any) -> bool:
         return False
     session = first_of(record["contents"], list)
     turn = first_of(session, Mapping) if session is not None else None
-    return turn is not None and turn.get("role") in _TURN_ROLES
+    return turn is not None and named(turn.get("role"), _TURN_ROLES)
 
 
 def _answered(session: list[Any], index: int) -> str | None:
@@ -198,7 +203,7 @@ class RJudgeAdapter(SourceAdapter):
         if sample.text_start != "[":
             return False
         document = sample.document
-        return isinstance(document, list) and _looks_like_record(first_of(document, Mapping))
+        return isinstance(document, list) and any_of(document, _looks_like_record)
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
         """Yield one bundle per record; a bad record becomes an issue."""
@@ -211,18 +216,20 @@ class RJudgeAdapter(SourceAdapter):
             yield record_issue(path, "file", "expected a JSON list of R-Judge records")
             return
         ids = UniqueIds()
+        lines = RecordLines(path)
         for number, record in enumerate(document):
             where = f"record {number}"
             try:
                 if not isinstance(record, Mapping):
                     raise RecordError("not a JSON object")
-                where = f"record {number} (id {record.get('id')!r})"
+                where = f"record {number} (id {short_repr(record.get('id'))})"
+                check_nesting(record)
                 bundle, warnings = self._bundle(record, ids, str(path))
             except RECORD_ERRORS as exc:
-                yield record_issue(path, where, f"{exc}; record skipped")
+                yield record_issue(path, where, f"{exc}; record skipped", line=lines.of(number))
                 continue
             for warning in warnings:
-                yield record_issue(path, where, warning, severity="warning")
+                yield record_issue(path, where, warning, line=lines.of(number), severity="warning")
             yield bundle
 
     def _bundle(
@@ -273,7 +280,7 @@ class RJudgeAdapter(SourceAdapter):
     ) -> None:
         for index, turn in enumerate(session):
             source_id = f"{scope}:{index}"
-            if not isinstance(turn, Mapping) or turn.get("role") not in _TURN_ROLES:
+            if not isinstance(turn, Mapping) or not named(turn.get("role"), _TURN_ROLES):
                 warnings.append(f"turn {source_id} has no user/agent/environment role; skipped")
                 continue
             role = turn["role"]

@@ -28,6 +28,7 @@ from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    check_nesting,
     content_key,
     load_document,
     magentic_message,
@@ -93,6 +94,7 @@ class WhoAndWhenAdapter(SourceAdapter):
         try:
             if not isinstance(document, Mapping):
                 raise RecordError("expected one JSON object per run")
+            check_nesting(document)
             bundle, warnings = self._bundle(document, str(path))
         except RECORD_ERRORS as exc:
             yield record_issue(path, "run", f"{exc}; file skipped")
@@ -178,7 +180,7 @@ def _step(value: Any, length: int, warnings: list[str]) -> Any:
     """``mistake_step`` as an int index into history; odd values are kept as given."""
     try:
         step = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         warnings.append(f"mistake_step {value!r} is not an index; kept as given")
         return value
     if not 0 <= step < length:

@@ -112,6 +112,56 @@ def assistant_parts(content: Any) -> tuple[list[str], list[tuple[int, dict[str, 
     return texts, uses
 
 
+_USER_BLOCKS = frozenset({"text", "tool_result", "image", "document"})
+_ASSISTANT_BLOCKS = frozenset({"text", "tool_use", "server_tool_use"})
+_HIDDEN_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def content_problem(content: Any, *, assistant: bool) -> str | None:
+    """Why some of a message's content was not read, in words; None when all of it was.
+
+    Blocks of a type nobody reads are skipped quietly unless they hold text (a text
+    block with its ``type`` damaged, or a block type newer than this Proctor): losing
+    visible text is worth a warning. Hidden reasoning is never mentioned.
+    """
+    if content is None or isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return f"message.content is {json_type(content)}, not text or a list of blocks"
+    known = _ASSISTANT_BLOCKS if assistant else _USER_BLOCKS
+    for index, block in enumerate(content):
+        if isinstance(block, str) and not assistant:
+            continue
+        if not isinstance(block, dict):
+            return f"message.content[{index}] is {json_type(block)}, not a content block"
+        kind = block.get("type")
+        if isinstance(kind, str) and (kind in known or kind in _HIDDEN_BLOCKS):
+            continue
+        if isinstance(block.get("text"), str) and block["text"].strip():
+            shown = repr(kind) if isinstance(kind, str) else json_type(kind)
+            return f"message.content[{index}] holds text but its type is {shown[:60]}"
+    return None
+
+
+def json_type(value: Any) -> str:
+    """A JSON value's type in words (``an object``, ``a number`` …)."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case list():
+            return "an array"
+        case dict():
+            return "an object"
+        case _:
+            return type(value).__name__
+
+
 def result_text(content: Any) -> str:
     """The visible text of a tool result (string or text/image blocks)."""
     if isinstance(content, str):

@@ -42,7 +42,7 @@ class FileRole:
 def role_of(path: Path, records: Iterable[dict[str, Any]]) -> FileRole:
     """Classify a file from its path and first records."""
     records = list(records)
-    first = next((r for r in records if r.get("type") in _CONTENT_TYPES), None)
+    first = next((r for r in records if as_str(r.get("type")) in _CONTENT_TYPES), None)
     agent_id = as_str(first.get("agentId")) if first is not None else None
     layout_session = layout_parent_session(path)
     sessions = [s for r in records if (s := as_str(r.get("sessionId"))) is not None]

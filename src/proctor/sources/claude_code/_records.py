@@ -17,6 +17,8 @@ from typing import Any
 from proctor.sources._files import iter_jsonl
 from proctor.sources.claude_code._content import (
     assistant_parts,
+    content_problem,
+    json_type,
     result_text,
     user_parts,
 )
@@ -111,6 +113,10 @@ class _Collector:
 
     def add(self, record: dict[str, Any], line: int, shown: str) -> None:
         kind = record.get("type")
+        if not isinstance(kind, str) and kind is not None:
+            reason = f'field "type" is {json_type(kind)}, not a record type; line skipped'
+            self.parsed.issues.append(SourceIssue(shown, reason, line))
+            return
         if kind == "progress":
             self._chain(record, line)
             data = record.get("data")
@@ -150,8 +156,19 @@ class _Collector:
             )
         elif "uuid" in record:
             # A record type from a newer Claude Code: skipped quietly, but it stays in the
-            # thread so parent links that pass through it still connect.
+            # thread so parent links that pass through it still connect. One that carries
+            # a message is worth a word: its text is not imported.
             self._chain(record, line)
+            if isinstance(record.get("message"), dict):
+                self._warn(
+                    shown,
+                    f"record type {kind[:60]!r} is not known to this Proctor; its message "
+                    "was not imported",
+                    line,
+                )
+
+    def _warn(self, shown: str, reason: str, line: int) -> None:
+        self.parsed.issues.append(SourceIssue(shown, reason, line, severity="warning"))
 
     def _chain(self, record: dict[str, Any], line: int) -> Node:
         uuid = record.get("uuid")
@@ -222,6 +239,9 @@ class _Collector:
             )
             return None
         texts, result_blocks = user_parts(content)
+        problem = content_problem(content, assistant=False)
+        if problem is not None:
+            self._warn(shown, f"{problem}; that part was skipped", line)
         entry = Entry(
             "user",
             texts=texts,
@@ -257,6 +277,9 @@ class _Collector:
             )
             return None
         texts, blocks = assistant_parts(message.get("content"))
+        problem = content_problem(message.get("content"), assistant=True)
+        if problem is not None:
+            self._warn(shown, f"{problem}; that part was skipped", line)
         usage = message.get("usage")
         return Entry(
             "assistant",

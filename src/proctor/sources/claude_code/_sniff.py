@@ -66,10 +66,12 @@ def loglines_of(document: Any) -> list[Any] | None:
 def is_claude_code_record(record: dict[str, Any]) -> bool:
     """True for one record in Claude Code's own shape."""
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in ("user", "assistant"):
-        return isinstance(record.get("message"), dict) and any(
-            key in record for key in _ENVELOPE_KEYS
-        )
+        # The envelope: next to an API message, or (a damaged message) most of its keys.
+        envelope = sum(key in record for key in _ENVELOPE_KEYS)
+        return envelope >= 3 or (isinstance(record.get("message"), dict) and envelope >= 1)
     if kind in _OWN_TYPES:
         return True
     if kind == "summary":

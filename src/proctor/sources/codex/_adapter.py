@@ -10,12 +10,14 @@ conversation.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from proctor.sources._common import json_type_name
 from proctor.sources._files import iter_jsonl, open_binary
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.codex._bundle import build_bundle
@@ -29,6 +31,8 @@ _SESSION_META_HEAD = re.compile(
     rb'"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:\s*\{'
 )
 _FIRST_LINE_BYTES = 8 * 1024 * 1024
+_SHOWN_SKIPS = 20
+"""Lines listed per kind of unknown record or item; more are counted in one warning."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
@@ -115,7 +119,7 @@ def _read_file(path: Path, sessions: dict[str, SessionReader]) -> Iterator[Sourc
     """Feed one file's records to their sessions, yielding issues for bad records."""
     shown = str(path)
     current: SessionReader | None = None
-    reported: set[str] = set()
+    skipped: Counter[str] = Counter()
     bad_time: tuple[int, Any] | None = None
     for item in iter_jsonl(path):
         if isinstance(item, SourceIssue):
@@ -123,16 +127,15 @@ def _read_file(path: Path, sessions: dict[str, SessionReader]) -> Iterator[Sourc
             continue
         line, record = item
         kind, payload = record.get("type"), record.get("payload")
+        if not isinstance(kind, str):
+            reason = f'field "type" is {json_type_name(kind)}, not a record type; line skipped'
+            yield SourceIssue(shown, reason, line)
+            continue
         if kind not in ROLLOUT_KINDS:
-            label = kind if isinstance(kind, str) else "(none)"
-            if f"record:{label}" not in reported:
-                reported.add(f"record:{label}")
-                yield SourceIssue(
-                    shown,
-                    f"unknown record type {short(label)!r} skipped (reported once per file)",
-                    line,
-                    "warning",
-                )
+            label = f"record type {short(kind)!r}"
+            skipped[label] += 1
+            if skipped[label] <= _SHOWN_SKIPS:
+                yield SourceIssue(shown, f"unknown {label} skipped", line, "warning")
             continue
         if not isinstance(payload, dict):
             yield SourceIssue(shown, f"{kind} record has no payload object; line skipped", line)
@@ -178,10 +181,17 @@ def _read_file(path: Path, sessions: dict[str, SessionReader]) -> Iterator[Sourc
                 line,
             )
             continue
-        if unknown is not None and unknown not in reported:
-            reported.add(unknown)
+        if unknown is not None:
+            skipped[unknown] += 1
+            if skipped[unknown] <= _SHOWN_SKIPS:
+                yield SourceIssue(shown, f"unknown {short(unknown)} skipped", line, "warning")
+    for label, count in skipped.items():
+        if count > _SHOWN_SKIPS:
             yield SourceIssue(
-                shown, f"unknown {short(unknown)} skipped (reported once per file)", line, "warning"
+                shown,
+                f"{count - _SHOWN_SKIPS} more line(s) of unknown {short(label)} skipped "
+                f"(the first {_SHOWN_SKIPS} are listed)",
+                severity="warning",
             )
     if bad_time is not None:
         yield SourceIssue(

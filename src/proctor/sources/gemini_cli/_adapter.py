@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from proctor.errors import SourceError
-from proctor.sources._common import is_json_lines, sample_document
-from proctor.sources._files import iter_jsonl, load_json_document
+from proctor.sources._common import is_json_lines, named, sample_document
+from proctor.sources._files import iter_jsonl, load_json_document, nesting_issue
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.gemini_cli._convert import FORMAT, build_bundle
 from proctor.sources.gemini_cli._replay import MESSAGE_TYPES, read_document, replay_lines
@@ -15,7 +15,7 @@ from proctor.transcript import SourceIssue
 
 
 def _is_message_record(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") in MESSAGE_TYPES
+    return isinstance(value, dict) and named(value.get("type"), MESSAGE_TYPES)
 
 
 def _is_api_content(value: Any) -> bool:
@@ -34,8 +34,11 @@ def looks_like_gemini_document(document: Any) -> bool:
         return False
     messages = document.get("messages")
     if isinstance(messages, list):
+        # Identified by its session fields; one damaged message must not hide the file.
         identified = isinstance(document.get("sessionId"), str) or "projectHash" in document
-        return identified and all(_is_message_record(m) for m in messages)
+        return identified and (
+            "projectHash" in document or any(_is_message_record(m) for m in messages)
+        )
     history = document.get("history")
     return isinstance(history, list) and bool(history) and all(_is_api_content(h) for h in history)
 
@@ -47,10 +50,11 @@ def looks_like_gemini_lines(records: list[dict[str, Any]]) -> bool:
     first = records[0]
     if isinstance(first.get("sessionId"), str) and isinstance(first.get("projectHash"), str):
         return "type" not in first and "message" not in first
-    return all(
+    ours = sum(
         _is_message_record(r) or isinstance(r.get("$set"), dict) or "$rewindTo" in r
         for r in records
-    ) and any("$set" in r or "$rewindTo" in r for r in records)
+    )
+    return ours * 4 >= len(records) * 3 and any("$set" in r or "$rewindTo" in r for r in records)
 
 
 class GeminiCliAdapter(SourceAdapter):
@@ -81,6 +85,10 @@ class GeminiCliAdapter(SourceAdapter):
                 document = load_json_document(unit.path)
             except SourceError as exc:
                 yield SourceIssue(file, exc.reason, exc.line)
+                return
+            too_deep = nesting_issue(file, document, skipped="the file was not imported")
+            if too_deep is not None:
+                yield too_deep
                 return
             log = read_document(file, document)
         yield from log.issues

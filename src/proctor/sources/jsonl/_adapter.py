@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from proctor.sources._common import named
 from proctor.sources._files import iter_jsonl
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.jsonl._assembly import Assembler
@@ -30,7 +31,7 @@ def _is_header(record: dict[str, Any]) -> bool:
 
 
 def _is_event(record: dict[str, Any]) -> bool:
-    return record.get("type") in EVENT_TYPES and isinstance(record.get("conversation_id"), str)
+    return named(record.get("type"), EVENT_TYPES) and isinstance(record.get("conversation_id"), str)
 
 
 class ProctorJsonlAdapter(SourceAdapter):

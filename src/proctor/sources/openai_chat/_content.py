@@ -41,6 +41,8 @@ def part_text(part: Any) -> str | None:
     if not isinstance(part, dict):
         return None
     kind = part.get("type")
+    if not isinstance(kind, str | None):
+        return None
     if kind in REASONING_PART_TYPES:
         return None
     if kind == "text" or (kind is None and isinstance(part.get("text"), str)):

@@ -111,8 +111,9 @@ class _ConversationBuilder:
         if role is None:
             self.issues.append(item.issue(self.file, 'message has no "role"; skipped'))
             return
-        if role not in ROLES:
-            self.issues.append(item.issue(self.file, f"unknown role {role!r}; message skipped"))
+        if not isinstance(role, str) or role not in ROLES:
+            shown = repr(role)[:60]
+            self.issues.append(item.issue(self.file, f"unknown role {shown}; message skipped"))
             return
         if role in ("tool", "function"):
             self._complete(item, raw, position)

@@ -20,6 +20,8 @@ from proctor.sources._common import (
     as_object,
     content_digest,
     json_type_name,
+    mostly,
+    named,
     parse_arguments,
 )
 from proctor.sources.openai_chat._content import content_text
@@ -30,16 +32,20 @@ PART_TYPES = frozenset(
     {"text", "image_url", "input_audio", "file", "refusal", "reasoning", "thinking"}
 )
 """Content part types of Chat Completions (plus vendor reasoning parts, dropped later)."""
+_RECORD_KEYS = frozenset({"messages", "choices", "request", "response", "body", "model"})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
+"""Keys that make an object a (damaged) record or message of this format."""
 
 
 def is_message(value: Any) -> bool:
     """True for a dict shaped like a Chat Completions message."""
-    if not isinstance(value, dict) or value.get("role") not in ROLES:
+    if not isinstance(value, dict) or not named(value.get("role"), ROLES):
         return False
     content = value.get("content")
     if isinstance(content, list):
         if not all(
-            isinstance(part, str) or (isinstance(part, dict) and part.get("type") in PART_TYPES)
+            isinstance(part, str)
+            or (isinstance(part, dict) and named(part.get("type"), PART_TYPES))
             for part in content
         ):
             return False
@@ -96,17 +102,15 @@ def is_record(value: Any) -> bool:
 def looks_like_chat(document: Any) -> bool:
     """True for a JSON document in one of the accepted shapes."""
     if isinstance(document, list):
-        return bool(document) and (
-            all(is_message(m) for m in document) or all(is_record(r) for r in document)
+        return mostly(document, is_message, _MESSAGE_KEYS) or mostly(
+            document, is_record, _RECORD_KEYS
         )
     return is_record(document)
 
 
 def looks_like_chat_lines(records: list[dict[str, Any]]) -> bool:
     """True for JSON Lines where every sampled line is a chat record, or every line a message."""
-    return bool(records) and (
-        all(is_record(r) for r in records) or all(is_message(r) for r in records)
-    )
+    return mostly(records, is_record, _RECORD_KEYS) or mostly(records, is_message, _MESSAGE_KEYS)
 
 
 # --- exchanges ---------------------------------------------------------------------------

@@ -115,6 +115,10 @@ class _ConversationBuilder:
             self.issues.append(item.issue(self.file, reason))
             return False
         kind = raw.get("type") or MESSAGE
+        if not isinstance(kind, str):
+            reason = f"item type is {json_type_name(kind)}, not a name; skipped"
+            self.issues.append(item.issue(self.file, reason))
+            return False
         if kind in HIDDEN_TYPES or kind in IGNORED_TYPES:
             return False
         if kind == MESSAGE:
@@ -145,8 +149,8 @@ class _ConversationBuilder:
         usage: Usage | None,
     ) -> bool:
         role = raw.get("role")
-        if role not in _KINDS:
-            reason = 'message has no "role"' if role is None else f"unknown role {role!r}"
+        if not isinstance(role, str) or role not in _KINDS:
+            reason = 'message has no "role"' if role is None else f"unknown role {role!r:.60}"
             self.issues.append(item.issue(self.file, f"{reason}; skipped"))
             return False
         message_role, kind = _KINDS[role]

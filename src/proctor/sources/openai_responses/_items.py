@@ -16,6 +16,7 @@ from proctor.sources._common import (
     base64_size,
     join_text,
     media_placeholder,
+    named,
     render_value,
     url_placeholder,
     without_hidden,
@@ -78,7 +79,7 @@ _STATUS: dict[str, ToolStatus] = {
 def call_status(item: dict[str, Any], *, has_result: bool) -> ToolStatus:
     """Status of a call item: built-in calls carry it (``completed``, ``failed`` …); a
     client-executed call is pending until its ``*_output`` item arrives."""
-    if item.get("type") in CLIENT_CALL_TYPES:
+    if named(item.get("type"), CLIENT_CALL_TYPES):
         return "pending"
     status = _STATUS.get(str(item.get("status")))
     if status is None:
@@ -115,7 +116,12 @@ def part_text(part: Any) -> str | None:
         data, audio_format = as_text(audio.get("data")), as_text(audio.get("format"))
         size = base64_size(data) if data is not None else None
         return media_placeholder(f"audio/{audio_format or '*'}", size=size)
-    return f"[{kind} part]" if isinstance(kind, str) else None
+    # A part of a type this Proctor does not know (or a damaged type) that holds text
+    # shows its text: reasoning never comes as a message part, it has items of its own.
+    text = as_text(part.get("text"))
+    if text is not None and not (isinstance(kind, str) and "reasoning" in kind):
+        return text
+    return f"[{kind[:60]} part]" if isinstance(kind, str) else None
 
 
 def content_text(content: Any) -> str:

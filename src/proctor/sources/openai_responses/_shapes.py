@@ -22,6 +22,8 @@ from proctor.sources._common import (
     as_text,
     content_digest,
     json_type_name,
+    mostly,
+    named,
 )
 from proctor.sources.openai_responses._items import (
     ITEM_TYPES,
@@ -35,6 +37,10 @@ from proctor.transcript import SourceIssue
 ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
+_RECORD_KEYS = frozenset({"input", "output", "request", "response", "instructions", "model"})
+"""Keys that make an object a (damaged) record of this format."""
+
+
 def is_item(value: Any) -> bool:
     """True for a Responses item, or an "easy" input message ``{role, content}``."""
     if not isinstance(value, dict):
@@ -44,10 +50,10 @@ def is_item(value: Any) -> bool:
         content = value.get("content")
         parts_ok = isinstance(content, str) or (
             isinstance(content, list)
-            and all(as_object(p).get("type") in PART_TYPES for p in content)
+            and all(named(as_object(p).get("type"), PART_TYPES) for p in content)
         )
-        return value.get("role") in ROLES and parts_ok
-    return kind in ITEM_TYPES
+        return named(value.get("role"), ROLES) and parts_ok
+    return named(kind, ITEM_TYPES)
 
 
 def is_specific(item: dict[str, Any]) -> bool:
@@ -101,24 +107,23 @@ def is_record(value: Any) -> bool:
         )
     if is_response(value) or is_request(value):
         return True
-    items = [*(value.get("input") or []), *(value.get("output") or [])]
-    return isinstance(value.get("output"), list) and _items_ok(items, specific=True)
+    inputs, outputs = value.get("input"), value.get("output")
+    if not isinstance(outputs, list):
+        return False
+    items = [*(inputs if isinstance(inputs, list) else []), *outputs]
+    return _items_ok(items, specific=True)
 
 
 def looks_like_responses(document: Any) -> bool:
     """True for a JSON document in one of the accepted shapes."""
     if isinstance(document, list):
-        return _items_ok(document, specific=True) or (
-            bool(document) and all(is_record(r) for r in document)
-        )
+        return _items_ok(document, specific=True) or mostly(document, is_record, _RECORD_KEYS)
     return is_record(document)
 
 
 def looks_like_responses_lines(records: list[dict[str, Any]]) -> bool:
     """True for JSON Lines of Responses records, or of items (one of them specific)."""
-    return bool(records) and (
-        all(is_record(r) for r in records) or _items_ok(records, specific=True)
-    )
+    return mostly(records, is_record, _RECORD_KEYS) or _items_ok(records, specific=True)
 
 
 # --- exchanges ---------------------------------------------------------------------------
@@ -131,6 +136,8 @@ def content_key(item: Any) -> str:
     """
     item = as_object(item)
     kind = item.get("type") or MESSAGE
+    if not isinstance(kind, str):
+        return content_digest("raw", item)
     if kind == MESSAGE:
         return content_digest(kind, item.get("role"), content_text(item.get("content")).strip())
     call_id = as_text(item.get("call_id"))
@@ -248,6 +255,6 @@ def _is_item_list(value: Any) -> bool:
 def _is_record_like(value: Any) -> bool:
     return (
         isinstance(value, dict)
-        and value.get("type") not in ITEM_TYPES
+        and not named(value.get("type"), ITEM_TYPES)
         and bool({"input", "output", "request", "response"} & set(value))
     )

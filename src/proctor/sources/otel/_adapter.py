@@ -19,11 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from proctor.errors import SourceError
-from proctor.sources._files import iter_jsonl, load_json_document, read_head
-from proctor.sources._source import SAMPLE_BYTES, ReadItem, ReadUnit, Sample, SourceAdapter
+from proctor.sources._common import is_json_lines, mostly
+from proctor.sources._files import iter_jsonl, load_json_document, nesting_issue
+from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.otel._bundles import build_bundles
 from proctor.sources.otel._logs import merge_log_node, nodes_from_logs
 from proctor.sources.otel._operations import SpanNode
@@ -36,6 +35,10 @@ _EXPORT_START = re.compile(
     rb'^\s*\{\s*"(?:resourceSpans|resourceLogs|resource_spans|resource_logs)"\s*:'
 )
 """An export's first key, recognisable even when the first line is too long to sample."""
+
+
+_RECORD_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
+"""What decoding one malformed export can raise: it becomes an issue for that export."""
 
 
 class OtelAdapter(SourceAdapter):
@@ -52,7 +55,9 @@ class OtelAdapter(SourceAdapter):
             return True
         if sample.records:
             # A collector file may interleave metrics exports with trace and log exports.
-            return all(map(_is_any_export, sample.records)) and any(map(is_export, sample.records))
+            records = sample.records
+            keys = frozenset({"resourceSpans", "resourceLogs", "resourceMetrics"})
+            return mostly(records, _is_any_export, keys) and any(map(is_export, records))
         return is_export(sample.document)
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
@@ -103,7 +108,18 @@ def read_exports(documents: Iterable[tuple[Any, int | None]], shown: str) -> Exp
     decoder = ExportDecoder(shown)
     items: list[ExportItem] = []
     for document, line in documents:
-        items.extend(decoder.decode(document, line))
+        too_deep = nesting_issue(shown, document, line=line, skipped="export skipped")
+        if too_deep is not None:
+            decoder.issues.append(too_deep)
+            continue
+        try:
+            items.extend(list(decoder.decode(document, line)))
+        except _RECORD_ERRORS as exc:
+            decoder.issues.append(
+                SourceIssue(
+                    shown, f"export could not be read ({type(exc).__name__}: {exc}); skipped", line
+                )
+            )
     scopes = assign_scopes(_nodes(items))
     spans = {(item.trace_id, item.span_id) for item in items if isinstance(item, SpanRecord)}
     used = {ref_of(node) for scope in scopes for node in scope.nodes}
@@ -121,15 +137,16 @@ def _is_any_export(record: dict[str, Any]) -> bool:
 
 
 def _is_json_lines(unit: ReadUnit) -> bool:
-    """True when the first line is a whole JSON object (or too long to tell: read by lines)."""
-    head = unit.sample.head if unit.sample is not None else read_head(unit.path, SAMPLE_BYTES)
-    first, newline, _ = head.lstrip().partition(b"\n")
-    if not newline:
+    """True for one export a line (a damaged first line included), or a one-line file."""
+    sample = unit.sample if unit.sample is not None else Sample(unit.path)
+    head = sample.head.strip()
+    if b"\n" not in head:
         return True  # one line: reading it as JSON Lines gives the same document
-    try:
-        return isinstance(orjson.loads(first), dict)
-    except orjson.JSONDecodeError:
-        return False
+    if is_json_lines(sample):
+        return True
+    # Every line damaged: still one export a line (each reported), unless the file is
+    # a pretty-printed document (a bare brace on its first line) or parses as one.
+    return head.split(b"\n", 1)[0].strip() not in (b"{", b"[") and sample.document is None
 
 
 def _documents(unit: ReadUnit, issues: list[SourceIssue]) -> Iterator[tuple[Any, int | None]]:

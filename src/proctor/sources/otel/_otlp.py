@@ -30,6 +30,9 @@ StatusCode = Literal["unset", "ok", "error"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
+_MAX_NANOS = 253_402_300_800 * 10**9
+"""Nanoseconds from the epoch to year 10000: later times are not times."""
+
 _STATUS_CODES: dict[object, StatusCode] = {
     0: "unset",
     1: "ok",
@@ -193,13 +196,22 @@ def normalise_id(value: Any, size: int) -> str | None:
 
 
 def nanos_to_time(value: Any) -> datetime | None:
-    """An aware UTC time from ``*UnixNano`` (a string or a number); None for 0 or absent."""
+    """An aware UTC time from ``*UnixNano`` (a string or a number); None for 0, absent, or
+    past what a calendar holds (year 10000 and later)."""
     if value is None or value == "":
         return None
-    nanos = int(value)
-    if nanos <= 0:
+    try:
+        nanos = int(value)
+    except OverflowError:  # an infinite float
+        return None
+    if nanos <= 0 or nanos >= _MAX_NANOS:
         return None
     return _EPOCH + timedelta(microseconds=nanos // 1000)
+
+
+def _status_code(code: Any) -> StatusCode:
+    """A span status code (a number or its name); ``unset`` for anything else."""
+    return _STATUS_CODES.get(code, "unset") if isinstance(code, int | str) else "unset"
 
 
 class ExportDecoder:
@@ -288,7 +300,7 @@ class ExportDecoder:
             ended_at=ended_at,
             attributes=self._attributes(span, where, line),
             events=tuple(self._span_events(span, where, line)),
-            status=_STATUS_CODES.get(status.get("code", 0), "unset"),
+            status=_status_code(status.get("code", 0)),
             status_message=message if isinstance(message, str) and message else None,
             resource=resource,
         )
