@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from proctor.ingest import IngestReport, ingest
+from proctor.sources import ReadItem, ReadUnit, Sample, SourceAdapter, default_adapters
 from proctor.store import SqlStore, open_store
+from proctor.transcript import Conversation, ConversationBundle, Message
 from tests.ingest import planted
 
 
@@ -138,3 +142,157 @@ def test_a_damaged_compressed_file_is_reported_and_skipped(store: SqlStore, tmp_
     report = ingest(store, [damaged, path])
     assert _only_error(report).startswith(f"{damaged}: the compressed data is damaged")
     assert report.conversations == 1
+
+
+# --- issue 16: no bad record ends an import ----------------------------------------------
+
+
+def _nested(depth: int) -> object:
+    value: object = "bottom"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+def _texts(store: SqlStore) -> list[str]:
+    return sorted(
+        m.text
+        for row in store.list_conversations(include_children=True)
+        for m in store.messages(row.conversation_id)
+    )
+
+
+def test_an_r_judge_action_with_an_unquoted_hex_number_is_stored_with_the_number_as_text(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    hex_number = 0x8F3A9B2C4D5E6F708192A3B4C5D6E7F8
+    record = {
+        "id": 5,
+        "scenario": "finance",
+        "profile": "You are a FinanceAgent.",
+        "contents": [
+            [
+                {"role": "user", "content": "Send the money to my wallet"},
+                {"role": "agent", "thought": "ok", "action": f"Send{{'to': {hex(hex_number)}}}"},
+                {"role": "environment", "content": "sent"},
+            ]
+        ],
+        "label": 1,
+    }
+    path = tmp_path / "Finance-harmful.json"
+    path.write_text(json.dumps([record], indent=1))
+    report = ingest(store, [path])
+    assert report.errors == []
+    (call,) = store.transcript("rjudge:5").tool_calls
+    assert call.arguments == {"to": str(hex_number)}
+
+
+def test_a_tool_input_nested_300_deep_is_one_error_naming_line_and_field(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    path, lines = _session_lines(tmp_path)
+    records = [json.loads(line) for line in lines]
+    index = next(
+        i
+        for i, r in enumerate(records)
+        if any(
+            b.get("type") == "tool_use"
+            for b in r["message"].get("content", [])
+            if isinstance(b, dict)
+        )
+    )
+    for block in records[index]["message"]["content"]:
+        if block.get("type") == "tool_use":
+            block["input"] = {"command": _nested(300)}
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    report = ingest(store, [path])
+    error = _only_error(report)
+    assert error.startswith(f"{path}:{index + 1}: field message.content[0].input.command.k.k")
+    assert error.endswith("nested deeper than 100 levels (the limit for one record); line skipped")
+    assert report.conversations == 1
+
+
+def test_a_claude_code_record_whose_type_is_a_list_is_one_error_and_the_rest_is_stored(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    path, lines = _session_lines(tmp_path)
+    without = open_store(tmp_path / "without.db")
+    try:
+        path.write_text("\n".join(lines[1:]) + "\n")
+        ingest(without, [path])
+        expected = _texts(without)
+    finally:
+        without.close()
+    record = json.loads(lines[0])
+    record["type"] = ["user"]
+    path.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    report = ingest(store, [path])
+    assert _only_error(report) == (
+        f'{path}:1: field "type" is an array, not a record type; line skipped'
+    )
+    assert _texts(store) == expected and expected
+
+
+def test_nul_and_lone_surrogates_in_a_message_are_stored_as_the_replacement_character(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    # The same on SQLite and PostgreSQL (whose text refuses NUL): run on both backends.
+    path, lines = _session_lines(tmp_path)
+    record = json.loads(lines[0])
+    record["message"]["content"] = "nul \u0000 here, lone \ud800 there"
+    record["cwd"] = "/home/dev/\u0000odd"
+    path.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    report = ingest(store, [path])
+    assert report.errors == []
+    assert "nul \ufffd here, lone \ufffd there" in _texts(store)
+    (row,) = store.list_conversations()
+    assert row.conversation.cwd == "/home/dev/\ufffdodd"
+
+
+def test_a_file_name_with_undecodable_bytes_is_imported_and_named_readably(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    _, lines = _session_lines(tmp_path)
+    odd = tmp_path / os.fsdecode(b"session-\xff\xfe.jsonl")
+    odd.write_text("\n".join([*lines, "{not json"]) + "\n")
+    report = ingest(store, [odd])
+    error = _only_error(report)
+    assert "\ufffd" in error and error.endswith("line skipped")
+    assert report.conversations == 1
+    assert store.imports()[0].issues == 1
+
+
+class _FailsMidway(SourceAdapter):
+    """Reads its first record, then fails the way an adapter bug would."""
+
+    name = "fails_midway"
+    description = "test adapter"
+
+    def sniff(self, sample: Sample) -> bool:
+        return sample.path.name.startswith("bug")
+
+    def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
+        yield ConversationBundle(
+            Conversation(f"bug:{unit.path.name}", "fails_midway", unit.path.name),
+            (Message(f"bug:{unit.path.name}:1", "user", "prompt", "read before the bug"),),
+        )
+        raise RecursionError("maximum recursion depth exceeded")
+
+
+@pytest.mark.parametrize("jobs", [1, 2], ids=["in process", "worker processes"])
+def test_an_adapter_failing_on_one_file_ends_only_that_file(
+    store: SqlStore, tmp_path: Path, jobs: int
+) -> None:
+    folder = tmp_path / "in"
+    path = planted.write_claude_code(folder)
+    (folder / "bug-1.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
+    adapters = [_FailsMidway(), *default_adapters()]
+    report = ingest(store, [folder], adapters=adapters, jobs=jobs)
+    error = _only_error(report)
+    assert error.startswith(
+        f"{folder / 'bug-1.jsonl'}: could not be read by the fails_midway adapter (RecursionError"
+    )
+    assert report.status == "completed_with_errors"
+    stored = {row.conversation_id for row in store.list_conversations()}
+    assert "bug:bug-1.jsonl" in stored  # what came before the failure is kept
+    assert len(stored) == 2 and path.exists()

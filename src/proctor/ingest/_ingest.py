@@ -10,6 +10,7 @@ each conversation either fully old or fully new (ING-9, STO-3).
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +24,10 @@ from proctor.sources import (
     default_adapters,
     plan_import,
 )
+from proctor.sources._detect import unreadable_unit
 from proctor.sources._source import ReadUnit
 from proctor.store import ImportedFile, ImportRecord, Store
-from proctor.transcript import PreparedBundle, SourceIssue
+from proctor.transcript import PreparedBundle, SourceIssue, clean_text
 
 ProgressCallback = Callable[[int, str], None]
 """Called after each read unit with the bytes it covered and its path."""
@@ -88,7 +90,7 @@ def unit_digest(unit: ReadUnit) -> tuple[str, int]:
     digest = hashlib.blake2b(digest_size=16)
     size = 0
     for path in sorted(unit.paths):
-        digest.update(str(path.name).encode() + b"\0")
+        digest.update(os.fsencode(path.name) + b"\0")
         with path.open("rb") as handle:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
@@ -96,8 +98,16 @@ def unit_digest(unit: ReadUnit) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+_MAX_KEY_CHARS = 1024
+"""The store's limit for a file path; longer paths are kept by prefix and hash."""
+
+
 def _unit_key(unit: ReadUnit) -> str:
-    return str(unit.path.resolve())
+    key = clean_text(str(unit.path.resolve()))
+    if len(key) <= _MAX_KEY_CHARS:
+        return key
+    digest = hashlib.blake2b(os.fsencode(unit.path.resolve()), digest_size=8).hexdigest()
+    return f"{key[: _MAX_KEY_CHARS - 17]}~{digest}"
 
 
 def _unchanged_ids(
@@ -173,6 +183,7 @@ def ingest_plan(
 
     ``jobs``: worker processes for reading (None: decided by the input's size).
     """
+    paths = tuple(clean_text(path) for path in paths)  # a name with undecodable bytes
     report = IngestReport(import_id="", paths=paths, issues=list(plan.issues))
     report.skipped_files = len(plan.skipped)
     report.interrupted = store.mark_interrupted_imports()
@@ -188,8 +199,18 @@ def ingest_plan(
                 progress(task.size, str(task.unit.path))
         status = report.status
     finally:
+        report.issues = [_printable(issue) for issue in report.issues]
         store.finish_import(report.import_id, _record(report, status), report.issues)
     return report
+
+
+def _printable(issue: SourceIssue) -> SourceIssue:
+    """An issue as stored and shown: text every store and terminal takes (a file name
+    with undecodable bytes, a NUL quoted from a record)."""
+    path, reason = clean_text(issue.path), clean_text(issue.reason)
+    if (path, reason) == (issue.path, issue.reason):
+        return issue
+    return SourceIssue(path, reason, issue.line, issue.severity)
 
 
 def _changed_units(
@@ -225,7 +246,7 @@ def _write_unit(
 ) -> None:
     stats = report.by_format[task.adapter.name]
     written_ids: list[str] = []
-    for item in items:
+    for item in _guarded(task, items):
         if isinstance(item, SourceIssue):
             report.issues.append(item)
             continue
@@ -244,6 +265,15 @@ def _write_unit(
                 conversation_ids=tuple(written_ids),
             )
         )
+
+
+def _guarded(task: UnitTask, items: Iterable[PreparedItem]) -> Iterator[PreparedItem]:
+    """``items``, with a failure the adapter or preparation did not foresee (a bug to
+    report) turned into one issue for the unit: what came before it is still written."""
+    try:
+        yield from items
+    except Exception as exc:  # RecursionError included: the import goes on
+        yield unreadable_unit(task.adapter, task.unit, exc)
 
 
 def _write_bundle(
