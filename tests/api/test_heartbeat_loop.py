@@ -69,6 +69,7 @@ def hosting(database: Path) -> Iterator[httpx.Client]:
         yield client
 
 
+@pytest.mark.slow
 def test_a_due_plan_runs_while_the_server_is_up(hosting: httpx.Client) -> None:
     def plan_ran() -> list[dict[str, Any]]:
         """the plan's finished run appears in the activity list"""
@@ -93,6 +94,7 @@ def test_a_due_plan_runs_while_the_server_is_up(hosting: httpx.Client) -> None:
     assert len(plan_ran()) == 1
 
 
+@pytest.mark.slow
 def test_with_the_app_off_the_loop_passes_but_runs_nothing(database: Path) -> None:
     _due_plan(database, app_on=False)
     with _serve(database, "--heartbeat-interval", "1s") as client:

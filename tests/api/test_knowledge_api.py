@@ -199,6 +199,7 @@ def test_bad_bodies_and_unknown_bases_and_entries_are_refused_precisely(api: Api
     assert api.get("/api/knowledge/missing-entry").status_code == 404
 
 
+@pytest.mark.slow
 def test_proctor_serve_previews_confirms_and_refuses_traversal_on_a_real_socket(
     database: Path,
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.backends import database_env
 from tests.loopback import free_port, serving
@@ -79,6 +80,7 @@ class Readers:
             self.failures.append(message)
 
 
+@pytest.mark.slow
 def test_overview_graph_and_search_hold_under_concurrent_readers_while_a_review_publishes(
     database: Path,
 ) -> None:

@@ -22,6 +22,8 @@ import pytest
 from tests.backends import server_env
 from tests.loopback import free_port, serving
 
+pytestmark = pytest.mark.slow  # a Proctor server per test
+
 PLANTED = (
     b'{"type": "message", "conversation_id": "planted", "message_id": "m1", '
     b'"role": "user", "text": "planted by a web page"}\n'

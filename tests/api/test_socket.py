@@ -30,6 +30,7 @@ def server(database: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.slow
 def test_proctor_serve_answers_over_http_only_with_the_token(server: str) -> None:
     with httpx.Client(base_url=server, timeout=10) as anonymous:
         assert anonymous.get("/api/health").status_code == 401

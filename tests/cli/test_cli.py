@@ -87,6 +87,7 @@ def test_ingest_without_paths_offers_the_default_folders(
     assert json.loads(run("conversations", "list", "--json").output)["total"] == 1
 
 
+@pytest.mark.slow
 def test_list_show_and_delete_a_conversation(inputs: list[Path]) -> None:
     run("ingest", *map(str, inputs))
     listing = json.loads(run("conversations", "list", "--json").output)

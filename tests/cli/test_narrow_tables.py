@@ -169,6 +169,7 @@ def _hidden(output: str) -> list[list[str]]:
     return [found.split(", ") for found in _HIDDEN.findall(flat)]
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 @pytest.mark.parametrize("columns", [80, 60, 100])
 @pytest.mark.parametrize("name", list(LISTINGS))

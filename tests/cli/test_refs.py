@@ -75,6 +75,7 @@ def _listed_refs(*args: str) -> list[str]:
     return [line.split("│")[1].strip() for line in output.splitlines() if line.startswith("│")]
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 @pytest.mark.usefixtures("colliding")
 def test_every_conversation_ref_is_unique_and_shows_its_own_conversation() -> None:

@@ -157,6 +157,7 @@ def test_search_beats_the_plain_full_text_baseline_on_the_development_split(
         assert _recall(slice_, "search") > _recall(slice_, "baseline") + 0.1, conversation
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_full_text_search_alone_beats_the_baseline_on_the_development_split(
     datasets_dir: Path,

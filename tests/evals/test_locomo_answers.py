@@ -169,6 +169,7 @@ def test_answers_are_normalised_as_in_squad_before_token_f1() -> None:
     assert token_f1("the", "a") == 0.0  # nothing left after normalisation
 
 
+@pytest.mark.slow
 def test_known_answers_and_verdicts_give_exactly_the_figures_computed_by_hand(
     tiny: Path, server: ScriptedModelServer
 ) -> None:

@@ -111,6 +111,7 @@ def _fire(store: SqlStore, now: datetime) -> Any:
     return outcome
 
 
+@pytest.mark.slow
 def test_no_change_costs_nothing_no_candidates_cost_the_review_candidates_one_call_more(
     store: SqlStore, server: ScriptedModelServer, tmp_path: Path
 ) -> None:

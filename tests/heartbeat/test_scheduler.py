@@ -192,6 +192,7 @@ def test_plans_run_one_after_the_other_and_run_now_leaves_the_schedule(
     )
 
 
+@pytest.mark.slow
 def test_a_suggest_plan_records_suggestions_after_a_published_review(
     examples_store: SqlStore, clock: Clock
 ) -> None:

@@ -420,6 +420,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 _EXAMPLES = itertools.count()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_appending_request_by_request_stores_exactly_what_a_whole_re_merge_stores(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from proctor.ingest import ingest
@@ -28,6 +29,7 @@ def _content(db: Path) -> dict[str, list[tuple[object, ...]]]:
         }
 
 
+@pytest.mark.slow
 def test_worker_processes_store_the_same_as_one_process(
     tmp_path: Path, transcripts_dir: Path
 ) -> None:

@@ -23,6 +23,7 @@ def http_url(mcp_home: McpHome) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
+@pytest.mark.slow
 def test_an_agent_searches_the_story_graph_over_streamable_http(
     http_url: str, mcp_home: McpHome
 ) -> None:
@@ -44,6 +45,7 @@ def test_an_agent_searches_the_story_graph_over_streamable_http(
     assert "graph-access on" in refused
 
 
+@pytest.mark.slow
 def test_http_is_refused_on_an_address_other_than_loopback(mcp_home: McpHome) -> None:
     done = subprocess.run(
         mcp_home.command("--transport", "http", "--host", "0.0.0.0"),

@@ -16,6 +16,8 @@ from proctor.mcp._server import transport_security
 from tests.loopback import free_port, serving
 from tests.mcp.conftest import McpHome
 
+pytestmark = pytest.mark.slow  # a Proctor server per test
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

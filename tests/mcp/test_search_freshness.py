@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -36,6 +37,7 @@ def _message_ids(answer: dict[str, Any]) -> list[str]:
     return [hit["id"] for hit in answer["hits"] if hit["type"] == "message"]
 
 
+@pytest.mark.slow
 def test_search_finds_messages_stored_after_the_server_started(mcp_home: McpHome) -> None:
     store = mcp_home.store
     project = store.conversation(mcp_home.main_id).project

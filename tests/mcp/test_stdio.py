@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -23,6 +24,7 @@ def _text(result: Any) -> str:
     return "".join(block.text for block in result.content)
 
 
+@pytest.mark.slow
 def test_an_agent_lists_and_calls_every_read_only_tool_over_stdio(mcp_home: McpHome) -> None:
     async def session() -> dict[str, Any]:
         answers: dict[str, Any] = {}

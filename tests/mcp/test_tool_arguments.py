@@ -15,6 +15,8 @@ from proctor.mcp import TOOLS, ToolContext, ToolRefusal, call_tool
 from proctor.mcp._tools import GRAPH_LIMIT_MAX, QUERY_MAX_CHARS, SEARCH_LIMIT_MAX
 from tests.mcp.conftest import McpHome
 
+pytestmark = pytest.mark.slow  # a home with the examples and two reviews per test
+
 
 @pytest.fixture
 def bound(mcp_home: McpHome) -> ToolContext:

@@ -41,6 +41,7 @@ def test_what_a_case_blind_stem_letter_matches_lower_cases_to_that_letter() -> N
             assert character.lower() == letter, (letter, hex(ord(character)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("topic", "pattern"), _PATTERNS, ids=[topic for topic, _ in _PATTERNS])
 @settings(max_examples=400, deadline=None)
 @given(data=st.data())
@@ -67,6 +68,7 @@ _PIECES = (
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
 def test_claims_are_the_same_with_and_without_the_shortcuts(text: str) -> None:

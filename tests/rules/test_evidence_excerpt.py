@@ -3,6 +3,7 @@ the whole cited text is read or only as much of it as the excerpt needs."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ def _plain(text: str) -> str:
     return piece if len(piece) <= EXCERPT_CHARS else piece[: EXCERPT_CHARS - 1] + "…"
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(
     st.lists(

@@ -243,6 +243,7 @@ def _realistic(marker: str) -> bool:
     return not re.search(r"\s{21}|\S{31}", marker)
 
 
+@pytest.mark.slow
 @given(_text_around_a_marker())
 @settings(max_examples=600, deadline=None)
 def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) -> None:
@@ -351,6 +352,7 @@ _VALUE_PIECES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=40).map("".join))
 @settings(max_examples=3000, deadline=None)
 def test_values_are_what_every_pattern_finds_over_the_whole_text(text: str) -> None:
@@ -381,6 +383,7 @@ _RECORD_PIECES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(_RECORD_PIECES), min_size=1, max_size=60).map("".join))
 @settings(max_examples=2000, deadline=None)
 def test_a_block_starts_where_the_whole_look_back_window_says(text: str) -> None:

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,6 +54,7 @@ def _call(arguments: Any) -> ToolCall:
     return ToolCall(source_id="c", name="Send_Email", arguments=arguments)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_VALUES, _VALUES)
 def test_equal_keys_exactly_when_the_sorted_json_is_equal(first: Any, second: Any) -> None:
@@ -60,6 +62,7 @@ def test_equal_keys_exactly_when_the_sorted_json_is_equal(first: Any, second: An
     assert (action_key(_call(first)) == action_key(_call(second))) == same_json
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.dictionaries(_KEYS, _VALUES, max_size=4), st.randoms(use_true_random=False))
 def test_reordered_keys_and_reflowed_text_are_the_same_action(

@@ -40,6 +40,7 @@ def test_there_is_a_plain_form_for_every_pattern() -> None:
     assert len(_PLAIN) == len(_VOLATILE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", range(len(_PLAIN)))
 @settings(max_examples=1500, deadline=None)
 @given(text=st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
@@ -55,6 +56,7 @@ def test_retries_that_differ_only_in_volatile_parts_normalise_alike() -> None:
     assert normalise_output("2 failed") != normalise_output("1 failed")
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(text=st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 def test_skipping_patterns_a_text_cannot_match_changes_nothing(text: str) -> None:

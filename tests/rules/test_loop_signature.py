@@ -4,6 +4,7 @@ one action gave different texts."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def _events(steps: list[tuple[str, str, str, bool, int]]) -> list[Event]:
     return events
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_STEP, min_size=WINDOW, max_size=4 * WINDOW))
 def test_signatures_are_equal_exactly_for_the_same_steps_in_the_window(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from proctor.sources._redaction import _ANCHORS, _PATTERNS, Redactor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "pattern"), [(k, p) for k, p, _, _ in _PATTERNS])
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())

@@ -155,6 +155,7 @@ def user_fields(row: dict[str, Any], object_type: str) -> dict[str, Any]:
     return {name: row[name] for name in (*names, "state")}
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(history=st.lists(proposals, min_size=1, max_size=4), again=proposals)
 def test_publishing_a_run_twice_changes_nothing(
@@ -176,6 +177,7 @@ def test_publishing_a_run_twice_changes_nothing(
             assert store.graph(draft.result_id) == first
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(history=steps)
 def test_user_edits_survive_any_sequence_of_automatic_runs(
@@ -224,6 +226,7 @@ def test_user_edits_survive_any_sequence_of_automatic_runs(
                 assert user_fields(now[object_type][object_id], object_type) == fields
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(history=st.lists(entities, min_size=1, max_size=4))
 def test_identity_never_follows_names(

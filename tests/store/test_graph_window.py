@@ -413,6 +413,7 @@ def generated(project_id: str, g: dict[str, Any]) -> tuple[ResultDraft, ResultDr
     return first, second
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,

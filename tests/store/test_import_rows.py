@@ -168,6 +168,7 @@ def test_on_sqlite_an_import_is_interrupted(case: str, tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_on_sqlite_an_import_of_another_host_or_of_a_live_process_is_left_running(
     tmp_path: Path,
 ) -> None:

@@ -115,6 +115,7 @@ def test_without_a_model_the_rule_text_is_saved_and_no_call_is_made(
     assert any(s.text.startswith("Open: pytest still failing") for s in saved)
 
 
+@pytest.mark.slow
 def test_the_default_connection_phrases_and_its_usage_is_recorded(
     store: SqlStore, server: ScriptedModelServer
 ) -> None:
@@ -163,6 +164,7 @@ def test_an_invalid_answer_gets_one_repair_then_counts_both_calls(
     assert outcome.phrased == outcome.candidates
 
 
+@pytest.mark.slow
 def test_a_phrasing_failure_leaves_the_result_intact_and_is_retried_alone(
     store: SqlStore, server: ScriptedModelServer, answers: Answers, phrasing: Phrasing
 ) -> None:
