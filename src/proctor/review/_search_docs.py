@@ -14,47 +14,47 @@ from collections.abc import Iterator, Sequence
 
 from proctor.graph import ResultDraft
 from proctor.graph import SourceRef as FactRef
-from proctor.search import SearchDocument, SourceRef
+from proctor.search import (
+    SearchDocument,
+    SourceRef,
+    entity_document,
+    event_document,
+    story_line_document,
+)
 from proctor.store._graph_rows import derived_id
-
-_MAX_REFS = 5
 
 
 def _refs(sources: Sequence[FactRef]) -> tuple[SourceRef, ...]:
-    return tuple(SourceRef(r.source_type, r.source_id) for r in sources[:_MAX_REFS])
+    return tuple(SourceRef(r.source_type, r.source_id) for r in sources)
 
 
 def graph_documents(draft: ResultDraft) -> Iterator[SearchDocument]:
     """One document per entity, event and story line the draft publishes."""
     for entity in draft.entities:
-        yield SearchDocument(
-            doc_type="entity",
-            doc_id=entity.entity_id,
-            project_id=entity.project_id,
-            title=entity.name,
-            text=f"{entity.kind} {entity.name}: {entity.description}",
-            occurred_at=None,
-            source_refs=_refs(entity.sources),
+        yield entity_document(
+            entity.entity_id,
+            entity.project_id,
+            entity.kind,
+            entity.name,
+            entity.description,
+            _refs(entity.sources),
         )
     for event in draft.events:
-        yield SearchDocument(
-            doc_type="event",
-            doc_id=event.event_id,
-            project_id=event.project_id,
-            title=event.title,
-            text=event.summary,
-            occurred_at=event.occurred_at,
-            source_refs=_refs(event.sources),
+        yield event_document(
+            event.event_id,
+            event.project_id,
+            event.title,
+            event.summary,
+            event.occurred_at,
+            _refs(event.sources),
         )
     project_of = {event.event_id: event.project_id for event in draft.events}
     for line in draft.story_lines:
         projects = [project_of[e] for e in line.event_ids if e in project_of]
-        yield SearchDocument(
-            doc_type="story_line",
+        yield story_line_document(
             # A new line gets the id the publish gives it.
-            doc_id=line.story_line_id or derived_id("story_line", draft.result_id, line.key),
-            project_id=projects[0] if projects else draft.project_id,
-            title=line.title,
-            text=line.summary,
-            occurred_at=None,
+            line.story_line_id or derived_id("story_line", draft.result_id, line.key),
+            projects[0] if projects else draft.project_id,
+            line.title,
+            line.summary,
         )

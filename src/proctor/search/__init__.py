@@ -14,7 +14,13 @@ hits with their source references and the ``IndexStatus`` they were found in.
 """
 
 from proctor.search._background import CATCH_UP_SECONDS, BackgroundIndexer, IndexerState
-from proctor.search._documents import SearchDocument, SourceRef
+from proctor.search._documents import (
+    SearchDocument,
+    SourceRef,
+    entity_document,
+    event_document,
+    story_line_document,
+)
 from proctor.search._embed import EmbedReport, embed_pending
 from proctor.search._encoder import SentenceEncoder, load_encoder, missing_embeddings
 from proctor.search._graph import index_graph_objects, remove_graph_objects
@@ -37,6 +43,8 @@ __all__ = [
     "SentenceEncoder",
     "SourceRef",
     "embed_pending",
+    "entity_document",
+    "event_document",
     "index_full_text",
     "index_graph_objects",
     "index_sources",
@@ -46,4 +54,5 @@ __all__ = [
     "query_terms",
     "remove_graph_objects",
     "search",
+    "story_line_document",
 ]

@@ -24,6 +24,8 @@ EMBED_CHARS = 2_000
 """The embedding sees at most this much (the model reads 256 word pieces anyway)."""
 SOURCE_TYPES = ("message", "tool_call")
 """Document types built from a conversation's sources; the rest are graph objects."""
+GRAPH_REFS = 5
+"""Source references a graph object's document keeps (the hit names its first sources)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,60 @@ class SearchDocument:
     def doc_key(self) -> str:
         """The document's unique key in the index."""
         return doc_key(self.doc_type, self.doc_id)
+
+
+def entity_document(
+    entity_id: str,
+    project_id: str | None,
+    kind: str,
+    name: str,
+    description: str,
+    source_refs: Sequence[SourceRef] = (),
+) -> SearchDocument:
+    """An entity as it is searched: its kind, name and description."""
+    return SearchDocument(
+        doc_type="entity",
+        doc_id=entity_id,
+        project_id=project_id,
+        title=name,
+        text=f"{kind} {name}: {description}",
+        occurred_at=None,
+        source_refs=tuple(source_refs[:GRAPH_REFS]),
+    )
+
+
+def event_document(
+    event_id: str,
+    project_id: str | None,
+    title: str,
+    summary: str,
+    occurred_at: datetime | None,
+    source_refs: Sequence[SourceRef] = (),
+) -> SearchDocument:
+    """An event as it is searched: its title and summary, at its time."""
+    return SearchDocument(
+        doc_type="event",
+        doc_id=event_id,
+        project_id=project_id,
+        title=title,
+        text=summary,
+        occurred_at=occurred_at,
+        source_refs=tuple(source_refs[:GRAPH_REFS]),
+    )
+
+
+def story_line_document(
+    story_line_id: str, project_id: str | None, title: str, summary: str
+) -> SearchDocument:
+    """A story line as it is searched: its title and summary."""
+    return SearchDocument(
+        doc_type="story_line",
+        doc_id=story_line_id,
+        project_id=project_id,
+        title=title,
+        text=summary,
+        occurred_at=None,
+    )
 
 
 def doc_key(doc_type: str, doc_id: str) -> str:

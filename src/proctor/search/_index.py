@@ -38,6 +38,7 @@ from proctor.search._documents import (
 )
 from proctor.search._embed import embed_pending
 from proctor.search._encoder import missing_embeddings
+from proctor.search._graph import missing_graph_documents, repair_graph_documents
 from proctor.search._write import (
     CHUNK,
     IN_CLAUSE,
@@ -305,19 +306,23 @@ def index_full_text(
     started = time.perf_counter()
     # The store exposes transactions to its own parts; the index is one of them.
     with store._read() as connection:
+        repair = missing_graph_documents(connection)
         signature = _sources_signature(connection)
-        if _recorded_signature(connection) == signature:
-            return IndexReport(
-                documents=int(signature[0]),
-                added=0,
-                updated=0,
-                removed=0,
-                embedded=0,
-                seconds=time.perf_counter() - started,
-                embeddings=None,
-            )
-        planned = _plan(connection)
-        indexed = _indexed(connection, SOURCE_TYPES)
+        same = _recorded_signature(connection) == signature
+        planned = [] if same else _plan(connection)
+        indexed = {} if same else _indexed(connection, SOURCE_TYPES)
+    if repair is not None:
+        repair_graph_documents(store, repair)
+    if same:
+        return IndexReport(
+            documents=int(signature[0]),
+            added=0,
+            updated=0,
+            removed=0,
+            embedded=0,
+            seconds=time.perf_counter() - started,
+            embeddings=None,
+        )
     wanted = {p.key for p in planned}
     stale = [p for p in planned if indexed.get(p.key, ("", 0))[0] != p.basis]
     removed = [indexed[key][1] for key in indexed if key not in wanted]
