@@ -377,10 +377,14 @@ def transcript_excerpt(
         # A conversation without a title has no prompt with text: its title would have
         # been made from it. Prompts are read in order until one with text stays.
         prompts = select(t.messages).where(mine, m.kind == "prompt").order_by(m.seq)
-        for found in connection.execute(prompts.execution_options(yield_per=64)).mappings():
-            messages.setdefault(found["source_id"], found)
-            if found["text"].strip() and found["source_id"] not in wanted.message_ids:
-                break
+        result = connection.execute(prompts.execution_options(yield_per=64))
+        try:
+            for found in result.mappings():
+                messages.setdefault(found["source_id"], found)
+                if found["text"].strip() and found["source_id"] not in wanted.message_ids:
+                    break
+        finally:
+            result.close()  # PostgreSQL: the server-side cursor of the rows not read
     calls = _by_ids(connection, t.tool_calls, conversation_id, wanted.call_ids)
     events = _by_ids(connection, t.task_events, conversation_id, wanted.event_ids)
     ordered_messages = sorted(messages.values(), key=lambda r: r["seq"])
