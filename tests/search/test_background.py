@@ -15,6 +15,7 @@ from proctor.search import (
     BackgroundIndexer,
     IndexStatus,
     SearchDocument,
+    SentenceEncoder,
     embed_pending,
     index_full_text,
     index_graph_objects,
@@ -23,6 +24,7 @@ from proctor.search import (
     load_encoder,
     search,
 )
+from proctor.search._catalog import Catalog, _catalogs, load_catalog
 from proctor.search._write import CHUNK
 from proctor.store import SqlStore
 from proctor.store import _schema as t
@@ -208,15 +210,13 @@ def test_the_indexer_embeds_everything_in_the_background(sqlite_store: SqlStore)
 def test_the_in_memory_catalog_follows_the_index_as_a_fresh_load_would(
     sqlite_store: SqlStore,
 ) -> None:
-    from proctor.search import _catalog
-
     encoder = load_encoder()
     assert encoder is not None
     write(sqlite_store, dialogue("c1", FRIENDS))
     write(sqlite_store, dialogue("c2", FRIENDS[:4], project="other"))
     index_full_text(sqlite_store)
     embed_pending(sqlite_store, encoder, chunk=5, seconds=0.0)
-    _catalog.load_catalog(sqlite_store, encoder)
+    load_catalog(sqlite_store, encoder)
     # Documents added and removed, vectors added to documents already held.
     write(sqlite_store, dialogue("c3", [("Zed", "A brand new turn."), *FRIENDS[:2]]))
     sqlite_store.delete_conversation("c2")
@@ -225,9 +225,17 @@ def test_the_in_memory_catalog_follows_the_index_as_a_fresh_load_would(
     write(sqlite_store, dialogue("c1", revised))
     index_full_text(sqlite_store)
     embed_pending(sqlite_store, encoder, chunk=4, seconds=0.0)
-    refreshed = _catalog.load_catalog(sqlite_store, encoder)
-    _catalog._catalogs.pop(sqlite_store)
-    fresh = _catalog.load_catalog(sqlite_store, encoder)
+    _same_as_a_fresh_load(sqlite_store, encoder)
+    # Only vectors added: the documents stay, their vectors are read.
+    embed_pending(sqlite_store, encoder, chunk=2, seconds=0.0)
+    refreshed = _same_as_a_fresh_load(sqlite_store, encoder)
+    assert 0 < refreshed.embedded < refreshed.documents
+
+
+def _same_as_a_fresh_load(store: SqlStore, encoder: SentenceEncoder) -> Catalog:
+    refreshed = load_catalog(store, encoder)
+    _catalogs.pop(store)
+    fresh = load_catalog(store, encoder)
     assert refreshed is not fresh
     assert refreshed.row_ids.tolist() == fresh.row_ids.tolist()
     assert refreshed.has_vector.tolist() == fresh.has_vector.tolist()
@@ -235,10 +243,11 @@ def test_the_in_memory_catalog_follows_the_index_as_a_fresh_load_would(
     assert refreshed.codes == fresh.codes
     assert refreshed.before.tolist() == fresh.before.tolist()
     assert refreshed.after.tolist() == fresh.after.tolist()
+    assert refreshed.index_of == fresh.index_of
     assert {a: r.tolist() for a, r in refreshed.by_author.items()} == {
         a: r.tolist() for a, r in fresh.by_author.items()
     }
-    assert 0 < refreshed.embedded < refreshed.documents
+    return refreshed
 
 
 def test_index_sources_still_does_both_to_the_end(sqlite_store: SqlStore) -> None:

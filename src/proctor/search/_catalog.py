@@ -9,6 +9,7 @@ of documents that had none are read. A long-running process pays the full load o
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from collections.abc import Sequence
@@ -106,10 +107,21 @@ def load_catalog(store: SqlStore, encoder: SentenceEncoder) -> Catalog:
         if cached is not None and cached.signature == signature:
             return cached
         if cached is None or cached.signature[-1] != encoder.name:
-            rows = _read_rows(connection, encoder.name, None)
+            catalog = _build(signature, _read_rows(connection, encoder.name, None))
         else:
-            rows = _refresh(connection, cached, encoder.name)
-    catalog = _build(signature, rows)
+            rows, same_documents = _refresh(connection, cached, encoder.name)
+            # Only vectors were added: scope fields and neighbours stay as they are.
+            catalog = (
+                dataclasses.replace(
+                    cached,
+                    signature=signature,
+                    rows=rows,
+                    vectors=rows.vectors,
+                    has_vector=rows.has_vector,
+                )
+                if same_documents
+                else _build(signature, rows)
+            )
     _catalogs[store] = catalog
     return catalog
 
@@ -160,8 +172,9 @@ def _rows_of(found: Sequence[Any]) -> _Rows:
     )
 
 
-def _refresh(connection: Connection, cached: Catalog, model: str) -> _Rows:
-    """``cached``'s rows brought up to date: removed dropped, added read, new vectors read."""
+def _refresh(connection: Connection, cached: Catalog, model: str) -> tuple[_Rows, bool]:
+    """``cached``'s rows brought up to date: removed dropped, added read, new vectors read;
+    and whether the documents are the same ones (only vectors were added)."""
     import numpy as np
 
     d, v = t.search_documents, t.search_vectors
@@ -169,22 +182,29 @@ def _refresh(connection: Connection, cached: Catalog, model: str) -> _Rows:
     current = np.array(sorted(connection.execute(select(d.c.row_id)).scalars()), dtype=np.int64)
     keep = np.isin(old.row_ids, current)
     added = current[~np.isin(current, old.row_ids)]
-    vectors = old.vectors[keep]
-    has_vector = old.has_vector[keep].copy()
-    row_ids = old.row_ids[keep]
+    same = bool(keep.all())
+    # Boolean indexing copies; the cached arrays are never written to.
+    row_ids = old.row_ids if same else old.row_ids[keep]
+    vectors = old.vectors if same else old.vectors[keep]
+    has_vector = old.has_vector if same else old.has_vector[keep]
     if cached.signature[2] != _generation_of(connection):
-        missing = row_ids[~has_vector]
         at = {int(row_id): index for index, row_id in enumerate(row_ids)}
-        vectors = vectors.copy()
-        for chunk in chunks([int(i) for i in missing], IN_CLAUSE):
-            for found in connection.execute(
+        found: dict[int, bytes] = {}
+        for chunk in chunks([int(i) for i in row_ids[~has_vector]], IN_CLAUSE):
+            for row in connection.execute(
                 select(v.c.row_id, v.c.vector).where(
                     v.c.row_id.in_(list(chunk)), v.c.model == model
                 )
             ):
-                index = at[found.row_id]
-                vectors[index] = np.frombuffer(bytes(found.vector), dtype="<f4")
+                found[at[row.row_id]] = bytes(row.vector)
+        if found:
+            vectors = vectors.copy() if same else vectors
+            has_vector = has_vector.copy() if same else has_vector
+            for index, blob in found.items():
+                vectors[index] = np.frombuffer(blob, dtype="<f4")
                 has_vector[index] = True
+    if same and not len(added):
+        return dataclasses.replace(old, vectors=vectors, has_vector=has_vector), True
     picked = [int(i) for i in np.flatnonzero(keep)]
     kept = _Rows(
         row_ids=row_ids,
@@ -197,8 +217,8 @@ def _refresh(connection: Connection, cached: Catalog, model: str) -> _Rows:
         has_vector=has_vector,
     )
     if not len(added):
-        return kept
-    return _merge(kept, _read_rows(connection, model, [int(i) for i in added]))
+        return kept, False
+    return _merge(kept, _read_rows(connection, model, [int(i) for i in added])), False
 
 
 def _generation_of(connection: Connection) -> Any:
