@@ -50,11 +50,12 @@ RESULTS = REPO / "bench" / "results" / "intake.md"
 SIZES = (100, 10_000, 50_000)
 NDJSON = {"Content-Type": "application/x-ndjson"}
 URL = "/api/intake/events"
-WORDS = (
+SENTENCE = (
     "the export fails because the CSV writer closes the file before the last row is "
     "flushed run pytest again with the fixture that holds unicode names and check the "
     "encoding of every column then open a pull request describing the change"
-).split()
+)
+WORDS = SENTENCE.split()
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -187,7 +188,9 @@ def post(client: httpx.Client, body: bytes) -> float:
     return elapsed
 
 
-def append_latency(url: str, appenders: dict[int, Appender], appends: int) -> dict[int, list[float]]:
+def append_latency(
+    url: str, appenders: dict[int, Appender], appends: int
+) -> dict[int, list[float]]:
     """(a): one-message appends per size, after three warm-up requests each."""
     samples: dict[int, list[float]] = {}
     with httpx.Client(base_url=url, timeout=600) as client:
@@ -213,9 +216,11 @@ def overlapped(
             sent = threading.Event()
             result: list[float] = []
 
-            def send_a(body: bytes = a_body, flag: threading.Event = sent) -> None:
+            def send_a(
+                body: bytes = a_body, flag: threading.Event = sent, into: list[float] = result
+            ) -> None:
                 flag.set()
-                result.append(post(a_client, body))
+                into.append(post(a_client, body))
 
             thread = threading.Thread(target=send_a)
             thread.start()
