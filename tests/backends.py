@@ -7,19 +7,25 @@ the first time the path is opened for writing (the way the file would be created
 dropped with the test's ``tmp_path`` (databases of wider fixtures at the end of the
 session). Tests keep naming paths; ``open_store`` is swapped for one that maps the path
 to its database, and subprocesses get ``PROCTOR_DATABASE_URL`` through ``database_env``.
+
+On SQLite a store a test opens in process on a new file starts as a copy of a migrated
+template file, as on PostgreSQL: running every migration for each new file took a sixth of
+the suite's time. ``tests/store/test_migrations.py`` opens new files the real way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -29,6 +35,7 @@ from sqlalchemy.engine import URL, Connection, make_url
 
 from proctor.jobs import uses_queue as real_uses_queue
 from proctor.store import SqlStore
+from proctor.store._location import configured_database_url
 from proctor.store._location import database_exists as real_database_exists
 from proctor.store._store import open_store as open_real_store
 
@@ -156,6 +163,69 @@ DATABASES: PostgresDatabases | None = (
 )
 
 
+@dataclass
+class SqliteTemplate:
+    """A SQLite file migrated to the newest schema, made once per test process."""
+
+    _folder: Path | None = None
+
+    def file(self) -> Path:
+        """The template, made on first use (in a folder of this process's own)."""
+        if self._folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="proctor-test-template-"))
+            open_real_store(folder / "template.db").close()
+            # One self-contained file to copy: no write-ahead log beside it. Each store
+            # opened on a copy turns WAL on again, as on a file it created itself.
+            plain = sqlite3.connect(folder / "template.db")
+            plain.execute("PRAGMA journal_mode = DELETE")
+            plain.close()
+            self._folder = folder
+        return self._folder / "template.db"
+
+    def copy_to(self, file: Path) -> None:
+        """Put a copy of the template at ``file`` unless something is there already: the
+        copy is made beside it and linked into place, which fails if ``file`` appeared
+        meanwhile (another thread opening the same new store)."""
+        template = self.file()
+        file.parent.mkdir(parents=True, exist_ok=True)
+        partial = file.with_name(f".{file.name}.{uuid.uuid4().hex}.template")
+        shutil.copyfile(template, partial)
+        try:
+            os.link(partial, file)
+        except FileExistsError:
+            pass
+        finally:
+            partial.unlink()
+
+    def remove(self) -> None:
+        """Delete the template (at the end of the session)."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+SQLITE_TEMPLATE = SqliteTemplate()
+
+
+def _open_from_template(
+    path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
+) -> SqlStore:
+    """``open_store`` with a new SQLite file starting as a copy of the migrated template.
+
+    Anything else (a URL, ``PROCTOR_DATABASE_URL``, a read-only open, a file that exists)
+    goes to the real function unchanged, and so does a new file the copy cannot be made
+    for: the real function then reports what is wrong with the path.
+    """
+    from proctor._util.paths import database_path
+
+    if url is None and not read_only and (path is not None or configured_database_url() is None):
+        file = Path(path) if path is not None else database_path()
+        if not file.exists():
+            with suppress(OSError):
+                SQLITE_TEMPLATE.copy_to(file)
+    return open_real_store(path, url=url, read_only=read_only)
+
+
 def _open_mapped_store(
     path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
 ) -> SqlStore:
@@ -186,7 +256,8 @@ def _runs_in_process(store: object) -> bool:
 
 
 def install() -> None:
-    """On PostgreSQL: swap ``open_store`` and ``database_exists`` wherever they are bound.
+    """On PostgreSQL: swap ``open_store`` and ``database_exists`` wherever they are bound;
+    on SQLite: swap ``open_store`` for the one that copies the migrated template.
 
     Background work (reviews, analyses, heartbeat ticks) also stays in process as on
     SQLite: these suites test behaviour over a PostgreSQL store, not the distributed
@@ -195,13 +266,13 @@ def install() -> None:
     Run before the test modules import Proctor (the root conftest does) and again after
     collection, so a module that bound the real function early is swapped as well.
     """
-    if not ON_POSTGRES:
-        return
-    swaps = {
-        "open_store": (open_real_store, _open_mapped_store),
-        "database_exists": (real_database_exists, _mapped_database_exists),
-        "uses_queue": (real_uses_queue, _runs_in_process),
-    }
+    swaps: dict[str, tuple[object, object]] = {"open_store": (open_real_store, _open_from_template)}
+    if ON_POSTGRES:
+        swaps = {
+            "open_store": (open_real_store, _open_mapped_store),
+            "database_exists": (real_database_exists, _mapped_database_exists),
+            "uses_queue": (real_uses_queue, _runs_in_process),
+        }
     for module in list(sys.modules.values()):
         if module is None or not module.__name__.startswith(("proctor", "tests")):
             continue

@@ -40,9 +40,11 @@ def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Drop the PostgreSQL databases of wider fixtures and the template."""
+    """Drop the PostgreSQL databases of wider fixtures and the templates: each pytest-xdist
+    worker (and the controller) drops only what its own process made."""
     if backends.DATABASES is not None:
         backends.DATABASES.drop_all()
+    backends.SQLITE_TEMPLATE.remove()
 
 
 @pytest.fixture(scope="session")
@@ -76,13 +78,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def mark_resources(item: pytest.Item) -> None:
-    """``browser`` for a test that uses the ``browser`` fixture (Chromium through Playwright),
+    """``browser`` for a test that uses the ``playwright`` fixture (Chromium through Playwright),
     ``postgres`` for one that opens a PostgreSQL database: the ``postgresql`` parameter of
     the store contract suites (``backend_url``), or any test when the whole run is on
     PostgreSQL (``PROCTOR_TEST_BACKEND=postgresql``). Modules that reach a resource some
     other way carry the mark themselves (``tests/jobs/*_postgres.py``, ``local_model``)."""
     fixtures = getattr(item, "fixturenames", ())
-    if "browser" in fixtures:
+    if "playwright" in fixtures:
         item.add_marker(pytest.mark.browser)
     callspec = getattr(item, "callspec", None)
     on_postgres = callspec is not None and callspec.params.get("backend_url") == "postgresql"

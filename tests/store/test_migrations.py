@@ -1,4 +1,8 @@
-"""Migrations: applied on open, equal to the schema description, refusing unknown revisions."""
+"""Migrations: applied on open, equal to the schema description, refusing unknown revisions.
+
+New files are opened with the real ``open_store`` (``open_real_store``): elsewhere a test's new
+store starts as a copy of a migrated template (``tests/backends.py``).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,14 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
 from proctor.errors import MigrationError
-from proctor.store import open_store
 from proctor.store._engine import head_revision
 from proctor.store._schema import is_search_fts_table, metadata
+from tests.backends import open_real_store
 from tests.store.conftest import open_backend
 
 
 def test_opening_a_new_database_creates_every_table_at_the_head_revision(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "new.db")
+    store = open_real_store(tmp_path / "new.db")
     store.close()
     engine = create_engine(f"sqlite:///{tmp_path / 'new.db'}")
     with engine.connect() as connection:
@@ -52,20 +56,20 @@ def test_the_migrations_produce_exactly_the_described_schema(backend_url: str | 
 
 
 def test_reopening_a_current_database_changes_nothing(tmp_path: Path) -> None:
-    open_store(tmp_path / "p.db").close()
+    open_real_store(tmp_path / "p.db").close()
     before = (tmp_path / "p.db").read_bytes()
-    open_store(tmp_path / "p.db").close()
+    open_real_store(tmp_path / "p.db").close()
     assert (tmp_path / "p.db").read_bytes() == before
 
 
 def test_a_database_from_a_newer_proctor_is_refused_and_left_alone(tmp_path: Path) -> None:
-    open_store(tmp_path / "p.db").close()
+    open_real_store(tmp_path / "p.db").close()
     engine = create_engine(f"sqlite:///{tmp_path / 'p.db'}")
     with engine.begin() as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
     engine.dispose()
     with pytest.raises(MigrationError, match="newer than this Proctor knows"):
-        open_store(tmp_path / "p.db")
+        open_real_store(tmp_path / "p.db")
     engine = create_engine(f"sqlite:///{tmp_path / 'p.db'}")
     with engine.connect() as connection:
         assert (
@@ -79,4 +83,4 @@ def test_a_read_only_open_of_a_missing_database_says_what_to_do(tmp_path: Path) 
     from proctor.errors import StoreError
 
     with pytest.raises(StoreError, match="proctor init"):
-        open_store(tmp_path / "missing.db", read_only=True)
+        open_real_store(tmp_path / "missing.db", read_only=True)
