@@ -104,8 +104,9 @@ pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) browser postgres
 pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) browser postgres
 	$(WITH_PG) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
 
+# The fuzz suite has its own targets: a slice of it in `make test`, all of it in `make fuzz`.
 unit: $(STAMP) $(EMBED)
-	$(PYTEST) -m "not browser and not postgres and not local_model and not slow"
+	$(PYTEST) -m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
 
 # The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it).
 fuzz: $(STAMP)
