@@ -69,12 +69,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     backends.install()  # test modules imported during collection may have bound the real one
     for item in items:
         mark_resources(item)
+    long_first(items)
     if SHARED_DIR.is_dir():
         return
     skip = pytest.mark.skip(reason=f"{SHARED_DIR} is not available (set PROCTOR_SHARED_DIR)")
     for item in items:
         if item.get_closest_marker("shared") is not None:
             item.add_marker(skip)
+
+
+def long_first(items: list[pytest.Item]) -> None:
+    """Modules holding a ``slow`` or ``browser`` test run first, each still whole: pytest-xdist
+    hands out whole files in this order, so no worker starts a long module while the
+    other has nothing left to do."""
+    long = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    long |= {item.path for item in items if item.get_closest_marker("browser") is not None}
+    items.sort(key=lambda item: item.path not in long)
 
 
 def mark_resources(item: pytest.Item) -> None:
