@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select, text
@@ -248,3 +248,88 @@ def test_a_result_published_without_its_documents_is_indexed_by_the_next_pass(
     with store._read() as connection:
         after = connection.execute(select(func.max(t.search_documents.c.row_id))).scalar()
     assert after == before, "nothing published since: nothing rewritten"
+
+
+def _planned_scopes(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
+    """Record which conversations each pass plans (None: all of them)."""
+    from proctor.search import _index
+
+    scopes: list[list[str] | None] = []
+    plan = _index._plan
+
+    def spy(connection: object, scope: list[str] | None = None) -> object:
+        scopes.append(None if scope is None else list(scope))
+        return plan(connection, scope)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_index, "_plan", spy)
+    return scopes
+
+
+def test_a_pass_after_new_messages_plans_only_the_conversations_that_changed(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proctor.search import _index
+
+    monkeypatch.setattr(_index, "LATE_COMMIT", timedelta(0))
+    for n in range(5):
+        write(store, dialogue(f"old-{n}", FRIENDS))
+    index_sources(store, encoder=None)
+    scopes = _planned_scopes(monkeypatch)
+    longer = [*FRIENDS, ("Melanie", "We saw a zebrafinch on the camping trip!")]
+    write(store, dialogue("old-2", longer))
+    write(store, dialogue("new", [("Ann", "Quarterly invoices are due on Friday.")]))
+    report = index_sources(store, encoder=None)
+    (scope,) = scopes
+    assert scope is not None and {"old-2", "new"} <= set(scope) and "old-0" not in scope
+    assert (report.added, report.updated, report.removed) == (2, 1, 0)
+    assert report.documents == 5 * len(FRIENDS) + 2
+    assert search(store, "zebrafinch", encoder=None).hits[0].doc_id == f"old-2:t{len(FRIENDS)}"
+
+
+def test_a_write_that_committed_after_a_pass_but_was_stamped_before_it_is_still_indexed(
+    store: SqlStore,
+) -> None:
+    write(store, dialogue("c1", FRIENDS))
+    write(store, dialogue("c2", [("Ann", "Quarterly invoices are due on Friday.")]))
+    index_sources(store, encoder=None)
+    with store._read() as connection:
+        latest = connection.execute(select(func.max(t.sources.c.updated_at))).scalar_one()
+    # Another process revised c1:t3 in a transaction stamped 30 s before the pass's latest
+    # update and committed only now.
+    with store._write() as connection:
+        connection.execute(
+            t.messages.update()
+            .where(t.messages.c.source_id == "c1:t3")
+            .values(text="I sculpted a clay bowl last weekend.")
+        )
+        connection.execute(
+            t.sources.update()
+            .where(t.sources.c.source_id == "c1:t3")
+            .values(content_hash="late-commit", updated_at=latest - timedelta(seconds=30))
+        )
+        connection.execute(
+            t.sources.update()
+            .where(t.sources.c.source_id == "c2:t0")
+            .values(updated_at=latest + timedelta(seconds=1))
+        )
+    index_sources(store, encoder=None)
+    assert search(store, "clay bowl", encoder=None).hits[0].doc_id == "c1:t3"
+
+
+def test_sources_removed_without_a_trace_are_found_by_the_totals_check(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proctor.search import _index
+
+    monkeypatch.setattr(_index, "LATE_COMMIT", timedelta(0))
+    write(store, dialogue("c1", FRIENDS))
+    write(store, dialogue("c2", [("Ann", "Quarterly invoices are due on Friday.")]))
+    index_sources(store, encoder=None)
+    scopes = _planned_scopes(monkeypatch)
+    with store._write() as connection:
+        connection.execute(t.messages.delete().where(t.messages.c.source_id == "c1:t7"))
+        connection.execute(t.sources.delete().where(t.sources.c.source_id == "c1:t7"))
+    report = index_sources(store, encoder=None)
+    assert scopes[-1] is None, "the totals disagreed: a full pass followed"
+    assert report.removed == 1
+    assert _count(store, t.search_documents) == len(FRIENDS)

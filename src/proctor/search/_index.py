@@ -20,6 +20,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, select
@@ -90,30 +91,32 @@ class _Planned:
     next_id: str | None = None
 
 
-def _plan(connection: Connection) -> list[_Planned]:
-    """Every source document the index should hold, with its basis (no text read)."""
+def _plan(connection: Connection, scope: Sequence[str] | None = None) -> list[_Planned]:
+    """Every source document the index should hold (of these conversations, when a scope
+    is given), with its basis (no text read)."""
+    planned: list[_Planned] = []
+    for part in [None] if scope is None else chunks(sorted(scope), IN_CLAUSE):
+        planned += _plan_part(connection, part)
+    return planned
+
+
+def _plan_part(connection: Connection, scope: Sequence[str] | None) -> list[_Planned]:
+    c, m, s = t.conversations, t.messages, t.sources
+    headers = select(c.c.conversation_id, c.c.project_id, c.c.title)
+    if scope is not None:
+        headers = headers.where(c.c.conversation_id.in_(list(scope)))
     conversations = {
-        row.conversation_id: (row.project_id, row.title)
-        for row in connection.execute(
-            select(
-                t.conversations.c.conversation_id,
-                t.conversations.c.project_id,
-                t.conversations.c.title,
-            )
-        )
+        row.conversation_id: (row.project_id, row.title) for row in connection.execute(headers)
     }
     planned: list[_Planned] = []
-    messages = connection.execute(
-        select(t.messages.c.source_id, t.messages.c.conversation_id, t.sources.c.content_hash)
-        .join(
-            t.sources,
-            and_(
-                t.sources.c.source_type == "message",
-                t.sources.c.source_id == t.messages.c.source_id,
-            ),
-        )
-        .order_by(t.messages.c.conversation_id, t.messages.c.seq)
-    ).all()
+    statement = (
+        select(m.c.source_id, m.c.conversation_id, s.c.content_hash)
+        .join(s, and_(s.c.source_type == "message", s.c.source_id == m.c.source_id))
+        .order_by(m.c.conversation_id, m.c.seq)
+    )
+    if scope is not None:
+        statement = statement.where(m.c.conversation_id.in_(list(scope)))
+    messages = connection.execute(statement).all()
     for index, row in enumerate(messages):
         before = messages[index - 1] if index > 0 else None
         after = messages[index + 1] if index + 1 < len(messages) else None
@@ -138,17 +141,12 @@ def _plan(connection: Connection) -> list[_Planned]:
                 next_id=after.source_id if after else None,
             )
         )
-    for row in connection.execute(
-        select(
-            t.tool_calls.c.source_id, t.tool_calls.c.conversation_id, t.sources.c.content_hash
-        ).join(
-            t.sources,
-            and_(
-                t.sources.c.source_type == "tool_call",
-                t.sources.c.source_id == t.tool_calls.c.source_id,
-            ),
-        )
-    ):
+    calls = select(t.tool_calls.c.source_id, t.tool_calls.c.conversation_id, s.c.content_hash).join(
+        s, and_(s.c.source_type == "tool_call", s.c.source_id == t.tool_calls.c.source_id)
+    )
+    if scope is not None:
+        calls = calls.where(t.tool_calls.c.conversation_id.in_(list(scope)))
+    for row in connection.execute(calls):
         header = conversations.get(row.conversation_id, (None, None))
         planned.append(
             _Planned(
@@ -162,15 +160,20 @@ def _plan(connection: Connection) -> list[_Planned]:
     return planned
 
 
-def _indexed(connection: Connection, doc_types: Sequence[str]) -> dict[str, tuple[str, int]]:
-    """``doc_key → (basis, row_id)`` of the documents of these types in the index."""
+def _indexed(
+    connection: Connection, doc_types: Sequence[str], scope: Sequence[str] | None = None
+) -> dict[str, tuple[str, int]]:
+    """``doc_key → (basis, row_id)`` of the documents of these types in the index (of these
+    conversations, when a scope is given)."""
     d = t.search_documents
-    return {
-        row.doc_key: (row.basis, row.row_id)
-        for row in connection.execute(
-            select(d.c.doc_key, d.c.basis, d.c.row_id).where(d.c.doc_type.in_(list(doc_types)))
-        )
-    }
+    statement = select(d.c.doc_key, d.c.basis, d.c.row_id).where(d.c.doc_type.in_(list(doc_types)))
+    if scope is None:
+        return {row.doc_key: (row.basis, row.row_id) for row in connection.execute(statement)}
+    found: dict[str, tuple[str, int]] = {}
+    for part in chunks(sorted(scope), IN_CLAUSE):
+        for row in connection.execute(statement.where(d.c.conversation_id.in_(list(part)))):
+            found[row.doc_key] = (row.basis, row.row_id)
+    return found
 
 
 def _message_rows(connection: Connection, chunk: Sequence[_Planned]) -> list[Row]:
@@ -293,7 +296,11 @@ def _values(planned: _Planned, **fields: Any) -> dict[str, Any]:
 
 
 def index_full_text(
-    store: SqlStore, *, progress: IndexProgress | None = None, seconds: float | None = None
+    store: SqlStore,
+    *,
+    progress: IndexProgress | None = None,
+    seconds: float | None = None,
+    full: bool = False,
 ) -> IndexReport:
     """Bring the full-text index up to date with the store's messages and tool calls.
 
@@ -302,15 +309,23 @@ def index_full_text(
     :func:`embed_pending`. Every chunk is one short write transaction, so a pass that
     ``seconds`` cuts short (``complete`` False) leaves only finished chunks behind, and
     the next pass skips them.
+
+    A pass after a recorded one looks only at the conversations whose sources or header
+    changed since (with a minute's margin for writes that committed late), so a few new
+    messages cost the same in a large store as in a small one; it checks the totals after,
+    and looks at everything when they disagree (sources removed from a conversation that
+    shows no change). ``full`` looks at everything at once.
     """
     started = time.perf_counter()
     # The store exposes transactions to its own parts; the index is one of them.
     with store._read() as connection:
         repair = missing_graph_documents(connection)
         signature = _sources_signature(connection)
-        same = _recorded_signature(connection) == signature
-        planned = [] if same else _plan(connection)
-        indexed = {} if same else _indexed(connection, SOURCE_TYPES)
+        recorded = _recorded_signature(connection)
+        same = recorded == signature
+        scope = None if same or full else _changed_conversations(connection, recorded)
+        planned = [] if same else _plan(connection, scope)
+        indexed = {} if same else _indexed(connection, SOURCE_TYPES, scope)
     if repair is not None:
         repair_graph_documents(store, repair)
     if same:
@@ -331,7 +346,7 @@ def index_full_text(
     for kind, reader in (("message", _message_rows), ("tool_call", _tool_rows)):
         for chunk in chunks([p for p in stale if p.doc_type == kind], CHUNK):
             if seconds is not None and time.perf_counter() - started >= seconds:
-                return _report(planned, indexed, written, [], started, complete=False)
+                return _report(len(planned), indexed, written, [], started, complete=False)
             with store._read() as connection:
                 rows = reader(connection, chunk)
             with store._write() as connection:
@@ -342,12 +357,22 @@ def index_full_text(
                 progress(done, len(stale))
     with store._write() as connection:
         delete_rows(connection, removed)
-        _record_signature(connection, signature)
-    return _report(planned, indexed, written, removed, started, complete=True)
+        documents = _source_documents(connection)
+        if scope is None:
+            # Sources without a message or tool call row (none are expected) make no document.
+            _record_signature(connection, signature, int(signature[0]) - len(planned))
+            consistent = True
+        else:
+            consistent = documents + _offset(connection) == signature[0]
+            if consistent:
+                _record_signature(connection, signature, None)
+    if not consistent:  # sources went that no changed conversation shows: look at all
+        return index_full_text(store, progress=progress, seconds=seconds, full=True)
+    return _report(documents, indexed, written, removed, started, complete=True)
 
 
 def _report(
-    planned: Sequence[_Planned],
+    documents: int,
     indexed: dict[str, tuple[str, int]],
     written: Sequence[_Planned],
     removed: Sequence[int],
@@ -357,7 +382,7 @@ def _report(
 ) -> IndexReport:
     added = sum(1 for p in written if p.key not in indexed)
     return IndexReport(
-        documents=len(planned),
+        documents=documents,
         added=added,
         updated=len(written) - added,
         removed=len(removed),
@@ -407,6 +432,12 @@ def full_text_behind(connection: Connection) -> bool:
 
 
 _SIGNATURE = "sources_signature"
+_OFFSET = "sources_without_document"
+LATE_COMMIT = timedelta(minutes=1)
+"""How far before the recorded latest update an incremental pass looks again: a write
+stamped before the last pass may commit after it (another process, a long transaction)."""
+INCREMENTAL_CONVERSATIONS = 500
+"""Past this many changed conversations a pass plans them all (one read is cheaper)."""
 
 
 def _sources_signature(connection: Connection) -> list[Any]:
@@ -436,8 +467,54 @@ def _recorded_signature(connection: Connection) -> Any:
     ).scalar_one_or_none()
 
 
-def _record_signature(connection: Connection, signature: list[Any]) -> None:
+def _record_signature(connection: Connection, signature: list[Any], offset: int | None) -> None:
+    """Record the sources' signature (and, after a full pass, how many sources make no
+    document) in the pass's last transaction."""
     lock_index(connection)
     state = t.search_state
-    connection.execute(delete(state).where(state.c.name == _SIGNATURE))
-    connection.execute(insert(state).values(name=_SIGNATURE, value=signature, updated_at=utcnow()))
+    values = {_SIGNATURE: signature} | ({} if offset is None else {_OFFSET: offset})
+    connection.execute(delete(state).where(state.c.name.in_(list(values))))
+    connection.execute(
+        insert(state),
+        [{"name": name, "value": value, "updated_at": utcnow()} for name, value in values.items()],
+    )
+
+
+def _offset(connection: Connection) -> int:
+    state = t.search_state
+    found = connection.execute(
+        select(state.c.value).where(state.c.name == _OFFSET)
+    ).scalar_one_or_none()
+    return int(found or 0)
+
+
+def _source_documents(connection: Connection) -> int:
+    d = t.search_documents
+    return int(
+        connection.execute(
+            select(func.count(d.c.doc_type)).where(d.c.doc_type.in_(list(SOURCE_TYPES)))
+        ).scalar_one()
+    )
+
+
+def _changed_conversations(connection: Connection, recorded: Any) -> list[str] | None:
+    """Conversations whose sources or header changed since the recorded pass (None: look
+    at all of them, when there is no comparable record or much of the store changed)."""
+    if not isinstance(recorded, list) or len(recorded) != 4 or None in (recorded[1], recorded[3]):
+        return None
+    s, c = t.sources, t.conversations
+    sources_since = datetime.fromisoformat(recorded[1]) - LATE_COMMIT
+    headers_since = datetime.fromisoformat(recorded[3]) - LATE_COMMIT
+    changed = set(
+        connection.execute(
+            select(s.c.conversation_id)
+            .where(s.c.source_type.in_(SOURCE_TYPES), s.c.updated_at >= sources_since)
+            .distinct()
+        ).scalars()
+    )
+    changed.update(
+        connection.execute(
+            select(c.c.conversation_id).where(c.c.updated_at >= headers_since)
+        ).scalars()
+    )
+    return None if len(changed) > INCREMENTAL_CONVERSATIONS else sorted(changed)
