@@ -28,12 +28,17 @@ def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     """Every test gets its own PROCTOR_HOME and cannot reach a real model endpoint or a
     database named in the shell's ``PROCTOR_DATABASE_URL``.
 
-    On PostgreSQL the databases standing for files in ``tmp_path`` go with the test.
+    Nor does it see a terminal size: pytest-xdist's workers have ``COLUMNS=80`` and
+    ``LINES=24`` in their environment, a serial run has what the shell exported; a test
+    that needs a width sets ``COLUMNS`` itself. On PostgreSQL the databases standing for
+    files in ``tmp_path`` go with the test.
     """
     home = tmp_path / "proctor-home"
     monkeypatch.setenv("PROCTOR_HOME", str(home))
     monkeypatch.setenv("PROCTOR_ALLOW_MODEL_REQUESTS", "0")
     monkeypatch.delenv("PROCTOR_DATABASE_URL", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     yield home
     if backends.DATABASES is not None:
         backends.DATABASES.drop_under(tmp_path)
