@@ -51,6 +51,7 @@ def _messages(body: dict[str, Any]) -> list[str]:
     return [hit["doc_id"] for hit in body["hits"] if hit["doc_type"] == "message"]
 
 
+@pytest.mark.slow  # a Proctor server
 def test_search_finds_messages_stored_after_the_server_started(
     server: httpx.Client, database: Path
 ) -> None:

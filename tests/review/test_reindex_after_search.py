@@ -28,6 +28,8 @@ from proctor.testing.scripted_model import RecordedRequest, ScriptedModelServer
 from tests.conftest import EXAMPLES_DIR
 from tests.review.test_pipeline_model import MERGE_ANSWER, _is_merge, _leaf_answer
 
+pytestmark = pytest.mark.slow  # several reviews with a model per test
+
 _OFFERED_LINE = re.compile(r'^\{"id":"(line_\d+)","type":"story_line"', re.MULTILINE)
 
 
