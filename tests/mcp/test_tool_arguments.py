@@ -142,3 +142,10 @@ def test_a_result_of_another_scope_is_answered_as_one_that_does_not_exist(
             "this project's results."
         )
     assert call_tool(bound, "graph", {"result_id": own[:8]})["result"]["result_id"] == own
+
+
+def test_a_flood_of_undeclared_arguments_is_named_briefly(bound: ToolContext) -> None:
+    arguments: dict[str, Any] = {"query": "x"} | {f"extra{n}" * 40: n for n in range(30)}
+    message = _refusal(bound, "search", arguments)
+    assert "and 25 more" in message
+    assert len(message) < 600

@@ -86,7 +86,9 @@ def check_arguments(tool: ToolSpec, arguments: Mapping[str, Any]) -> None:
     properties: Mapping[str, Any] = tool.input_schema["properties"]
     unknown = [name for name in arguments if name not in properties]
     if unknown:
-        given = ", ".join(f"`{name}`" for name in unknown)
+        given = ", ".join(f"`{name[:60]}`" for name in unknown[:5])
+        if len(unknown) > 5:
+            given += f" and {len(unknown) - 5} more"
         allowed = ", ".join(f"`{name}`" for name in properties) or "none"
         raise ToolRefusal(
             f"{tool.name} does not take {given}; the arguments it takes are: {allowed}."
