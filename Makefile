@@ -86,12 +86,15 @@ postgres:
 	@bash scripts/test-postgres.sh >/dev/null || (echo "PostgreSQL could not be started for the tests"; exit 1)
 
 # pytest on every core (pytest-xdist; WORKERS=0 runs it in one process), whole files to a
-# worker so a module's seeded store and server are built once. Each worker has its own
+# worker so a module's seeded store and server are built once, in the order tests/conftest.py
+# puts them (modules with slow tests first; xdist would put the modules with most tests
+# first and leave a one-test module of a minute to the end). Each worker has its own
 # temporary folders, PostgreSQL databases (tests/backends.py) and ports (tests/loopback.py).
 # Bytecode is written even where the environment says PYTHONDONTWRITEBYTECODE: otherwise
 # every worker of every pass rewrites and compiles every test module again.
 WORKERS ?= auto
-PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
+PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile \
+	--no-loadscope-reorder
 WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 
 # The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
