@@ -271,3 +271,32 @@ def test_iterating_lines_names_every_kind_of_damage_by_line(tmp_path: Path) -> N
         "SourceIssue",
         "SourceIssue",
     ]
+
+
+def test_a_session_id_read_from_a_record_never_leads_out_of_the_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "subagents"
+    outside.mkdir(parents=True)
+    (outside / "agent-a1.jsonl").write_text(json.dumps(_cc_line(0, "not to be read")) + "\n")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    record = _cc_line(0, "the session's own text") | {"sessionId": "../outside"}
+    (folder / "s.jsonl").write_text(
+        json.dumps(record) + "\n" + json.dumps(_cc_line(1, "two")) + "\n"
+    )
+    assert _texts(folder) == ["the session's own text", "two"]
+
+
+def test_a_session_id_longer_than_a_file_name_is_read_without_an_error(tmp_path: Path) -> None:
+    lines = [json.loads(line) | {"sessionId": "s" * 5000} for line in _good(2)]
+    path = _session(tmp_path, [json.dumps(line).encode() for line in lines])
+    result = read(tmp_path)
+    assert result.issues == [] and _texts(path) == ["line 1 text", "line 2 text"]
+
+
+def test_json_lines_whose_first_line_was_cut_to_its_brace_are_read(tmp_path: Path) -> None:
+    path = _session(tmp_path, [b"{", *_good(2)[1:]])
+    assert Sample(path).is_jsonl
+    assert _texts(path) == ["line 2 text"]
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps({"a": {"b": 1}, "c": [1]}, indent=2))
+    assert not Sample(pretty).is_jsonl

@@ -7,6 +7,7 @@ keys for formats without ids; pairing calls with results; repeated request histo
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -129,8 +130,8 @@ def mostly(items: Sequence[Any], test: Callable[[Any], bool], keys: frozenset[st
     for item in items:
         if test(item):
             passed = True
-        elif not isinstance(item, dict) or keys.isdisjoint(item):
-            return False
+        elif not isinstance(item, dict) or (item and keys.isdisjoint(item)):
+            return False  # an empty object says nothing either way
     return passed
 
 
@@ -147,7 +148,7 @@ def as_text(value: Any) -> str | None:
 def as_count(value: Any) -> int:
     """A non-negative token count from a JSON value; anything else counts as 0."""
     ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    return int(value) if ok else 0
+    return int(value) if ok and math.isfinite(value) else 0
 
 
 def content_digest(*parts: Any) -> str:
@@ -409,10 +410,13 @@ def _last_sent(group: Sequence[Exchange]) -> list[str]:
 
 def conversation_key(group: Sequence[Exchange]) -> str:
     """A stable key for a conversation without an id: the response id for a lone response,
-    else a hash of the first history's opening messages and its position in the file;
-    never the file path, so the same file read from elsewhere gets the same ids.
+    else a hash of the first history's opening messages (of a lone response's output when
+    there is no history) and its position in the file; never the file path, so the same
+    file read from elsewhere gets the same ids.
     """
     first = group[0]
     if not first.request and first.response_id:
         return first.response_id
+    if not first.sent_keys:  # a lone response without an id: what it says is its key
+        return content_digest(first.position, [item.value for item in first.received[:4]])
     return content_digest(first.position, first.sent_keys[:4])

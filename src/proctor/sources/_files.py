@@ -32,6 +32,10 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """Single-document JSON files larger than this are refused instead of loaded."""
 
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
+_DIGIT_RUN = b"0" * 20
+"""Twenty digits in a row (found in one C pass over the line with its digits mapped to
+``0``): a number that may be past 64 bits (or digits inside a string, read the same)."""
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
@@ -59,6 +63,11 @@ def parse_json(data: bytes, *, limit: int = MAX_JSON_DEPTH) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         value = _lenient(data, exc)
+    else:
+        if _DIGIT_RUN in data.translate(_DIGITS):
+            # orjson reads integers past 64 bits as floats; Python's parser keeps them
+            # exact (and they are stored as their decimal text).
+            value = _lenient(data, None)
     if limit and _may_nest(data, limit):
         problem = nesting_problem(value, limit)
         if problem is not None:
@@ -78,11 +87,14 @@ def _may_nest(data: bytes, limit: int) -> bool:
     return data.count(b"{") + data.count(b"[") > limit
 
 
-def _lenient(data: bytes, error: orjson.JSONDecodeError) -> Any:
-    """What Python's encoder writes (``NaN``, lone surrogate escapes), or the strict error."""
+def _lenient(data: bytes, error: orjson.JSONDecodeError | None) -> Any:
+    """What Python's encoder writes (``NaN``, lone surrogate escapes, integers of any
+    size), or the strict parser's error."""
     try:
         return json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError) as exc:
+        if error is None:  # an integer past Python's digit limit
+            raise JSONProblem(f"a number is too long to read ({str(exc)[:80]})", 0) from None
         raise JSONProblem(_short(error), error.pos) from None
 
 
@@ -231,36 +243,64 @@ def nesting_issue(
     )
 
 
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
 
 
-def element_lines(path: Path) -> list[int]:
-    """The line each element of a file's top-level JSON array starts on (1-based).
+def element_lines(path: Path, key: str | None = None) -> list[int]:
+    """The line each element of a file's JSON list starts on (1-based): the top-level
+    list, or the list under ``key`` of a top-level object.
 
     For naming the line of a bad record in a JSON document; read only when one is
-    reported. Empty when the file is not an array."""
+    reported. Empty when the file holds no such list."""
     with open_binary(path) as handle:
         data = handle.read()
+    wanted = 1 if key is None else 2
     starts: list[int] = []
     depth = 0
     expect = False
+    inside = False
+    name: bytes | None = None
+    target = None if key is None else json.dumps(key).encode()
     for match in _TOKENS.finditer(data):
         token = match.group()
-        if depth == 1 and expect:
+        if inside and depth == wanted and expect:
             starts.append(match.start())
             expect = False
         if token in (b"[", b"{"):
             depth += 1
-            if depth == 1:
-                if token == b"{":
-                    return []
-                expect = True
+            if depth == 1 and (token == b"[") != (key is None):
+                return []
+            if depth == wanted and token == b"[" and (key is None or name == target):
+                inside = expect = True
         elif token in (b"]", b"}"):
+            if depth == wanted and inside:
+                break
             depth -= 1
-        elif token == b"," and depth == 1:
+        elif token == b"," and depth == wanted and inside:
             expect = True
+        elif depth == 1 and key is not None and token.startswith(b'"'):
+            name = token
     newlines = [m.start() for m in re.finditer(b"\n", data)] if starts else []
     return [bisect.bisect_left(newlines, start) + 1 for start in starts]
+
+
+class RecordLines:
+    """The line each record of a JSON document's list starts on, found only when one is
+    named in an issue (``element_lines``)."""
+
+    def __init__(self, path: Path, key: str | None = None) -> None:
+        self.path = path
+        self.key = key
+        self._lines: list[int] | None = None
+
+    def of(self, index: int) -> int | None:
+        """The 1-based line record ``index`` starts on, or None when it cannot be told."""
+        if self._lines is None:
+            try:
+                self._lines = element_lines(self.path, self.key)
+            except (OSError, ValueError, EOFError):
+                self._lines = []
+        return self._lines[index] if index < len(self._lines) else None
 
 
 def _size(count: int) -> str:

@@ -93,7 +93,13 @@ class Sample:
     def is_binary(self) -> bool:
         """True when the content is not text: NUL bytes or invalid UTF-8 near the start,
         unless lines of JSON objects show it is JSON Lines with a damaged line."""
-        return self._memo("is_binary", lambda: looks_binary(self.head) and not self._head_records())
+        return self._memo("is_binary", self._looks_binary)
+
+    def _looks_binary(self) -> bool:
+        if not looks_binary(self.head) or self._head_records():
+            return False
+        # Damaged bytes at the top of JSON Lines whose first lines are long: look further.
+        return not (self._first_char == "{" and self.records)
 
     @property
     def _first_char(self) -> str:
@@ -174,12 +180,15 @@ class Sample:
         leading = [line for line in leading if line][:8]
         if not (leading and _starts_like_json(leading[0])):
             return False  # prose (a README), not JSON lines with a damaged first one
-        # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
-        # objects must not count.
-        if leading and leading[0] in (b"{", b"["):
-            return False
         records = self.records
         whole = [_is_object_line(line) for line in leading]
+        # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
+        # objects must not count, unless the file is no document and several lines are
+        # whole objects (JSON Lines whose first line was cut to its brace).
+        if leading and leading[0] == b"{":  # an object's next line is never a whole object
+            return any(whole[1:]) and self._whole_document() is None
+        if leading and leading[0] == b"[":  # an array's last element may be one
+            return sum(whole) >= 2 and self._whole_document() is None
         if any(whole[:2]) or sum(whole) >= 2:
             return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)
         # The first lines are damaged (torn, garbled, longer than the sample): JSON Lines

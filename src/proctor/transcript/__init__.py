@@ -13,6 +13,7 @@ from proctor.transcript._fingerprint import (
 from proctor.transcript._json import (
     MAX_JSON_DEPTH,
     MAX_STORED_DEPTH,
+    clean_strings,
     clean_text,
     field_path,
     is_clean_text,
@@ -61,6 +62,7 @@ __all__ = [
     "Usage",
     "canonical_json",
     "canonical_time",
+    "clean_strings",
     "clean_text",
     "content_hash",
     "field_path",

@@ -110,6 +110,20 @@ def storable(value: Any, depth: int = 0) -> Any:
     return _scalar(value)
 
 
+def clean_strings(value: Any) -> Any:
+    """``value`` with every string and key as ``clean_text`` stores it; numbers untouched.
+
+    For validating a record against a schema by the stored rule for text, while a number
+    too large for its field is still reported as such."""
+    if isinstance(value, str):
+        return value if is_clean_text(value) else clean_text(value)
+    if isinstance(value, dict):
+        return {clean_strings(k): clean_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_strings(v) for v in value]
+    return value
+
+
 def nesting_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
     """Where ``value`` nests deeper than ``limit`` levels, in words; None when it does not.
 
