@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from proctor.errors import SourceError
-from proctor.sources._files import element_lines, load_json_document
+from proctor.sources._files import load_json_document
 from proctor.sources._source import ReadUnit
 from proctor.transcript import (
     JSONValue,
@@ -65,23 +65,6 @@ def check_nesting(record: Any) -> None:
     problem = nesting_problem(record)
     if problem is not None:
         raise RecordError(problem)
-
-
-class RecordLines:
-    """The line each record of a JSON array file starts on, found only when one is named."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lines: list[int] | None = None
-
-    def of(self, index: int) -> int | None:
-        """The 1-based line record ``index`` starts on, or None when it cannot be told."""
-        if self._lines is None:
-            try:
-                self._lines = element_lines(self.path)
-            except (OSError, ValueError, EOFError):
-                self._lines = []
-        return self._lines[index] if index < len(self._lines) else None
 
 
 def load_document(unit: ReadUnit) -> tuple[Any, SourceIssue | None]:

@@ -27,11 +27,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from proctor.sources._files import RecordLines
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
-    RecordLines,
     UniqueIds,
     check_nesting,
     content_key,
@@ -48,7 +48,7 @@ from proctor.sources.benchmarks._common import (
     text_of,
     title_from,
 )
-from proctor.transcript import Conversation, ConversationBundle, SourceIssue, Task
+from proctor.transcript import Conversation, ConversationBundle, SourceIssue, Task, nesting_problem
 
 Kind = Literal["tau", "magentic", "truth"]
 
@@ -126,6 +126,7 @@ class AgentRxAdapter(SourceAdapter):
             yield SourceIssue(str(unit.path), "not an AgentRx trajectory or ground-truth list")
             return
         if kind == "truth":
+            yield from self._load_truth(unit.path, {}, document)  # its bad entries, by line
             yield SourceIssue(
                 str(unit.path),
                 "holds AgentRx ground-truth labels only; import it together with the "
@@ -142,22 +143,34 @@ class AgentRxAdapter(SourceAdapter):
             yield from self._tau_runs(unit.path, document, truth)
 
     @staticmethod
-    def _load_truth(path: Path, truth: dict[str, Mapping[str, Any]]) -> Iterator[SourceIssue]:
-        document, issue = load_path(path)
-        if issue is not None:
-            yield issue
-            return
+    def _load_truth(
+        path: Path, truth: dict[str, Mapping[str, Any]], document: Any = None
+    ) -> Iterator[SourceIssue]:
+        if document is None:
+            document, issue = load_path(path)
+            if issue is not None:
+                yield issue
+                return
+        lines = RecordLines(path)
         for number, entry in enumerate(document if isinstance(document, list) else []):
+            where = f"record {number}"
             if not isinstance(entry, Mapping) or entry.get("trajectory_id") is None:
-                yield record_issue(path, f"record {number}", "no trajectory_id; label skipped")
+                yield record_issue(
+                    path, where, "no trajectory_id; label skipped", line=lines.of(number)
+                )
+                continue
+            too_deep = nesting_problem(entry)
+            if too_deep is not None:
+                yield record_issue(path, where, f"{too_deep}; label skipped", line=lines.of(number))
                 continue
             key = str(entry["trajectory_id"])
             if key in truth and truth[key] != entry:
                 yield record_issue(
                     path,
-                    f"record {number}",
+                    where,
                     f"trajectory {key} is labelled differently in another file; the first "
                     "label is kept",
+                    line=lines.of(number),
                     severity="warning",
                 )
             truth.setdefault(key, entry)

@@ -29,11 +29,11 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from proctor.sources._files import RecordLines
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
-    RecordLines,
     UniqueIds,
     any_of,
     check_nesting,

@@ -39,11 +39,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from proctor.sources._common import named
+from proctor.sources._files import RecordLines
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
-    RecordLines,
     UniqueIds,
     any_of,
     check_nesting,

@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from proctor.sources._files import RecordLines
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    any_of,
     check_nesting,
     content_key,
     load_document,
@@ -38,7 +40,7 @@ from proctor.sources.benchmarks._common import (
     text_of,
     title_from,
 )
-from proctor.transcript import Conversation, ConversationBundle, Message, Task
+from proctor.transcript import Conversation, ConversationBundle, Message, Task, nesting_problem
 
 HAND_CRAFTED = "hand-crafted"
 ALGORITHM_GENERATED = "algorithm-generated"
@@ -77,11 +79,8 @@ class WhoAndWhenAdapter(SourceAdapter):
         if not isinstance(document, Mapping) or "question" not in document:
             return False
         history = document.get("history")
-        return (
-            isinstance(history, list)
-            and bool(history)
-            and isinstance(history[0], Mapping)
-            and "content" in history[0]
+        return isinstance(history, list) and any_of(
+            history, lambda entry: isinstance(entry, Mapping) and "content" in entry
         )
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
@@ -94,18 +93,21 @@ class WhoAndWhenAdapter(SourceAdapter):
         try:
             if not isinstance(document, Mapping):
                 raise RecordError("expected one JSON object per run")
-            check_nesting(document)
-            bundle, warnings = self._bundle(document, str(path))
+            check_nesting({k: v for k, v in document.items() if k != "history"})
+            bundle, warnings, skipped = self._bundle(document, str(path))
         except RECORD_ERRORS as exc:
             yield record_issue(path, "run", f"{exc}; file skipped")
             return
+        lines = RecordLines(path, "history")
+        for index, reason in skipped:
+            yield record_issue(path, f"history[{index}]", reason, line=lines.of(index))
         for warning in warnings:
             yield record_issue(path, "run", warning, severity="warning")
         yield bundle
 
     def _bundle(
         self, record: Mapping[str, Any], origin: str
-    ) -> tuple[ConversationBundle, list[str]]:
+    ) -> tuple[ConversationBundle, list[str], list[tuple[int, str]]]:
         history = require(record, "history", list)
         question = text_of(record.get("question"))
         subset = subset_of(record)
@@ -114,10 +116,18 @@ class WhoAndWhenAdapter(SourceAdapter):
         key = key or content_key([question, history])
         conversation_id = f"ww:{subset}:{key}"
         warnings: list[str] = []
+        skipped: list[tuple[int, str]] = []
+        """Steps that could not be read: their index and why."""
         messages = self._system_prompts(record.get("system_prompt"), conversation_id)
         for index, entry in enumerate(history):
+            # A damaged step is skipped alone; the others keep their index (mistake_step).
             if not isinstance(entry, Mapping):
-                raise RecordError(f"history[{index}] is not an object")
+                skipped.append((index, "not a JSON object; step skipped"))
+                continue
+            too_deep = nesting_problem(entry)
+            if too_deep is not None:
+                skipped.append((index, f"{too_deep}; step skipped"))
+                continue
             messages.append(self._message(entry, f"{conversation_id}:{index}", subset))
         labels: dict[str, Any] = {k: record[k] for k in _LABEL_FIELDS if k in record}
         step = record.get("mistake_step")
@@ -144,7 +154,7 @@ class WhoAndWhenAdapter(SourceAdapter):
                 ),
             )
         bundle = ConversationBundle(conversation, tuple(messages), tasks=tasks, origin=origin)
-        return bundle, warnings
+        return bundle, warnings, skipped
 
     @staticmethod
     def _system_prompts(prompts: Any, conversation_id: str) -> list[Message]:

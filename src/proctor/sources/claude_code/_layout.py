@@ -151,6 +151,17 @@ def plan_units(files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
     return units
 
 
+def _plain_name(name: str) -> bool:
+    """True for a name that is one folder name here: no separator, not ``..``, not too long."""
+    return (
+        0 < len(name.encode("utf-8", "surrogatepass")) <= 255
+        and "/" not in name
+        and "\\" not in name
+        and "\x00" not in name
+        and name not in (".", "..")
+    )
+
+
 def _with_meta(agent_file: Path) -> list[Path]:
     """A sub-agent file and its metadata file, so a change to either re-reads the unit."""
     meta = meta_file(agent_file)
@@ -162,6 +173,8 @@ def _discover(
 ) -> list[Path]:
     found: list[Path] = []
     for name in dict.fromkeys((session_file.stem, session_id)):
+        if not _plain_name(name):
+            continue  # a session id read from a record never leads out of the folder
         folder = session_file.parent / name / SUBAGENTS_DIR
         if folder.is_dir():
             found.extend(sorted(folder.rglob(f"{AGENT_PREFIX}*.jsonl")))

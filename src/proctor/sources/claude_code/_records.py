@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from proctor.sources._files import iter_jsonl
+from proctor.sources._files import RecordLines, iter_jsonl
 from proctor.sources.claude_code._content import (
     assistant_parts,
     content_problem,
@@ -25,7 +25,7 @@ from proctor.sources.claude_code._content import (
 from proctor.sources.claude_code._events import attachment_event, system_event
 from proctor.sources.claude_code._model import Entry, Node, ParsedFile, ToolOutcome, ToolUse
 from proctor.sources.claude_code._values import as_str, parse_time
-from proctor.transcript import SourceIssue
+from proctor.transcript import SourceIssue, nesting_problem
 
 _BOOKKEEPING_TYPES = frozenset(
     {
@@ -94,13 +94,20 @@ def read_records(path: Path, records: Iterable[Any]) -> ParsedFile:
     parsed = ParsedFile(path)
     collector = _Collector(parsed)
     shown = str(path)
-    for index, record in enumerate(records, start=1):
-        if isinstance(record, dict):
-            collector.add(record, index, shown)
-        else:
+    lines = RecordLines(path, "loglines")
+    for index, record in enumerate(records):
+        line = lines.of(index) or index + 1  # the line it starts on (else its position)
+        if not isinstance(record, dict):
+            reason = f"loglines[{index}] is not a JSON object; skipped"
+            parsed.issues.append(SourceIssue(shown, reason, line))
+            continue
+        too_deep = nesting_problem(record)
+        if too_deep is not None:
             parsed.issues.append(
-                SourceIssue(shown, f"loglines[{index - 1}] is not a JSON object; skipped", index)
+                SourceIssue(shown, f"loglines[{index}]: {too_deep}; skipped", line)
             )
+            continue
+        collector.add(record, line, shown)
     return parsed
 
 
@@ -276,6 +283,8 @@ class _Collector:
                 )
             )
             return None
+        if "content" not in message:
+            self._warn(shown, "assistant record has no message.content; nothing to read", line)
         texts, blocks = assistant_parts(message.get("content"))
         problem = content_problem(message.get("content"), assistant=True)
         if problem is not None:

@@ -8,6 +8,7 @@ both into one ``Outcome``; ``_tools`` merges outcomes into calls.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +150,11 @@ def _unwrap_exec_envelope(outcome: Outcome) -> None:
     outcome.text = value["output"]
     outcome.exit_code = as_int(metadata.get("exit_code"))
     seconds = metadata.get("duration_seconds")
-    if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+    if (
+        isinstance(seconds, int | float)
+        and not isinstance(seconds, bool)
+        and math.isfinite(seconds)
+    ):
         outcome.attributes["duration_ms"] = round(seconds * 1000)
 
 

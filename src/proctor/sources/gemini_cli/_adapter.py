@@ -7,7 +7,7 @@ from typing import Any
 
 from proctor.errors import SourceError
 from proctor.sources._common import is_json_lines, named, sample_document
-from proctor.sources._files import iter_jsonl, load_json_document, nesting_issue
+from proctor.sources._files import iter_jsonl, load_json_document
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.gemini_cli._convert import FORMAT, build_bundle
 from proctor.sources.gemini_cli._replay import MESSAGE_TYPES, read_document, replay_lines
@@ -29,7 +29,7 @@ def _is_api_content(value: Any) -> bool:
 def looks_like_gemini_document(document: Any) -> bool:
     """A legacy ``ConversationRecord``, a drifted ``history`` file or a checkpoint array."""
     if isinstance(document, list):
-        return bool(document) and all(_is_api_content(entry) for entry in document)
+        return _api_history(document)
     if not isinstance(document, dict):
         return False
     messages = document.get("messages")
@@ -40,7 +40,12 @@ def looks_like_gemini_document(document: Any) -> bool:
             "projectHash" in document or any(_is_message_record(m) for m in messages)
         )
     history = document.get("history")
-    return isinstance(history, list) and bool(history) and all(_is_api_content(h) for h in history)
+    return isinstance(history, list) and _api_history(history)
+
+
+def _api_history(entries: list[Any]) -> bool:
+    """API contents (``{role, parts}``), damaged entries aside."""
+    return any(map(_is_api_content, entries))
 
 
 def looks_like_gemini_lines(records: list[dict[str, Any]]) -> bool:
@@ -85,10 +90,6 @@ class GeminiCliAdapter(SourceAdapter):
                 document = load_json_document(unit.path)
             except SourceError as exc:
                 yield SourceIssue(file, exc.reason, exc.line)
-                return
-            too_deep = nesting_issue(file, document, skipped="the file was not imported")
-            if too_deep is not None:
-                yield too_deep
                 return
             log = read_document(file, document)
         yield from log.issues

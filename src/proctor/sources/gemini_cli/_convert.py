@@ -103,8 +103,9 @@ class _SessionBuilder:
         """Add one replayed message with the tool calls it made and the results it carries."""
         record, where = logged.record, logged.where
         kind = "gemini" if record.get("type") == "model" else record.get("type")
-        if kind not in MESSAGE_TYPES:
-            self.warn(where, f"unknown message type {kind!r}; kept as a notice")
+        if not isinstance(kind, str) or kind not in MESSAGE_TYPES:
+            self.warn(where, f"unknown message type {kind!r:.60}; kept as a notice")
+            kind = kind if isinstance(kind, str) else "notice"
         source_id = f"{self.conversation_id}:msg:{key}"
         content = split_content(record.get("content", record.get("parts")))
         for response in content.responses:

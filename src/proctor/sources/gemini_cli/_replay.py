@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from proctor.sources._common import Located, as_text, json_type_name
-from proctor.transcript import SourceIssue
+from proctor.sources._files import RecordLines
+from proctor.transcript import SourceIssue, nesting_problem
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "model", "info", "error", "warning"})
 
@@ -129,20 +131,30 @@ def read_document(file: str, document: Any) -> SessionLog:
         reason = f"the document is {json_type_name(document)} without a message list"
         log.issues.append(SourceIssue(file, f"{reason}; not a Gemini CLI chat"))
         return log
+    too_deep = nesting_problem(log.metadata)
+    if too_deep is not None:
+        log.issues.append(SourceIssue(file, f"{too_deep}; the file was not imported"))
+        log.metadata = {}
+        return log
+    lines = RecordLines(Path(file), path or None)
     for index, entry in enumerate(entries):
-        where = Located(entry, f"{path}[{index}]")
+        where = f"{path}[{index}]"
         if not isinstance(entry, dict):
             reason = f"message is {json_type_name(entry)}, expected an object; skipped"
-            log.issues.append(where.issue(file, reason))
+            log.issues.append(SourceIssue(file, f"{where}: {reason}", lines.of(index)))
+            continue
+        too_deep = nesting_problem(entry)
+        if too_deep is not None:
+            reason = f"{where}: {too_deep}; message skipped"
+            log.issues.append(SourceIssue(file, reason, lines.of(index)))
             continue
         record = entry if "type" in entry else _from_api_content(entry)
         key = as_text(record.get("id")) or f"@{index}"
         if key in log.messages:
-            log.issues.append(
-                where.issue(file, f"message id {key} repeated; kept by position", warning=True)
-            )
+            reason = f"{where}: message id {key} repeated; kept by position"
+            log.issues.append(SourceIssue(file, reason, lines.of(index), "warning"))
             key = f"@{index}"
-        log.put(key, record, where)
+        log.put(key, record, Located(entry, where))
     return log
 
 

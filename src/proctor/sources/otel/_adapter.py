@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from proctor.errors import SourceError
 from proctor.sources._common import is_json_lines, mostly
-from proctor.sources._files import iter_jsonl, load_json_document, nesting_issue
+from proctor.sources._files import RecordLines, iter_jsonl, load_json_document
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.otel._bundles import build_bundles
 from proctor.sources.otel._logs import merge_log_node, nodes_from_logs
@@ -29,7 +30,7 @@ from proctor.sources.otel._operations import SpanNode
 from proctor.sources.otel._otlp import ExportDecoder, ExportItem, LogRecord, SpanRecord, is_export
 from proctor.sources.otel._scopes import SpanRef, assign_scopes, ref_of
 from proctor.sources.otel._spans import interpret_span
-from proctor.transcript import ConversationBundle, SourceIssue
+from proctor.transcript import ConversationBundle, SourceIssue, nesting_problem
 
 _EXPORT_START = re.compile(
     rb'^\s*\{\s*"(?:resourceSpans|resourceLogs|resource_spans|resource_logs)"\s*:'
@@ -65,7 +66,7 @@ class OtelAdapter(SourceAdapter):
         shown = str(unit.path)
         line_issues: list[SourceIssue] = []
         try:
-            exports = read_exports(_documents(unit, line_issues), shown)
+            exports = read_exports(_documents(unit, line_issues), shown, path=unit.path)
         except SourceError as exc:
             yield SourceIssue(shown, exc.reason, exc.line)
             return
@@ -98,19 +99,21 @@ class ExportsRead:
     """Conversation and sub-agent scopes found (sub-agents without content fold away)."""
 
 
-def read_exports(documents: Iterable[tuple[Any, int | None]], shown: str) -> ExportsRead:
+def read_exports(
+    documents: Iterable[tuple[Any, int | None]], shown: str, *, path: Path | None = None
+) -> ExportsRead:
     """Read parsed OTLP/JSON export documents together (a file's, or one HTTP request's).
 
     Args:
         documents: each export document with its line number (None when not from a line).
         shown: where they came from, named in issues and recorded as the bundles' origin.
+        path: the file of a whole-file export, to name the line of a bad resource in it.
     """
     decoder = ExportDecoder(shown)
     items: list[ExportItem] = []
     for document, line in documents:
-        too_deep = nesting_issue(shown, document, line=line, skipped="export skipped")
-        if too_deep is not None:
-            decoder.issues.append(too_deep)
+        document = _within_depth(document, shown, line, path, decoder.issues)
+        if document is None:
             continue
         try:
             items.extend(list(decoder.decode(document, line)))
@@ -130,6 +133,37 @@ def read_exports(documents: Iterable[tuple[Any, int | None]], shown: str) -> Exp
         spans_used=len(spans & used),
         scopes=len(scopes),
     )
+
+
+_GROUPS = ("resourceSpans", "resourceLogs", "resource_spans", "resource_logs")
+
+
+def _within_depth(
+    document: Any, shown: str, line: int | None, path: Path | None, issues: list[SourceIssue]
+) -> Any:
+    """``document`` without the resource groups nested past the record limit (each one
+    reported by its line), or None when the export as a whole is too deep."""
+    if not isinstance(document, dict):
+        return document
+    kept = dict(document)
+    for key in _GROUPS:
+        groups = document.get(key)
+        if not isinstance(groups, list):
+            continue
+        lines = RecordLines(path, key) if path is not None and line is None else None
+        kept[key] = []
+        for index, group in enumerate(groups):
+            problem = nesting_problem(group)
+            if problem is None:
+                kept[key].append(group)
+                continue
+            where = lines.of(index) if lines is not None else line
+            issues.append(SourceIssue(shown, f"{key}[{index}]: {problem}; skipped", where))
+    problem = nesting_problem({k: v for k, v in kept.items() if k not in _GROUPS})
+    if problem is not None:
+        issues.append(SourceIssue(shown, f"{problem}; export skipped", line))
+        return None
+    return kept
 
 
 def _is_any_export(record: dict[str, Any]) -> bool:

@@ -101,7 +101,7 @@ def _count(attributes: Mapping[str, Any], *keys: str) -> int:
             continue
         try:
             return max(0, int(float(value)))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             continue
     return 0
 
