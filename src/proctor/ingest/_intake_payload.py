@@ -7,6 +7,13 @@ no GenAI or OpenInference data are not problems: they are counted as dropped.
 
 A ``tool_result`` line may answer a call sent in an earlier request; such results are
 returned apart (``late_results``) so the caller can attach them to the stored call.
+
+Lines are read by the same JSON rule as files (``sources.parse_json``: a byte order mark
+ignored, nesting past ``MAX_JSON_DEPTH`` refused naming the field), and what a payload
+holds is given its stored form here (``sources.fit_bundle``: ids, names, counts), so
+the ids the intake looks up are the ids it writes. A payload is answered with a refusal
+naming the line and the field, never with a server error: an export that cannot be
+decoded for a reason nobody foresaw is refused like a bad one.
 """
 
 from __future__ import annotations
@@ -15,9 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from proctor.errors import SourceError
+from proctor.sources._files import JSONProblem, parse_json
+from proctor.sources._fit import fit_bundle, fit_id
 from proctor.sources.jsonl import (
     SUPPORTED_VERSION,
     Assembler,
@@ -25,6 +32,7 @@ from proctor.sources.jsonl import (
     ToolCallLine,
     ToolResultLine,
     conversation_source_id,
+    quote_id,
     validate_line,
 )
 from proctor.sources.otel import read_exports
@@ -69,8 +77,10 @@ class LateResult:
 
     line: int
     conversation_id: str
-    """The Proctor conversation id (``pj:…``)."""
+    """The Proctor conversation id (``pj:…``), as stored."""
     result: ToolResultLine
+    call_source_id: str
+    """The source id of the call it answers (``pj:…:call:…``), as stored."""
 
 
 @dataclass(slots=True)
@@ -100,9 +110,10 @@ def parse_events(data: bytes, origin: str) -> IntakeBatch:
             continue
         first, seen_content = not seen_content, True
         try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            problems.append(PayloadProblem(f"not valid JSON ({exc})", number))
+            record = parse_json(raw.strip())
+        except JSONProblem as exc:
+            reason = exc.reason if exc.position is None else f"not valid JSON ({exc.reason})"
+            problems.append(PayloadProblem(reason, number))
             continue
         if not isinstance(record, dict):
             problems.append(PayloadProblem("expected one JSON object per line", number))
@@ -148,10 +159,12 @@ def _assemble(events: list[tuple[int, Any]], origin: str) -> IntakeBatch:
         if isinstance(event, ToolResultLine) and (event.conversation_id, event.call_id) not in (
             called
         ):
-            late.append(LateResult(number, conversation_source_id(event.conversation_id), event))
+            conversation_id = conversation_source_id(event.conversation_id)
+            call_id = f"{conversation_id}:call:{quote_id(event.call_id)}"
+            late.append(LateResult(number, fit_id(conversation_id), event, fit_id(call_id)))
         else:
             assembler.add(number, event)
-    return IntakeBatch(bundles=assembler.bundles(), late_results=late)
+    return IntakeBatch(bundles=[fit_bundle(b) for b in assembler.bundles()], late_results=late)
 
 
 def parse_otlp(document: Any, origin: str) -> IntakeBatch:
@@ -167,7 +180,7 @@ def parse_otlp(document: Any, origin: str) -> IntakeBatch:
         reasons = [_SKIPPED.sub("", issue.reason) for issue in errors]
         raise PayloadError(origin, [PayloadProblem(reason) for reason in reasons])
     return IntakeBatch(
-        bundles=exports.bundles,
+        bundles=[fit_bundle(b) for b in exports.bundles],
         warnings=[issue for issue in exports.issues if issue.severity == "warning"],
         spans=exports.spans,
         spans_dropped=exports.spans - exports.spans_used,

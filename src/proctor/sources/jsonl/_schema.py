@@ -24,6 +24,8 @@ from pydantic import (
     field_validator,
 )
 
+from proctor.sources._fit import MAX_COUNT
+
 HIDDEN_REASONING_FIELDS = frozenset(
     {
         "thinking",
@@ -42,7 +44,7 @@ ProducerId = Annotated[
 ]
 """An id chosen by the producer: 1 to 256 characters, no control characters."""
 
-Count = Annotated[int, Field(strict=True, ge=0)]
+Count = Annotated[int, Field(strict=True, ge=0, le=MAX_COUNT)]
 Time = AwareDatetime
 Attributes = dict[str, Any]
 

@@ -24,6 +24,7 @@ from proctor.sources.jsonl._schema import (
     EventLine,
     HeaderLine,
 )
+from proctor.transcript import clean_strings
 
 _TYPE_CHOICES = ", ".join(LINE_MODELS)
 _TIME_HINT = "expected an ISO-8601 time with a timezone, e.g. 2025-06-12T09:00:00Z"
@@ -60,7 +61,8 @@ def validate_line(record: dict[str, Any]) -> tuple[HeaderLine | EventLine | None
     if model is None:
         return None, [f'field "type": expected one of {_TYPE_CHOICES}']
     try:
-        return cast(HeaderLine | EventLine, model.model_validate(record)), []
+        # Text by the stored rule (NUL and lone surrogates become U+FFFD), as for files.
+        return cast(HeaderLine | EventLine, model.model_validate(clean_strings(record))), []
     except ValidationError as exc:
         return None, [describe(model, error) for error in exc.errors()]
 
@@ -95,6 +97,8 @@ def describe(model: type[BaseModel], error: ErrorDetails) -> str:
         detail = "expected one of " + ", ".join(_choices_at(model, loc))
     elif kind == "greater_than_equal":
         detail = f"expected a number >= {error.get('ctx', {}).get('ge', 0)}"
+    elif kind == "less_than_equal":
+        detail = f"expected a number <= {error.get('ctx', {}).get('le')}"
     elif kind == "string_too_long":
         detail = f"longer than {error.get('ctx', {}).get('max_length')} characters"
     elif kind == "string_pattern_mismatch":
