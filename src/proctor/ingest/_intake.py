@@ -38,7 +38,6 @@ from proctor.ingest._intake_payload import (
 )
 from proctor.ingest._keyed_locks import KeyedLocks
 from proctor.sources import Limits, prepare_bundle
-from proctor.sources.jsonl import quote_id
 from proctor.store import (
     ExcerptRequest,
     PlacedBundle,
@@ -186,7 +185,7 @@ def _excerpt_request(bundle: ConversationBundle | None, late_calls: set[str]) ->
 
 
 def _late_call_id(late: LateResult) -> str:
-    return f"{late.conversation_id}:call:{quote_id(late.result.call_id)}"
+    return late.call_source_id
 
 
 def _source_ids(bundle: ConversationBundle) -> set[str]:
