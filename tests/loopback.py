@@ -60,9 +60,17 @@ def _wait_for(port: int, process: subprocess.Popen[bytes], deadline: float) -> N
 def serving(
     command: Sequence[str], env: Mapping[str, str], port: int, deadline: float = 20.0
 ) -> Iterator[None]:
-    """Run ``command`` (which listens on ``port``) for the duration of the block."""
+    """Run ``command`` (which listens on ``port``) for the duration of the block.
+
+    A ``proctor serve`` started here keeps its search indexer idle until a search asks
+    (``PROCTOR_SERVE_INDEX=0``, unless ``env`` or ``--index`` says otherwise): embedding
+    the examples in every test server would cost each test seconds of CPU.
+    """
     process = subprocess.Popen(
-        list(command), env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        list(command),
+        env={"PROCTOR_SERVE_INDEX": "0", **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         _wait_for(port, process, deadline)

@@ -9,6 +9,7 @@ lifespan and so no indexer: its answers say the index is stale.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,15 +17,15 @@ from typing import Any
 import httpx
 import pytest
 
-from proctor.store import open_store
+from proctor.search import index_status
+from proctor.store import SqlStore, open_store
 from tests.api.conftest import Api
 from tests.backends import server_env
 from tests.loopback import free_port, serving
 from tests.search.helpers import dialogue, write
 
 
-@pytest.fixture
-def server(database: Path) -> Iterator[httpx.Client]:
+def _serve(database: Path, *options: str) -> tuple[list[str], dict[str, str], int]:
     port = free_port()
     env = {
         "PROCTOR_HOME": str(database.parent),
@@ -33,8 +34,14 @@ def server(database: Path) -> Iterator[httpx.Client]:
         **server_env(database.parent),
     }
     serve = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    return [*serve, "--no-heartbeat", *options], env, port
+
+
+@pytest.fixture
+def server(database: Path) -> Iterator[httpx.Client]:
+    command, env, port = _serve(database, "--no-index")
     with (
-        serving([*serve, "--no-heartbeat"], env, port),
+        serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
     ):
         yield client
@@ -89,3 +96,45 @@ def test_without_a_running_indexer_the_answer_says_the_index_is_stale(api: Api) 
     report = api.get("/api/search/index").json()
     assert report["indexer"] is None
     assert report["index"]["stale"] is True
+
+
+def _searchable(store: SqlStore, database: Path, deadline: float) -> bool:
+    """Whether the full text catches up with everything stored before ``deadline``."""
+    while time.monotonic() < deadline:
+        if index_status(store, encoder=None).full_text_current:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow  # a Proctor server
+def test_the_server_indexes_what_others_store_without_waiting_for_a_search(
+    database: Path,
+) -> None:
+    store = open_store(database)
+    try:
+        assert not index_status(store, encoder=None).full_text_current
+        command, env, port = _serve(database, "--index")  # the default outside tests
+        with serving(command, env, port):
+            assert _searchable(store, database, time.monotonic() + 60), (
+                "the examples were indexed with no search asked"
+            )
+            write(store, dialogue("late-3", [("Dev", "The quokka ledger closes Friday.")]))
+            assert not index_status(store, encoder=None).full_text_current
+            assert _searchable(store, database, time.monotonic() + 60), (
+                "a message another process stored was indexed with no search asked"
+            )
+    finally:
+        store.close()
+
+
+@pytest.mark.slow  # a Proctor server
+def test_with_no_index_the_server_indexes_nothing_until_asked(database: Path) -> None:
+    store = open_store(database)
+    try:
+        command, env, port = _serve(database, "--no-index")
+        with serving(command, env, port):
+            write(store, dialogue("late-4", [("Dev", "Nothing asks for this yet.")]))
+            assert not _searchable(store, database, time.monotonic() + 2)
+    finally:
+        store.close()

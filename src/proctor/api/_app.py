@@ -117,6 +117,7 @@ def create_app(
     host: str = "127.0.0.1",
     port: int | None = None,
     allowed_hosts: Sequence[str] = (),
+    index_search: bool = False,
 ) -> FastAPI:
     """The HTTP API over the store ``store_opener`` opens.
 
@@ -129,6 +130,9 @@ def create_app(
             name) in ``Host`` (see ``_guard``).
         port: the bound port those names must carry; ``None`` accepts any port.
         allowed_hosts: more names to answer to (``--allowed-host``: a reverse proxy's).
+        index_search: start the background search indexer when the app starts, so what
+            is stored (by intake, imports or reviews in other processes) becomes searchable
+            without waiting for a first search; otherwise it starts on the first search.
     """
     from proctor.api.routers import (
         app_switch,
@@ -173,6 +177,7 @@ def create_app(
     )
     app.state.store_holder = holder
     app.state.heartbeat = loop
+    app.state.search_index_at_start = index_search
     app.add_exception_handler(ProctorError, _proctor_error)
     for module in (
         overview,

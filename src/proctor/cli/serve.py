@@ -34,6 +34,12 @@ from proctor.cli.plans import Duration
     "--no-heartbeat", is_flag=True,
     help="Do not run heartbeat plans here (a separate `proctor worker` runs them).",
 )  # fmt: skip
+@click.option(
+    "--index/--no-index", default=True, show_default=True, envvar="PROCTOR_SERVE_INDEX",
+    help="Keep the search index current in the background from the start (full text, then "
+    "embeddings); with --no-index it starts at the first search. "
+    "Default: $PROCTOR_SERVE_INDEX.",
+)  # fmt: skip
 def serve_command(
     host: str,
     port: int,
@@ -41,6 +47,7 @@ def serve_command(
     allowed_hosts: tuple[str, ...],
     heartbeat_interval: float,
     no_heartbeat: bool,
+    index: bool,
 ) -> None:
     """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json).
 
@@ -49,7 +56,8 @@ def serve_command(
     name the server as bound (127.0.0.1, localhost or [::1] with the port, or an
     --allowed-host), and no other web site's page may change its data. While it runs, the
     server also runs due heartbeat plans (when the supervisor app is on), unless
-    `--no-heartbeat` leaves them to `proctor worker`.
+    `--no-heartbeat` leaves them to `proctor worker`. It also keeps the search index current
+    in the background (`--no-index`: only from the first search on).
     """
     from proctor.api import ALLOWED_HOSTS_ENV, allowed_hosts_from_env, check_bind
 
@@ -69,6 +77,7 @@ def serve_command(
         host=host,
         port=port,
         allowed_hosts=names,
+        index_search=index,
     )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

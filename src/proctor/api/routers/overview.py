@@ -38,12 +38,15 @@ _INDEXER_LOCK = threading.Lock()
 
 @asynccontextmanager
 async def _search_indexing(app: FastAPI) -> AsyncIterator[None]:
-    """While the app is served, searches may start a background indexer; it stops here.
+    """While the app is served, a background indexer runs (from the start when the app
+    was made with ``index_search``, else from the first search); it stops here.
 
     An app called without its lifespan (an in-process test transport) starts none, so no
     thread outlives it: its searches read the index as it is and say so.
     """
     app.state.search_indexing = True
+    if getattr(app.state, "search_index_at_start", False):
+        search_indexer(app)
     try:
         yield
     finally:
