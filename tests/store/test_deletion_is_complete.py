@@ -44,6 +44,7 @@ from tests.store.deletion_world import (
 )
 
 Row = dict[str, Any]
+Tables = dict[str, list[Row]]
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ class Cleared:
     """Rows naming a deleted conversation go with it."""
 
     how: str
-    keeps: Callable[[Row], bool] | None = None
-    """Rows that stay although they may name it (with ``why`` in ``how``)."""
+    keeps: Callable[[Row, Tables], bool] | None = None
+    """Rows that stay although they may name it (with ``why`` in ``how``); asked with the
+    row and every table's rows at that moment."""
 
 
 @dataclass(frozen=True)
@@ -126,9 +128,16 @@ RULES: dict[str, Rule] = {
     "search_documents": Cleared(
         "foreign key cascade from conversations (its messages, tool calls and events); "
         "documents of other graph objects stay with the published graph",
-        keeps=lambda row: row["conversation_id"] is None and row["doc_type"] not in SOURCES,
+        keeps=lambda row, _tables: _graph_document(row),
     ),
-    "search_vectors": Cleared("foreign key cascade from search_documents"),
+    "search_vectors": Cleared(
+        "foreign key cascade from search_documents; the vectors of the graph's documents "
+        "stay with them",
+        keeps=lambda row, tables: any(
+            document["row_id"] == row["row_id"] and _graph_document(document)
+            for document in tables["search_documents"]
+        ),
+    ),
     "search_state": NoConversationData("counts and times of the last index pass"),
     "heartbeat_plans": NoConversationData("a scheduled review's scope and times"),
     "heartbeat_runs": NoConversationData("a plan's firing: status, run and result ids"),
@@ -139,6 +148,12 @@ RULES: dict[str, Rule] = {
 }
 
 SOURCES = ("message", "tool_call")
+
+
+def _graph_document(row: Row) -> bool:
+    """A search document of a published graph object (kept with the published graph)."""
+    return row["conversation_id"] is None and row["doc_type"] not in SOURCES
+
 
 UNFILLABLE: dict[str, str] = {}
 """Tables the product cannot fill in this world, with the reason (none today)."""
@@ -262,9 +277,9 @@ def naming(rows: dict[str, list[Row]], tag: str) -> dict[str, list[Row]]:
         needles = spread
 
 
-def _kept_by_rule(name: str, row: Row) -> bool:
+def _kept_by_rule(name: str, row: Row, tables: Tables) -> bool:
     rule = RULES[name]
-    return isinstance(rule, Cleared) and rule.keeps is not None and rule.keeps(row)
+    return isinstance(rule, Cleared) and rule.keeps is not None and rule.keeps(row, tables)
 
 
 # -- the world ---------------------------------------------------------------------------
@@ -290,7 +305,7 @@ def test_deleting_a_conversation_leaves_no_row_naming_it_and_every_row_of_the_ot
     named_before = {tag: naming(before, tag) for tag in TAGS}
     for name, rule in RULES.items():
         for tag in TAGS:
-            named = [r for r in named_before[tag][name] if not _kept_by_rule(name, r)]
+            named = [r for r in named_before[tag][name] if not _kept_by_rule(name, r, before)]
             if isinstance(rule, NoConversationData):
                 assert not named, f"{name} ({rule.why}) holds rows naming {tag}: {named[:2]}"
             elif isinstance(rule, Cleared | Anonymised):
@@ -307,9 +322,9 @@ def test_deleting_a_conversation_leaves_no_row_naming_it_and_every_row_of_the_ot
         if isinstance(rule, Kept):
             assert after_keys == before_keys, f"{name} ({rule.why}) changed on delete"
             continue
-        leaks = [r for r in named_after[name] if not _kept_by_rule(name, r)]
+        leaks = [r for r in named_after[name] if not _kept_by_rule(name, r, after)]
         assert not leaks, f"{name} still names the deleted conversation: {leaks[:2]}"
-        kept = [r for r in before[name] if _kept_by_rule(name, r)]
+        kept = [r for r in before[name] if _kept_by_rule(name, r, before)]
         survivors = {_key(r) for r in after[name]}
         assert all(_key(r) in survivors for r in kept), f"{name} lost rows it keeps"
         others = [r for r in named_before[other][name] if _key(r) in before_keys]
