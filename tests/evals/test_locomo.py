@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from proctor.cli.main import cli
 from proctor.evals import LocomoReport, evaluate_locomo
 from proctor.evals.locomo import QuestionResult, gold_ids
-from proctor.search import missing_embeddings
+from proctor.search import load_encoder, missing_embeddings
 
 
 def _sample() -> dict[str, Any]:
@@ -129,8 +129,20 @@ def test_eval_locomo_prints_recall_by_category_beside_the_baseline(mini: Path) -
 
 @pytest.fixture(scope="module")
 def development(datasets_dir: Path) -> LocomoReport:
-    """Hybrid when the embeddings extra is installed (about a minute: every turn is embedded)."""
-    return evaluate_locomo(datasets_dir / "locomo")
+    """Hybrid when the embeddings extra is installed. Embedding every turn takes a minute or
+    more, so the vectors are kept between runs (``embedding_cache``: the same vectors the
+    encoder gives, keyed by the model's fingerprint and each text); the second pass of
+    ``make test`` and later runs reuse them, and only the import, the index and the
+    searches run again."""
+    inner = load_encoder()
+    if inner is None:
+        return evaluate_locomo(datasets_dir / "locomo", encoder=None)
+    from tests.evals.embedding_cache import CachedEncoder
+
+    encoder = CachedEncoder.around(inner)
+    report = evaluate_locomo(datasets_dir / "locomo", encoder=encoder)
+    encoder.save()
+    return report
 
 
 def _recall(slice_: dict[str, Any], method: str) -> float:
