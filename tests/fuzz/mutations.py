@@ -35,7 +35,6 @@ WRONG_VALUES: tuple[Any, ...] = (
     True,
     False,
     None,
-    HUGE,
 )
 """Values of every JSON type, put where the format expects another one."""
 
@@ -116,8 +115,10 @@ LineMutation = Callable[[random.Random, bytes], bytes]
 
 
 def huge_integer(rng: random.Random, record: Any) -> Any:
-    """A number (or any value) becomes an integer past 64 bits, positive or negative."""
-    number = rng.choice([HUGE, -HUGE, 2**64, -(2**63) - 1, 10**40])
+    """A number (or any value) becomes an integer past 64 bits, positive or negative
+    (one of its own: a changed id must not become another record's id)."""
+    base = rng.choice([HUGE, -HUGE, 2**64, -(2**63) - 1, 10**40])
+    number = base + rng.randrange(10**9) if base > 0 else base - rng.randrange(10**9)
     return put(record, _pick_path(rng, record), number)
 
 
@@ -148,7 +149,7 @@ def _wrong_value(rng: random.Random) -> Any:
     """A value of any JSON type; strings are unique, as a changed id must not become
     another record's id (two records with one id are one record by design)."""
     token = rng.randrange(10**9)
-    return rng.choice([*WRONG_VALUES, f"wrong {token}", f"\x00{token}"])
+    return rng.choice([*WRONG_VALUES, f"wrong {token}", f"\x00{token}", HUGE + token])
 
 
 def wrong_type(rng: random.Random, record: Any) -> Any:
