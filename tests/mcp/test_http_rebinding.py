@@ -14,9 +14,9 @@ import pytest
 
 from proctor.mcp._server import transport_security
 from tests.loopback import free_port, serving
-from tests.mcp.conftest import McpHome
+from tests.mcp.conftest import PreparedHome
 
-pytestmark = pytest.mark.slow  # a Proctor server per test
+pytestmark = pytest.mark.slow  # a Proctor server (one for the module)
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -31,12 +31,13 @@ INITIALIZE = {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture
-def port(mcp_home: McpHome) -> Iterator[int]:
+@pytest.fixture(scope="module")
+def port(prepared_mcp_home: PreparedHome) -> Iterator[int]:
+    """One server for the module: every request here is an ``initialize``, which reads
+    nothing and writes nothing, so no test can see another's."""
+    home = prepared_mcp_home
     chosen = free_port()
-    with serving(
-        mcp_home.command("--transport", "http", "--port", str(chosen)), mcp_home.env(), chosen
-    ):
+    with serving(home.command("--transport", "http", "--port", str(chosen)), home.env(), chosen):
         yield chosen
 
 

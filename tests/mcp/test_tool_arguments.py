@@ -15,12 +15,12 @@ from proctor.mcp import TOOLS, ToolContext, ToolRefusal, call_tool
 from proctor.mcp._tools import GRAPH_LIMIT_MAX, QUERY_MAX_CHARS, SEARCH_LIMIT_MAX
 from tests.mcp.conftest import McpHome
 
-pytestmark = pytest.mark.slow  # a home with the examples and two reviews per test
 
-
-@pytest.fixture
-def bound(mcp_home: McpHome) -> ToolContext:
-    return ToolContext(mcp_home.store, mcp_home.main_id)
+@pytest.fixture(scope="module")
+def bound(shared_mcp_home: McpHome) -> ToolContext:
+    """The tools as an agent bound to the main conversation calls them. Every test here only
+    reads, so the module shares one prepared home, its store read-only as in ``proctor mcp``."""
+    return ToolContext(shared_mcp_home.store, shared_mcp_home.main_id)
 
 
 def _refusal(bound: ToolContext, name: str, arguments: dict[str, Any]) -> str:
@@ -89,24 +89,24 @@ def test_an_unknown_tool_is_refused_with_the_tools_there_are(bound: ToolContext)
 
 
 def test_an_ambiguous_prefix_lists_only_the_bound_projects_conversations(
-    mcp_home: McpHome, bound: ToolContext
+    shared_mcp_home: McpHome, bound: ToolContext
 ) -> None:
-    store = mcp_home.store
+    store = shared_mcp_home.store
     everyone = [c.conversation_id for c in store.list_conversations(include_children=True)]
     foreign = [c for c in everyone if store.conversation(c).project != "invoice-service"]
     assert foreign and all(c.startswith("c") for c in everyone), "a prefix shared across projects"
     message = _refusal(bound, "subagent_trace", {"conversation_id": "c"})
     assert "matches 2 conversations of project 'invoice-service'" in message
-    assert mcp_home.main_id in message and mcp_home.subagent_id in message
+    assert shared_mcp_home.main_id in message and shared_mcp_home.subagent_id in message
     for other in foreign:
         assert other not in message
         assert other.split(":", 1)[1][:8] not in message
 
 
 def test_a_foreign_conversation_is_answered_as_one_that_does_not_exist(
-    mcp_home: McpHome, bound: ToolContext
+    shared_mcp_home: McpHome, bound: ToolContext
 ) -> None:
-    store = mcp_home.store
+    store = shared_mcp_home.store
     (foreign,) = [
         c for c in store.list_conversations(include_children=True) if c.project != "invoice-service"
     ]
@@ -126,13 +126,13 @@ def test_a_foreign_conversation_is_answered_as_one_that_does_not_exist(
     )
     # The project's own sub-agent resolves by a prefix that other projects' ids share.
     trace = call_tool(bound, "subagent_trace", {"conversation_id": "cc:agent"})
-    assert trace["conversation_id"] == mcp_home.subagent_id
+    assert trace["conversation_id"] == shared_mcp_home.subagent_id
 
 
 def test_a_result_of_another_scope_is_answered_as_one_that_does_not_exist(
-    mcp_home: McpHome, bound: ToolContext
+    shared_mcp_home: McpHome, bound: ToolContext
 ) -> None:
-    store = mcp_home.store
+    store = shared_mcp_home.store
     (everywhere,) = [r for r in store.overview(None, 20) if r.is_global]
     own = call_tool(bound, "overview", {})["results"][0]["result_id"]
     for ref in (everywhere.result_id, everywhere.result_id[:8], "ffffffff"):
