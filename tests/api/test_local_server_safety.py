@@ -19,10 +19,10 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
-from tests.backends import server_env
+from tests.backends import copy_database, server_env
 from tests.loopback import free_port, serving
 
-pytestmark = pytest.mark.slow  # a Proctor server per test
+pytestmark = pytest.mark.slow  # Proctor servers
 
 PLANTED = (
     b'{"type": "message", "conversation_id": "planted", "message_id": "m1", '
@@ -52,9 +52,17 @@ def _serve(database: Path, *args: str, env: dict[str, str] | None = None) -> Ite
         yield Server(f"http://127.0.0.1:{port}", port)
 
 
-@pytest.fixture
-def server(database: Path) -> Iterator[Server]:
-    with _serve(database, env={"PROCTOR_ALLOWED_HOSTS": "proxy.test, other.test:1"}) as served:
+ALLOWED_HOSTS = {"PROCTOR_ALLOWED_HOSTS": "proxy.test, other.test:1"}
+
+
+@pytest.fixture(scope="module")
+def server(prepared_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the tests that only read or are refused, on a copy of its own: a
+    refused request writes nothing, so none of them sees another (a test whose requests
+    are meant to write starts its own server, on its own copy)."""
+    database = tmp_path_factory.mktemp("refusing") / "proctor.db"
+    copy_database(prepared_database, database)
+    with _serve(database, env=ALLOWED_HOSTS) as served:
         yield served
 
 
@@ -112,10 +120,7 @@ def test_a_rebound_host_name_reads_nothing(server: Server) -> None:
     assert known and not any(c in a.text for a in answers for c in known)
 
 
-def test_curl_exporters_and_hooks_keep_working(server: Server) -> None:
-    ndjson = {"Content-Type": "application/x-ndjson"}
-    stored = httpx.post(f"{server.url}/api/intake/events", content=PLANTED, headers=ndjson)
-    otlp = httpx.post(f"{server.url}/v1/traces", json={"resourceSpans": []}, timeout=10)
+def test_curl_exporters_and_hooks_keep_working(database: Path) -> None:
     hook: dict[str, Any] = {
         "session_id": "s1",
         "transcript_path": "/nonexistent/transcript.jsonl",
@@ -124,17 +129,21 @@ def test_curl_exporters_and_hooks_keep_working(server: Server) -> None:
         "tool_name": "Bash",
         "tool_input": {"command": "ls"},
     }
-    gate = httpx.post(f"{server.url}/api/gate/claude-code", json=hook, timeout=30)
-    result_id, entity_id = _an_entity(server)
-    removed = httpx.post(
-        f"{server.url}/api/graph/entity/{entity_id}/remove",
-        headers={"X-Proctor-Client": "curl"},
-        timeout=10,
-    )
+    with _serve(database, env=ALLOWED_HOSTS) as server:  # these write: a server of its own
+        ndjson = {"Content-Type": "application/x-ndjson"}
+        stored = httpx.post(f"{server.url}/api/intake/events", content=PLANTED, headers=ndjson)
+        otlp = httpx.post(f"{server.url}/v1/traces", json={"resourceSpans": []}, timeout=10)
+        gate = httpx.post(f"{server.url}/api/gate/claude-code", json=hook, timeout=30)
+        result_id, entity_id = _an_entity(server)
+        removed = httpx.post(
+            f"{server.url}/api/graph/entity/{entity_id}/remove",
+            headers={"X-Proctor-Client": "curl"},
+            timeout=10,
+        )
 
-    assert [a.status_code for a in (stored, otlp, gate, removed)] == [200] * 4
-    assert "pj:planted" in _conversations(server)
-    assert _state(server, result_id, entity_id) == "removed"
+        assert [a.status_code for a in (stored, otlp, gate, removed)] == [200] * 4
+        assert "pj:planted" in _conversations(server)
+        assert _state(server, result_id, entity_id) == "removed"
 
 
 def test_the_allowed_hosts_variable_adds_names(server: Server) -> None:
