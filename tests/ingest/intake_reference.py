@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Table, select
+from sqlalchemy.engine import Connection
 
 from proctor.ingest import Intake
 from proctor.ingest._intake_merge import whole_excerpt
-from proctor.store import ExcerptRequest, PlacedBundle, TranscriptExcerpt, WriteOutcome
+from proctor.store import ExcerptRequest, PlacedBundle, SqlStore, TranscriptExcerpt, WriteOutcome
 from proctor.store import _schema as t
 from tests.backends import raw_connection
 
@@ -36,37 +37,47 @@ class WholeMergeIntake(Intake):
         return self.store.write_conversations([p.prepared for p in placed], project=project)
 
 
-def stored_rows(database: Path, conversation_ids: Sequence[str]) -> dict[str, list[Any]]:
-    """Every row the store holds for ``conversation_ids``, table by table, in key order."""
+def stored_rows(database: Path | SqlStore, conversation_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """Every row the store holds for ``conversation_ids``, table by table, in key order.
+
+    ``database``: the store's path, or an open store (read through its own connection).
+    """
+    if isinstance(database, SqlStore):
+        with database._read() as connection:
+            return _dump(connection, conversation_ids)
+    with raw_connection(database, read_only=True) as connection:
+        return _dump(connection, conversation_ids)
+
+
+def _dump(connection: Connection, conversation_ids: Sequence[str]) -> dict[str, list[Any]]:
     ids = list(conversation_ids)
     dumped: dict[str, list[Any]] = {}
-    with raw_connection(database, read_only=True) as connection:
 
-        def rows(table: Table, query: Any) -> list[Any]:
-            keep = [c for c in table.c if c.name not in _LEFT_OUT]
-            ordered = query.with_only_columns(*keep).order_by(*table.primary_key.columns)
-            return [tuple(row) for row in connection.execute(ordered)]
+    def rows(table: Table, query: Any) -> list[Any]:
+        keep = [c for c in table.c if c.name not in _LEFT_OUT]
+        ordered = query.with_only_columns(*keep).order_by(*table.primary_key.columns)
+        return [tuple(row) for row in connection.execute(ordered)]
 
-        header = [c for c in t.conversations.c if c.name not in _LEFT_OUT | {"project_id"}]
-        conversations = (
-            select(*header, t.projects.c.name)
-            .join(t.projects, t.projects.c.project_id == t.conversations.c.project_id)
-            .where(t.conversations.c.conversation_id.in_(ids))
-            .order_by(t.conversations.c.conversation_id)
-        )
-        dumped["conversations"] = [tuple(row) for row in connection.execute(conversations)]
-        for table in (
-            t.sources,
-            t.messages,
-            t.tool_calls,
-            t.tasks,
-            t.task_events,
-            t.subagent_runs,
-        ):
-            dumped[table.name] = rows(table, select(table).where(table.c.conversation_id.in_(ids)))
-        mine = select(t.sources.c.source_id).where(t.sources.c.conversation_id.in_(ids))
-        dumped["source_versions"] = rows(
-            t.source_versions,
-            select(t.source_versions).where(t.source_versions.c.source_id.in_(mine)),
-        )
+    header = [c for c in t.conversations.c if c.name not in _LEFT_OUT | {"project_id"}]
+    conversations = (
+        select(*header, t.projects.c.name)
+        .join(t.projects, t.projects.c.project_id == t.conversations.c.project_id)
+        .where(t.conversations.c.conversation_id.in_(ids))
+        .order_by(t.conversations.c.conversation_id)
+    )
+    dumped["conversations"] = [tuple(row) for row in connection.execute(conversations)]
+    for table in (
+        t.sources,
+        t.messages,
+        t.tool_calls,
+        t.tasks,
+        t.task_events,
+        t.subagent_runs,
+    ):
+        dumped[table.name] = rows(table, select(table).where(table.c.conversation_id.in_(ids)))
+    mine = select(t.sources.c.source_id).where(t.sources.c.conversation_id.in_(ids))
+    dumped["source_versions"] = rows(
+        t.source_versions,
+        select(t.source_versions).where(t.source_versions.c.source_id.in_(mine)),
+    )
     return dumped

@@ -400,9 +400,14 @@ def _events(name: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+_EVENTS = {name: _events(name) for name in ("a", "b")}
+"""The lines of conversations ``a`` and ``b``, built once: building the strategies again for
+every line cost as much as storing it. Each example renames them to ids of its own."""
+
+
 def _request(draw: st.DrawFn, prefix: str) -> list[dict[str, Any]]:
     names = draw(st.lists(st.sampled_from(["a", "a", "a", "b"]), min_size=1, max_size=5))
-    return [draw(_events(f"{prefix}-{name}")) for name in names]
+    return [draw(_EVENTS[name]) | {"conversation_id": f"{prefix}-{name}"} for name in names]
 
 
 @st.composite
@@ -412,9 +417,16 @@ def _requests(draw: st.DrawFn, prefix: str) -> list[list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SqlStore, SqlStore]]:
+    """Two stores for every example, opened once: each example writes conversations of
+    its own (ids with the example's number), so what one stores no other compares."""
     folder = tmp_path_factory.mktemp("intake-pair")
-    return folder / "incremental.db", folder / "whole.db"
+    incremental, whole = open_store(folder / "incremental.db"), open_store(folder / "whole.db")
+    try:
+        yield incremental, whole
+    finally:
+        incremental.close()
+        whole.close()
 
 
 _EXAMPLES = itertools.count()
@@ -424,23 +436,18 @@ _EXAMPLES = itertools.count()
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_appending_request_by_request_stores_exactly_what_a_whole_re_merge_stores(
-    pair: tuple[Path, Path], data: st.DataObject
+    pair: tuple[SqlStore, SqlStore], data: st.DataObject
 ) -> None:
     prefix = f"x{next(_EXAMPLES)}"
     requests = data.draw(_requests(prefix))
-    incremental_db, whole_db = pair
-    incremental_store, whole_store = open_store(incremental_db), open_store(whole_db)
-    try:
-        incremental, whole = Intake(incremental_store), WholeMergeIntake(whole_store)
-        for request in requests:
-            body = lines(*request)
-            answers = [_answer(intake, body) for intake in (incremental, whole)]
-            assert answers[0] == answers[1], request
-    finally:
-        incremental_store.close()
-        whole_store.close()
+    incremental_store, whole_store = pair
+    incremental, whole = Intake(incremental_store), WholeMergeIntake(whole_store)
+    for request in requests:
+        body = lines(*request)
+        answers = [_answer(intake, body) for intake in (incremental, whole)]
+        assert answers[0] == answers[1], request
     ids = [f"pj:{prefix}-a", f"pj:{prefix}-b"]
-    assert stored_rows(incremental_db, ids) == stored_rows(whole_db, ids)
+    assert stored_rows(incremental_store, ids) == stored_rows(whole_store, ids)
 
 
 def _answer(intake: Intake, body: bytes) -> Any:
