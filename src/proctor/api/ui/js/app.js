@@ -106,7 +106,12 @@ function tokenForm() {
 }
 
 window.addEventListener("hashchange", () => {
-  render().then(() => document.getElementById("main")?.focus({ preventScroll: true }));
+  render().then(() => {
+    // The new page takes focus, unless focus was already moved into it while it loaded
+    // (a keyboard user on a finding's button while the transcript still loads stays there).
+    const main = document.getElementById("main");
+    if (main && !main.contains(document.activeElement)) main.focus({ preventScroll: true });
+  });
 });
 window.addEventListener("beforeunload", (event) => {
   if (unsaved && unsaved()) event.preventDefault();
