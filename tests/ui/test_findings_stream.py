@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.ui.conftest import PHONE, screenshot
 
@@ -79,6 +79,32 @@ def test_finding_actions_work_from_the_keyboard_alone(page: Page) -> None:
     expect(page.locator("article.finding", has_text="Claim that the tests pass")).to_contain_text(
         "resolved"
     )
+
+
+def test_focus_moved_while_the_transcript_loads_stays_where_it_was_put(page: Page) -> None:
+    # The findings show before the transcript when its answer is late; a keyboard user may
+    # already be on a finding's button then. The page finishing its load must not move
+    # focus away (it did: to the main region, which failed the keyboard test under load).
+    held: list[Route] = []
+    transcript = re.compile(r"/api/conversations/[^/?]+/transcript")
+    page.route(transcript, lambda route: held.append(route))
+    page.goto("/")
+    with page.expect_request(lambda request: transcript.search(request.url) is not None):
+        page.get_by_role("link", name=re.compile("nightly ledger export")).click()
+    action = page.locator("#finding-list button").first
+    action.focus()
+    expect(action).to_be_focused()
+    assert len(held) == 1 and page.locator("#turns li").count() == 0, "the transcript is held"
+
+    held[0].continue_()
+    page.unroute(transcript)
+    expect(page.locator("#turns li").first).to_be_visible()
+    # The page's load ends in the same task that shows the turns: focus has settled now.
+    assert action.evaluate("el => el === document.activeElement"), "focus was moved"
+    # Where nobody moved it, focus goes to the new page, as before.
+    page.get_by_role("link", name="Conversations").first.click()
+    expect(page.get_by_role("heading", name="Conversations")).to_be_visible()
+    expect(page.locator("#main")).to_be_focused()
 
 
 def test_a_digested_card_collapses_to_one_line_and_expands_again(page: Page) -> None:
