@@ -231,18 +231,6 @@ def load_json_document(path: Path) -> Any:
         raise SourceError(path, f"invalid JSON ({exc.reason})", line=line) from None
 
 
-def nesting_issue(
-    file: str, value: Any, *, where: str = "", line: int | None = None, skipped: str = "skipped"
-) -> SourceIssue | None:
-    """An issue when ``value`` (one record of a document) nests past ``MAX_JSON_DEPTH``."""
-    problem = nesting_problem(value)
-    if problem is None:
-        return None
-    return SourceIssue(
-        file, f"{where}: {problem}; {skipped}" if where else f"{problem}; {skipped}", line
-    )
-
-
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
 
 
