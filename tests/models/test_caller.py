@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -48,16 +49,69 @@ def test_a_stall_past_the_stage_timeout_fails_the_call_with_timeout() -> None:
     assert recorder.outcomes == ["timeout"]
 
 
+class SteppedLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock a test moves forward: what times out, times out then,
+    however fast or slow the machine runs the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.skipped
+
+    def step(self, seconds: float) -> None:
+        """Let ``seconds`` pass on this loop's clock at once."""
+        self.skipped += seconds
+
+
 def test_the_stage_timeout_covers_the_retry_too() -> None:
+    # Each attempt fits the 600 s stage timeout; both together do not. On the loop's own
+    # clock, 400 s pass before the retry (the wait after the 429), and 400 more once the
+    # retry's request has arrived (its answer is held): the stage is then 800 s old, the
+    # retry alone 400 s. A timeout per attempt would not end the retry before the server
+    # answers it, 15 s later. No wall-clock margin decides the outcome.
     recorder = RecordedCalls()
-    replies = [ScriptedReply(status=429, stall_s=0.4), ScriptedReply(OK, stall_s=0.4)]
-    with ScriptedModelServer(replies) as server:
-        caller = fast_caller(server.connection(), recorder=recorder, stage_timeout_s=0.6)
-        with pytest.raises(ModelError) as caught:
-            complete(caller)  # each attempt fits the timeout; both together do not
+
+    async def slow_retry_wait(seconds: float) -> None:
+        _stepped().step(400)
+
+    async def scenario(server: ScriptedModelServer) -> ModelError:
+        caller = PooledCaller(
+            server.connection(),
+            PoolLimits(),
+            pool=ModelPool(),
+            recorder=recorder,
+            timing=CallTiming(stage_timeout_s=600, sleep=slow_retry_wait),
+            attempt=provider_attempt(server.connection()),
+        )
+
+        async def well_into_the_retry() -> None:
+            while len(server.requests) < 2:
+                await anyio.sleep(0.005)
+            _stepped().step(400)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(well_into_the_retry)
+            try:
+                with pytest.raises(ModelError) as caught:
+                    await caller.complete(ask())
+            finally:
+                group.cancel_scope.cancel()
+        return caught.value
+
+    held = ScriptedReply(OK, stall_s=15)
+    with ScriptedModelServer([ScriptedReply(status=429), held]) as server:
+        error = anyio.run(scenario, server, backend_options={"loop_factory": SteppedLoop})
         assert len(server.requests) == 2
-    assert caught.value.kind == "timeout"
+    assert error.kind == "timeout"
     assert recorder.outcomes == ["rate_limited", "timeout"]
+
+
+def _stepped() -> SteppedLoop:
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, SteppedLoop)
+    return loop
 
 
 def test_an_answer_past_the_capacity_is_aborted_and_never_retried() -> None:
