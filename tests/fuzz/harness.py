@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -325,7 +326,10 @@ def import_cases(
         write_case(case, folder)
     report = ingest(store, folders, jobs=1)
     held = held_text(reader, report.conversation_ids)
-    return [
+    outcomes = [
         check_case(case, folder, report.issues, held)
         for case, folder in zip(batch, folders, strict=True)
     ]
+    for folder in folders:  # the store holds what matters; thousands of folders add up
+        shutil.rmtree(folder)
+    return outcomes

@@ -35,21 +35,26 @@ REPORT = os.environ.get("PROCTOR_FUZZ_REPORT")
 FIGURES: dict[str, dict[str, float]] = {}
 
 
-@pytest.fixture(scope="module")
-def fuzz_store(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[SqlStore, Connection, Path]]:
-    """One store for all cases of a module (each case's ids carry its own nonce), and a
+@pytest.fixture
+def fuzz_store(tmp_path: Path) -> Iterator[tuple[SqlStore, Connection, Path]]:
+    """One store for all cases of a family (each case's ids carry its own nonce), and a
     plain connection to read back what was stored."""
-    root = tmp_path_factory.mktemp("fuzz")
-    store = open_store(root / "proctor.db")
+    store = open_store(tmp_path / "proctor.db")
     try:
-        with raw_connection(root / "proctor.db") as reader:
-            yield store, reader, root
+        with raw_connection(tmp_path / "proctor.db") as reader:
+            yield store, reader, tmp_path
     finally:
         store.close()
-        if REPORT:
-            Path(REPORT).write_text(json.dumps(FIGURES, indent=1))
+        for leftover in tmp_path.glob("proctor.db*"):  # SQLite: a file per family run
+            leftover.unlink()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures() -> Iterator[None]:
+    """Writes the per-family figures to ``PROCTOR_FUZZ_REPORT`` when the module ends."""
+    yield
+    if REPORT:
+        Path(REPORT).write_text(json.dumps(FIGURES, indent=1))
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
