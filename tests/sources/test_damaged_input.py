@@ -300,3 +300,20 @@ def test_json_lines_whose_first_line_was_cut_to_its_brace_are_read(tmp_path: Pat
     pretty = tmp_path / "pretty.json"
     pretty.write_text(json.dumps({"a": {"b": 1}, "c": [1]}, indent=2))
     assert not Sample(pretty).is_jsonl
+
+
+def test_a_first_line_garbled_into_prose_does_not_hide_json_lines(tmp_path: Path) -> None:
+    path = _session(tmp_path, [b'xq{"type": "user", "uuid":', *_good(3)[1:]])
+    assert Sample(path).is_jsonl
+    assert [issue.line for issue in read(path).errors()] == [1]
+    readme = tmp_path / "README.md"
+    readme.write_text("# Notes\n\nA sample line:\n\n```json\n" + _good(1)[0].decode() + "\n```\n")
+    assert not Sample(readme).is_jsonl
+
+
+def test_a_claude_code_web_export_laid_out_on_few_lines_is_recognised(tmp_path: Path) -> None:
+    lines = [_cc_line(0, "first"), _cc_line(1, "second")]
+    path = tmp_path / "export.json"
+    body = ",\n".join(json.dumps(line) for line in lines)
+    path.write_text('{"loglines": [\n' + body + "\n]}")
+    assert _texts(path) == ["first", "second"]

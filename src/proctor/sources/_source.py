@@ -178,16 +178,18 @@ class Sample:
         head = self.head
         leading = [without_bom(line.strip()) for line in head.split(b"\n")[:9]]
         leading = [line for line in leading if line][:8]
-        if not (leading and _starts_like_json(leading[0])):
+        if not leading:
+            return False
+        whole = [_is_object_line(line) for line in leading]
+        if not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
             return False  # prose (a README), not JSON lines with a damaged first one
         records = self.records
-        whole = [_is_object_line(line) for line in leading]
         # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
         # objects must not count, unless the file is no document and several lines are
         # whole objects (JSON Lines whose first line was cut to its brace).
-        if leading and leading[0] == b"{":  # an object's next line is never a whole object
+        if leading[0] == b"{":  # an object's next line is never a whole object
             return any(whole[1:]) and self._whole_document() is None
-        if leading and leading[0] == b"[":  # an array's last element may be one
+        if leading[0] == b"[":  # an array's last element may be one
             return sum(whole) >= 2 and self._whole_document() is None
         if any(whole[:2]) or sum(whole) >= 2:
             return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)

@@ -47,11 +47,11 @@ def looks_like_claude_code(sample: Sample) -> bool:
 def is_single_document(sample: Sample) -> bool:
     """True when the file is one JSON document, not JSON Lines.
 
-    Either it is pretty-printed (the first line is a lone ``{``) or its first line is
-    longer than the sample, so no line parsed on its own.
+    Either it is pretty-printed (the first line is a lone ``{``), or its first line is
+    longer than the sample, so no line parsed on its own, or it parses as one object.
     """
     first_line = sample.head.lstrip().split(b"\n", 1)[0].strip()
-    return first_line == b"{" or not sample.records
+    return first_line == b"{" or not sample.records or isinstance(sample.document, dict)
 
 
 def loglines_of(document: Any) -> list[Any] | None:
