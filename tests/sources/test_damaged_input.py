@@ -317,3 +317,12 @@ def test_a_claude_code_web_export_laid_out_on_few_lines_is_recognised(tmp_path: 
     body = ",\n".join(json.dumps(line) for line in lines)
     path.write_text('{"loglines": [\n' + body + "\n]}")
     assert _texts(path) == ["first", "second"]
+
+
+def test_an_r_judge_record_whose_id_is_a_boolean_is_named_by_its_content(tmp_path: Path) -> None:
+    records = [_r_judge(1, "first") | {"id": True}, _r_judge(2, "second") | {"id": True}]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(records))
+    result = read(path)
+    ids = [bundle.conversation_id for bundle in result.bundles]
+    assert len(set(ids)) == 2 and "rjudge:True" not in ids

@@ -237,7 +237,8 @@ class RJudgeAdapter(SourceAdapter):
     ) -> tuple[ConversationBundle, list[str]]:
         sessions = require(record, "contents", list)
         record_id = record.get("id")
-        key = str(record_id) if isinstance(record_id, int | str) else content_key(sessions)
+        usable = isinstance(record_id, int | str) and not isinstance(record_id, bool)
+        key = str(record_id) if usable else content_key(sessions)
         conversation_id, repeated = ids.claim(f"rjudge:{key}", record)
         warnings = [repeated] if repeated else []
         messages: list[Message] = []
