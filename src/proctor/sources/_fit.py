@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from proctor.transcript import (
     Conversation,
@@ -51,6 +52,7 @@ STATUS_CHARS = 32
 """Task, task-event and sub-agent statuses."""
 
 _HASH_CHARS = 16
+_T = TypeVar("_T")
 
 
 def fit_id(value: str) -> str:
@@ -90,8 +92,8 @@ def fit_optional_count(value: int | None) -> int | None:
 
 def fit_time(value: datetime | None) -> datetime | None:
     """An aware UTC time (naive means UTC); None when it has no UTC equivalent."""
-    if value is None:
-        return None
+    if value is None or value.tzinfo is UTC:
+        return value
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     try:
@@ -100,9 +102,26 @@ def fit_time(value: datetime | None) -> datetime | None:
         return None
 
 
+def _changed(item: _T, **fitted: Any) -> _T:
+    """``item`` with ``fitted`` fields, or ``item`` itself when none changed (most items:
+    replacing every item of a large import costs more than checking it)."""
+    if all(getattr(item, name) is value for name, value in fitted.items()):
+        return item
+    return dataclasses.replace(item, **fitted)  # type: ignore[type-var]
+
+
 def _usage(usage: Usage | None) -> Usage | None:
     if usage is None:
         return None
+    counts = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.reasoning_tokens,
+    )
+    if all(-MAX_COUNT <= count <= MAX_COUNT for count in counts):
+        return usage
     return Usage(
         fit_count(usage.input_tokens),
         fit_count(usage.output_tokens),
@@ -113,13 +132,12 @@ def _usage(usage: Usage | None) -> Usage | None:
 
 
 def _conversation(conversation: Conversation) -> Conversation:
-    return dataclasses.replace(
+    return _changed(
         conversation,
         conversation_id=fit_id(conversation.conversation_id),
         format=fit_label(conversation.format, FORMAT_CHARS),
         external_id=fit_id(conversation.external_id),
         title=None if conversation.title is None else clean_text(conversation.title),
-        kind=conversation.kind,
         parent_conversation_id=fit_optional_id(conversation.parent_conversation_id),
         project_hint=fit_optional_label(conversation.project_hint, NAME_CHARS),
         cwd=None if conversation.cwd is None else clean_text(conversation.cwd),
@@ -130,7 +148,7 @@ def _conversation(conversation: Conversation) -> Conversation:
 
 
 def _message(message: Message) -> Message:
-    return dataclasses.replace(
+    return _changed(
         message,
         source_id=fit_id(message.source_id),
         created_at=fit_time(message.created_at),
@@ -142,7 +160,7 @@ def _message(message: Message) -> Message:
 
 
 def _tool_call(call: ToolCall) -> ToolCall:
-    return dataclasses.replace(
+    return _changed(
         call,
         source_id=fit_id(call.source_id),
         name=fit_label(call.name, NAME_CHARS),
@@ -156,7 +174,7 @@ def _tool_call(call: ToolCall) -> ToolCall:
 
 
 def _task(task: Task) -> Task:
-    return dataclasses.replace(
+    return _changed(
         task,
         task_id=fit_id(task.task_id),
         status=fit_label(task.status, STATUS_CHARS),
@@ -166,7 +184,7 @@ def _task(task: Task) -> Task:
 
 
 def _task_event(event: TaskEvent) -> TaskEvent:
-    return dataclasses.replace(
+    return _changed(
         event,
         source_id=fit_id(event.source_id),
         kind=fit_label(event.kind, EVENT_KIND_CHARS),
@@ -176,10 +194,15 @@ def _task_event(event: TaskEvent) -> TaskEvent:
     )
 
 
+def _labels(names: tuple[str, ...]) -> tuple[str, ...]:
+    fitted = tuple(fit_label(name, NAME_CHARS) for name in names)
+    return names if fitted == names else fitted
+
+
 def _run(run: SubagentRun | None) -> SubagentRun | None:
     if run is None:
         return None
-    return dataclasses.replace(
+    return _changed(
         run,
         parent_tool_call_id=fit_optional_id(run.parent_tool_call_id),
         agent_type=fit_optional_label(run.agent_type, NAME_CHARS),
@@ -187,7 +210,7 @@ def _run(run: SubagentRun | None) -> SubagentRun | None:
         rounds=fit_count(run.rounds),
         total_tokens=fit_count(run.total_tokens),
         tool_uses=fit_count(run.tool_uses),
-        rejected_tools=tuple(fit_label(name, NAME_CHARS) for name in run.rejected_tools),
+        rejected_tools=_labels(run.rejected_tools),
         stop_kind=fit_optional_label(run.stop_kind, EVENT_KIND_CHARS),
         duration_ms=fit_optional_count(run.duration_ms),
     )
