@@ -277,3 +277,23 @@ def _export_conversation(marker: str) -> str:
     """The conversation of an export drawn by ``families._otel`` (``mk<nonce>x<n>q``)."""
     nonce, number = marker.removeprefix("mk").removesuffix("q").split("x")
     return f"otel:thread-{nonce}-{int(number) - 1}"
+
+
+def test_a_payload_the_intake_fails_to_assemble_is_refused_not_a_server_error(
+    intake: tuple[TestClient, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last line of defence: a bug met by valid lines is answered 400, naming it.
+    import proctor.ingest._intake_payload as payload
+
+    def fails(*args: Any) -> Any:
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(payload, "_assemble", fails)
+    api, _ = intake
+    answer = api.post(
+        "/api/intake/events", content=_events(_message("c", "m", "hi")), headers=NDJSON
+    )
+    assert answer.status_code == 400
+    assert answer.json()["problems"][0]["reason"].startswith(
+        "the events could not be assembled (TypeError: unhashable type: 'list')"
+    )

@@ -130,7 +130,15 @@ def parse_events(data: bytes, origin: str) -> IntakeBatch:
         )
     if problems:
         raise PayloadError(origin, problems)
-    return _assemble(events, origin)
+    try:
+        return _assemble(events, origin)
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+        # Valid lines that still could not be put together: a bug, but the producer gets
+        # an answer that says so, not a server error.
+        reason = (
+            f"the events could not be assembled ({type(exc).__name__}: {exc}); please report it"
+        )
+        raise PayloadError(origin, [PayloadProblem(reason)]) from exc
 
 
 def _header_problems(line: HeaderLine, number: int, first: bool) -> list[PayloadProblem]:
