@@ -118,6 +118,7 @@ fuzz: $(STAMP)
 bench: $(STAMP) $(EMBED)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/intake.py
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/supervisor.py
 	$(BIN)/python bench/search.py
