@@ -98,6 +98,8 @@ RULES: dict[str, Rule] = {
     "import_files": Cleared("rows whose conversation_ids list a deleted conversation"),
     "findings": Cleared("foreign key cascade from conversations"),
     "notifications": Cleared("foreign key cascade from findings"),
+    "finding_changes": NoConversationData("a bulk triage: its action, status and count"),
+    "finding_change_items": Cleared("foreign key cascade from findings"),
     "settings": NoConversationData("global settings (default connection, app switch)"),
     "model_connections": NoConversationData("saved model connections"),
     "model_calls": Cleared("target_id is the conversation or its task, or run_id its run"),

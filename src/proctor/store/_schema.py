@@ -328,7 +328,41 @@ findings = Table(
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Column("status_changed_at", UTCDateTime()),
+    Index("ix_findings_created_at", "created_at"),
+    Index("ix_findings_conversation_id_status_severity", "conversation_id", "status", "severity"),
 )
+
+finding_changes = Table(
+    "finding_changes",
+    metadata,
+    Column("change_id", String(32), primary_key=True),
+    Column("action", String(32), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("finding_count", Integer, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("undone_at", UTCDateTime()),
+)
+"""One bulk status change (the findings inbox): what it did, and when it was undone."""
+
+finding_change_items = Table(
+    "finding_change_items",
+    metadata,
+    Column(
+        "change_id",
+        String(32),
+        ForeignKey("finding_changes.change_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _id(
+        "finding_id",
+        ForeignKey("findings.finding_id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
+    Column("previous_status", String(32), nullable=False),
+    Column("previous_changed_at", UTCDateTime()),
+)
+"""Each finding a bulk change moved, with the status it had before (for an exact undo)."""
 
 notifications = Table(
     "notifications",
