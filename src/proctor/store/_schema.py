@@ -371,7 +371,15 @@ notifications = Table(
     _id("finding_id", ForeignKey("findings.finding_id", ondelete="CASCADE"), nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("read_at", UTCDateTime()),
+    Column("webhook_state", String(16), default="pending", index=True),
+    Column("webhook_attempts", Integer),
+    Column("webhook_at", UTCDateTime()),
+    Column("webhook_error", Text),
 )
+"""One notification per finding key, ever (SPEC SUP-8). ``webhook_state`` is where its
+delivery to the policy's webhook stands: ``pending`` (new), ``sending`` (claimed by one
+process), ``delivered``, ``failed`` (``webhook_error`` says why) or ``skipped`` (no webhook
+in the policy); NULL for notifications written before deliveries existed."""
 
 settings = Table(
     "settings",
