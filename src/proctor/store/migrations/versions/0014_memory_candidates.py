@@ -4,8 +4,8 @@
 ``memories`` row (what the supervisor's window carries, SUP-3), discarding it writes
 nothing else. Candidates go with their finding (and so with its conversation).
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-12-02 12:00:00.000000
 """
 
@@ -16,8 +16,8 @@ from alembic import op
 
 import proctor.store._schema
 
-revision = "0013"
-down_revision = "0012"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
