@@ -13,6 +13,7 @@ from proctor.store._location import (
     database_exists,
     database_location,
 )
+from proctor.store._notifications import Notification, NotificationPage, WebhookState
 from proctor.store._records import (
     ConversationSummary,
     ExcerptRequest,
@@ -47,6 +48,8 @@ __all__ = [
     "ImportRecord",
     "ImportedFile",
     "ManifestEntry",
+    "Notification",
+    "NotificationPage",
     "NotificationRecord",
     "PlacedBundle",
     "ProjectSummary",
@@ -64,6 +67,7 @@ __all__ = [
     "StoredSource",
     "StoredTranscript",
     "TranscriptExcerpt",
+    "WebhookState",
     "WriteOutcome",
     "configured_database_url",
     "database_exists",

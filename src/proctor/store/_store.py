@@ -30,6 +30,7 @@ from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._import_store import ImportStore
 from proctor.store._location import configured_database_url
 from proctor.store._model_settings import ModelSettingsStore
+from proctor.store._notifications import NotificationStore
 from proctor.store._records import (
     ConversationSummary,
     ExcerptRequest,
@@ -64,6 +65,7 @@ class SqlStore(
     SuggestionStore,
     GraphAccessStore,
     ImportStore,
+    NotificationStore,
     StoreBase,
 ):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
