@@ -31,6 +31,7 @@ from proctor.review.semantic._prompts import LEAF_SYSTEM
 from proctor.search import index_sources, search
 from proctor.store import SqlStore
 from proctor.store import _schema as t
+from proctor.store._findings_inbox import FindingFilter
 from proctor.supervision import (
     SessionSettings,
     check_conversations,
@@ -398,6 +399,8 @@ def build_world(store: SqlStore, server: ScriptedModelServer, folder: Path) -> W
     assert again.status == "completed", again.error
     for cid in ids:
         store.set_graph_access(cid, True)
+    # A bulk triage of both conversations' findings: a change and its items.
+    store.change_findings(FindingFilter(conversation_ids=ids), action="ack", status="acknowledged")
     return World(
         {tag: [cid for cid in ids if cid.startswith(conversation_id(tag))] for tag in TAGS}
     )

@@ -1,0 +1,97 @@
+"""The findings inbox on the store: pages and groups over every conversation, bulk status
+changes with an exact undo, and the conversations list with open-finding counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from proctor._util.clock import utcnow
+from proctor.findings import Status
+from proctor.store import _findings_inbox as inbox
+from proctor.store._base import StoreBase
+from proctor.store._findings_inbox import (
+    ConversationFindings,
+    ConversationSort,
+    FindingChange,
+    FindingFilter,
+    FindingGroup,
+    FindingSort,
+    GroupBy,
+    InboxPage,
+    SortOrder,
+    UndoOutcome,
+)
+from proctor.store._records import ConversationSummary
+
+
+class FindingsInboxStore(StoreBase):
+    """Findings over every conversation: filter, group, sort, page, change in bulk, undo."""
+
+    def findings_page(
+        self,
+        chosen: FindingFilter,
+        *,
+        sort: FindingSort = "severity",
+        order: SortOrder = "desc",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> InboxPage:
+        """A page of the findings ``chosen`` names, with the true total."""
+        with self._read() as c:
+            return inbox.page_findings(
+                c, chosen, sort=sort, order=order, limit=limit, offset=offset
+            )
+
+    def finding_groups(
+        self, chosen: FindingFilter, *, by: GroupBy, limit: int = 50, offset: int = 0
+    ) -> tuple[list[FindingGroup], int]:
+        """Groups (by rule or conversation) of the findings ``chosen`` names, and how many."""
+        with self._read() as c:
+            return inbox.group_findings(c, chosen, by=by, limit=limit, offset=offset)
+
+    def change_findings(
+        self, chosen: FindingFilter, *, action: str, status: Status
+    ) -> FindingChange:
+        """Move the findings ``chosen`` names to ``status`` in one transaction (undoable)."""
+        with self._write() as c:
+            return inbox.change_findings(c, chosen, action=action, status=status, now=utcnow())
+
+    def undo_finding_change(self, change_id: str) -> UndoOutcome:
+        """Restore every finding of a bulk change to its previous status, in one
+        transaction; ``UndoRefusedError`` when any of them changed since."""
+        with self._write() as c:
+            return inbox.undo_change(c, change_id, utcnow())
+
+    def open_findings_by_conversation(
+        self, conversation_ids: Sequence[str]
+    ) -> dict[str, ConversationFindings]:
+        """Open count and top open severity of each conversation."""
+        with self._read() as c:
+            return inbox.open_findings_by_conversation(c, conversation_ids)
+
+    def conversations_with_findings(
+        self,
+        *,
+        project: str | None = None,
+        include_children: bool = False,
+        has_open: bool | None = None,
+        min_severity: str | None = None,
+        sort: ConversationSort = "started",
+        order: SortOrder = "desc",
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[tuple[ConversationSummary, ConversationFindings]], int]:
+        """Conversations with their open findings, filtered and sorted by them, and how
+        many match."""
+        with self._read() as c:
+            return inbox.list_conversations_with_findings(
+                c,
+                project=project,
+                include_children=include_children,
+                has_open=has_open,
+                min_severity=min_severity,
+                sort=sort,
+                order=order,
+                limit=limit,
+                offset=offset,
+            )
