@@ -28,11 +28,8 @@ from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._import_store import ImportStore
-from proctor.store._inbox_store import FindingsInboxStore
 from proctor.store._location import configured_database_url
-from proctor.store._memory_store import MemoryCandidateStore
 from proctor.store._model_settings import ModelSettingsStore
-from proctor.store._notifications import NotificationStore
 from proctor.store._records import (
     ConversationSummary,
     ExcerptRequest,
@@ -51,6 +48,7 @@ from proctor.store._records import (
 from proctor.store._review_store import ReviewStore
 from proctor.store._suggestion_store import SuggestionStore
 from proctor.store._supervision_store import SupervisionStore
+from proctor.store._trace_store import TraceStore
 from proctor.store._writer import write_conversation
 from proctor.transcript import Message, PreparedBundle
 
@@ -58,7 +56,6 @@ DEFAULT_PROJECT = "default"
 
 
 class SqlStore(
-    FindingsInboxStore,
     GraphStore,
     ModelSettingsStore,
     SupervisionStore,
@@ -68,7 +65,7 @@ class SqlStore(
     SuggestionStore,
     GraphAccessStore,
     ImportStore,
-    NotificationStore,
+    TraceStore,
     StoreBase,
 ):
     """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
