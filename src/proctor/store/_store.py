@@ -28,6 +28,7 @@ from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._import_store import ImportStore
+from proctor.store._inbox_store import FindingsInboxStore
 from proctor.store._location import configured_database_url
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
@@ -56,6 +57,7 @@ DEFAULT_PROJECT = "default"
 
 
 class SqlStore(
+    FindingsInboxStore,
     GraphStore,
     ModelSettingsStore,
     SupervisionStore,
