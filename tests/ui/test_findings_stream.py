@@ -45,7 +45,7 @@ def test_an_evidence_link_scrolls_to_the_cited_source_and_marks_the_range(page: 
     _open_conversation(page, "nightly ledger export")
     card = page.locator("article.finding", has_text="Claim that the tests pass")
     card.get_by_role("link", name=re.compile("Verified: the suite passes")).click()
-    turn = page.locator(".turn.highlight")
+    turn = page.locator(".trace-item.highlight")
     expect(turn).to_have_count(1)
     expect(turn.locator("mark")).to_have_text(
         "Verified: the suite passes and `tsc --noEmit` is clean."
@@ -53,7 +53,7 @@ def test_an_evidence_link_scrolls_to_the_cited_source_and_marks_the_range(page: 
     expect(turn).to_be_focused()
     # The second citation is inside a tool call's result: its range is marked there.
     card.get_by_role("link", name=re.compile("Tests 1 failed")).click()
-    expect(page.locator(".turn.highlight mark")).to_have_text(re.compile(r"Tests\s+1 failed"))
+    expect(page.locator(".trace-item.highlight mark")).to_have_text(re.compile(r"Tests\s+1 failed"))
 
 
 def test_finding_actions_work_from_the_keyboard_alone(page: Page) -> None:

@@ -9,8 +9,15 @@ from fastapi import APIRouter, Query
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._models import ConversationPage
 from proctor.api._source_models import ConversationSources
-from proctor.api._transcript import TranscriptPage, transcript_page
-from proctor.store import ConversationSummary
+from proctor.api._transcript import (
+    ParentLink,
+    SubagentCardOut,
+    TraceContext,
+    TranscriptPage,
+    card_out,
+    transcript_page,
+)
+from proctor.store import ConversationSummary, SqlStore
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
@@ -54,16 +61,60 @@ def conversation_sources(
     )
 
 
+@router.get("/{conversation_ref}/subagents")
+def conversation_subagents(store: StoreDep, conversation_ref: str) -> list[SubagentCardOut]:
+    """The sub-agent runs this conversation started, oldest first, as cards: type, task,
+    status, duration, tool calls, final summary and the sub-agent's own findings."""
+    return [
+        card_out(card)
+        for card in store.subagent_cards(store.resolve_conversation_id(conversation_ref))
+    ]
+
+
 @router.get("/{conversation_ref}/transcript")
 def conversation_transcript(
     store: StoreDep,
     conversation_ref: str,
-    limit: Annotated[int, Query(ge=1, le=200, description="How many items (1–200).")] = 100,
+    limit: Annotated[int, Query(ge=1, le=500, description="How many items (1–500).")] = 100,
     offset: Offset = 0,
     around: Annotated[
-        str | None, Query(description="Return the page holding this source id instead.")
+        str | None, Query(description="Return the window holding this source id instead.")
+    ] = None,
+    turn: Annotated[
+        int | None, Query(ge=0, description="Return the window holding this turn's start.")
     ] = None,
 ) -> TranscriptPage:
-    """Messages and tool calls in reading order, with the raw fields findings cite."""
-    transcript = store.transcript(store.resolve_conversation_id(conversation_ref))
-    return transcript_page(transcript, limit=limit, offset=offset, around=around)
+    """The conversation as a trace, a window at a time: messages and tool calls in reading
+    order with the raw fields findings cite, grouped into turns, timed for a waterfall,
+    with status, model, tokens, the findings citing each item and sub-agent cards."""
+    conversation_id = store.resolve_conversation_id(conversation_ref)
+    transcript = store.transcript(conversation_id)
+    context = _trace_context(store, conversation_id, transcript.summary)
+    return transcript_page(
+        transcript, context, limit=limit, offset=offset, around=around, turn=turn
+    )
+
+
+def _trace_context(
+    store: SqlStore, conversation_id: str, summary: ConversationSummary
+) -> TraceContext:
+    parent_id = summary.conversation.parent_conversation_id
+    parent = own = None
+    if parent_id is not None:
+        parent_summary = store.conversation(parent_id)
+        own = next(
+            (c for c in store.subagent_cards(parent_id) if c.conversation_id == conversation_id),
+            None,
+        )
+        parent = ParentLink(
+            conversation_id=parent_id,
+            title=parent_summary.conversation.title,
+            tool_call_id=None if own is None else own.parent_tool_call_id,
+        )
+    cards = store.subagent_cards(conversation_id) if summary.subagents else []
+    return TraceContext(
+        citations=store.finding_citations(conversation_id),
+        cards=cards,
+        parent=parent,
+        own_card=own,
+    )
