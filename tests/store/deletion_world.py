@@ -345,6 +345,10 @@ def build_world(store: SqlStore, server: ScriptedModelServer, folder: Path) -> W
     first = ingest(store, [folder])
     ids = sorted(set(first.conversation_ids))
     check_conversations(store, ids)
+    for tag in TAGS:
+        found, _ = store.findings(conversation_ids=[conversation_id(tag)], limit=1)
+        candidate = store.remember_finding(found[0].finding_id)
+        store.confirm_memory(candidate.candidate_id)
 
     now = datetime.now(UTC)
     goal = SessionSettings(mode="goal", triggers=("after_reply",))

@@ -146,6 +146,7 @@ RULES: dict[str, Rule] = {
     "suggestions": Kept(f"made from a result's changes: {_PUBLISHED}"),
     "user_tasks": Kept("a task a person took on by accepting a suggestion"),
     "memories": Kept("what a person confirmed to remember"),
+    "memory_candidates": Cleared("foreign key cascade from findings"),
     "graph_access": Cleared("foreign key cascade from conversations"),
 }
 

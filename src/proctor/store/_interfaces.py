@@ -15,6 +15,7 @@ from proctor.store._goal_store import GoalStoreProtocol
 from proctor.store._graph_access import GraphAccessRecords
 from proctor.store._graph_interfaces import GraphRecords
 from proctor.store._heartbeat_records import HeartbeatRecords
+from proctor.store._memory_store import MemoryCandidateRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
@@ -142,6 +143,7 @@ class Store(
     GraphRecords,
     HeartbeatRecords,
     SuggestionRecords,
+    MemoryCandidateRecords,
     GraphAccessRecords,
     Protocol,
 ):

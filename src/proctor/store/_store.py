@@ -30,6 +30,7 @@ from proctor.store._heartbeat_store import HeartbeatStore
 from proctor.store._import_store import ImportStore
 from proctor.store._inbox_store import FindingsInboxStore
 from proctor.store._location import configured_database_url
+from proctor.store._memory_store import MemoryCandidateStore
 from proctor.store._model_settings import ModelSettingsStore
 from proctor.store._records import (
     ConversationSummary,
@@ -65,6 +66,7 @@ class SqlStore(
     ReviewStore,
     HeartbeatStore,
     SuggestionStore,
+    MemoryCandidateStore,
     GraphAccessStore,
     ImportStore,
     TraceStore,
