@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "activity": ("proctor.cli.activity", "activity_command"),
     "suggestions": ("proctor.cli.suggestions", "suggestions"),
     "findings": ("proctor.cli.findings", "findings"),
+    "notifications": ("proctor.cli.notifications", "notifications"),
     "gate": ("proctor.cli.gate", "gate_command"),
     "rules": ("proctor.cli.rules", "rules_command"),
     "policy": ("proctor.cli.rules", "policy_group"),
