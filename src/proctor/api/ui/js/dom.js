@@ -2,6 +2,8 @@
 // it only ever becomes text nodes or attribute values, never markup. Nothing here uses
 // innerHTML, and a test checks that no file of the UI does.
 
+import { ApiError, Superseded } from "./api.js";
+
 /**
  * Create an element.
  * @param {string} tag
@@ -92,4 +94,89 @@ export function pager(offset, limit, count, total, go) {
     h("span", { class: "muted" }, `${offset + 1}–${offset + count}` + (total != null ? ` of ${total}` : "")),
     h("button", { type: "button", disabled: !hasNext, on: { click: () => go(offset + limit) } }, "Next"),
   );
+}
+
+/**
+ * One panel of a page that loads on its own: a loading placeholder first, then what `load`
+ * draws into `container`, or, if it fails, the error and a Retry button that runs `load`
+ * again for this panel alone. The rest of the page stays as it is: a failed findings
+ * request never wipes the transcript beside it.
+ *
+ * The returned promise settles once the first attempt has drawn its content or its error;
+ * it rejects only for a missing token (401), which the router answers with its token form.
+ * An answer superseded by a newer request for the same slot is left to that request.
+ * @param {HTMLElement} container
+ * @param {(container: HTMLElement) => Promise<void> | void} load draws the panel's content
+ * @param {{ label: string }} options what the panel shows ("Findings"), for the
+ *   placeholder, the error and the heading shown with it
+ * @returns {Promise<void>}
+ */
+export function panel(container, load, { label }) {
+  const attempt = async (retried) => {
+    container.setAttribute("aria-busy", "true");
+    replace(container, h("p", { class: "muted panel-loading" }, `Loading ${label.toLowerCase()}…`));
+    try {
+      await load(container);
+      container.removeAttribute("aria-busy");
+      if (retried && !container.contains(document.activeElement)) {
+        // The Retry button that had focus is gone: keep the keyboard user in this panel.
+        if (!container.hasAttribute("tabindex")) container.setAttribute("tabindex", "-1");
+        container.focus({ preventScroll: true });
+      }
+    } catch (error) {
+      if (error instanceof Superseded) return;
+      container.removeAttribute("aria-busy");
+      if (error instanceof ApiError && error.status === 401) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      const retry = h("button", { type: "button", on: { click: () => { attempt(true).catch(() => {}); } } }, "Retry");
+      replace(container,
+        h("h2", null, label),
+        h("div", { class: "error panel-error", role: "alert" },
+          h("p", null, `${label} could not be loaded: ${message}`),
+          retry));
+      if (retried) retry.focus();
+    }
+  };
+  return attempt(false);
+}
+
+/**
+ * Make a block that may scroll (a `<pre>` with a maximum height or width) reachable from
+ * the keyboard, as WCAG asks of scrollable regions: while its content overflows it is a
+ * labelled tab stop (arrow keys and Page Up/Down then scroll it); when everything fits it
+ * is not one, so short outputs add nothing to the tab order. Watched as it resizes (a
+ * folded block unfolded, a `<details>` opened, a narrower window).
+ * @template {HTMLElement} T
+ * @param {T} element
+ * @param {string} label what the block holds ("Tool output"), read when it takes focus
+ * @returns {T}
+ */
+export function scrollable(element, label) {
+  element.dataset.scrollLabel = label;
+  overflowWatcher().observe(element);
+  return element;
+}
+
+/** @type {ResizeObserver | null} */
+let watcher = null;
+
+function overflowWatcher() {
+  watcher ??= new ResizeObserver((entries) => {
+    for (const { target } of entries) {
+      const element = /** @type {HTMLElement} */ (target);
+      const overflows = element.scrollHeight > element.clientHeight + 1 || element.scrollWidth > element.clientWidth + 1;
+      if (overflows && element.dataset.scrollFocus !== "on") {
+        element.dataset.scrollFocus = "on";
+        element.setAttribute("tabindex", "0");
+        element.setAttribute("role", "region");
+        element.setAttribute("aria-label", element.dataset.scrollLabel ?? "Scrollable text");
+      } else if (!overflows && element.dataset.scrollFocus === "on") {
+        delete element.dataset.scrollFocus;
+        element.removeAttribute("tabindex");
+        element.removeAttribute("role");
+        element.removeAttribute("aria-label");
+      }
+    }
+  });
+  return watcher;
 }

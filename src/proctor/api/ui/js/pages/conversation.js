@@ -5,7 +5,7 @@
 // marker on a row leads to that finding's card, and back.
 
 import { latest, query } from "../api.js";
-import { h, replace, timeEl, toast } from "../dom.js";
+import { h, panel, replace, timeEl, toast } from "../dom.js";
 import { renderFindings } from "./findings-panel.js";
 import { formatCount, formatDuration } from "./trace-format.js";
 import { focusItem, itemDomId, setExpanded, showSource, treeRows, unfoldField, wireTree } from "./trace-tree.js";
@@ -31,7 +31,8 @@ export async function conversationPage({ main, params: [ref], query: params }) {
   replace(main, root);
   const view = new TraceView(transcript, stream, id, crumbs, c);
   const shown = view.load(params.get("source")).then(() => { root.dataset.ready = "true"; });
-  await Promise.all([shown, renderFindings(stream, id, view)]);
+  // The findings panel loads, fails and retries on its own: the trace stays whatever it does.
+  await Promise.all([shown, panel(stream, () => renderFindings(stream, id, view), { label: "Findings" })]);
 }
 
 /** The trace of one conversation, a window at a time, with a way to show one cited source. */
