@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from proctor.api._deps import Limit, Offset, StoreDep
-from proctor.api._models import ConversationPage
+from proctor.api._inbox_models import ConversationFindingsPage, ConversationRow
 from proctor.api._source_models import ConversationSources
 from proctor.api._transcript import (
     ParentLink,
@@ -17,7 +17,9 @@ from proctor.api._transcript import (
     card_out,
     transcript_page,
 )
+from proctor.findings import Severity
 from proctor.store import ConversationSummary, SqlStore
+from proctor.store._findings_inbox import ConversationSort, SortOrder
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
@@ -27,15 +29,40 @@ def list_conversations(
     store: StoreDep,
     project: Annotated[str | None, Query(description="Only this project (by name).")] = None,
     include_children: Annotated[bool, Query(description="Also sub-agent conversations.")] = False,
+    has_open: Annotated[
+        bool | None,
+        Query(description="Only conversations with (true) or without (false) open findings."),
+    ] = None,
+    min_severity: Annotated[
+        Severity | None, Query(description="Only those with an open finding this severe or more.")
+    ] = None,
+    sort: Annotated[
+        ConversationSort, Query(description="started (default), open_findings or top_severity.")
+    ] = "started",
+    order: Annotated[SortOrder, Query(description="asc or desc.")] = "desc",
     limit: Limit = 20,
     offset: Offset = 0,
-) -> ConversationPage:
-    """Conversations, newest first."""
-    rows = store.list_conversations(
-        project=project, include_children=include_children, limit=limit, offset=offset
+) -> ConversationFindingsPage:
+    """Conversations (newest first by default), each with its open-finding count and the
+    highest severity among its open findings; filter and sort by them."""
+    rows, total = store.conversations_with_findings(
+        project=project,
+        include_children=include_children,
+        has_open=has_open,
+        min_severity=min_severity,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
     )
-    total = store.count_conversations(project=project, include_children=include_children)
-    return ConversationPage(limit=limit, offset=offset, total=total, conversations=rows)
+    return ConversationFindingsPage(
+        limit=limit,
+        offset=offset,
+        total=total,
+        conversations=[
+            ConversationRow.of(summary, found.open, found.top_severity) for summary, found in rows
+        ],
+    )
 
 
 @router.get("/{conversation_ref}")
