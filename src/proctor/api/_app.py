@@ -26,6 +26,7 @@ from proctor.errors import (
     ReviewStateError,
     SuggestionStateError,
 )
+from proctor.notify import WebhookThread
 from proctor.store import SqlStore
 
 StoreOpener = Callable[[], SqlStore]
@@ -118,6 +119,7 @@ def create_app(
     port: int | None = None,
     allowed_hosts: Sequence[str] = (),
     index_search: bool = False,
+    deliver_webhooks: bool = False,
 ) -> FastAPI:
     """The HTTP API over the store ``store_opener`` opens.
 
@@ -133,6 +135,8 @@ def create_app(
         index_search: start the background search indexer when the app starts, so what
             is stored (by intake, imports or reviews in other processes) becomes searchable
             without waiting for a first search; otherwise it starts on the first search.
+        deliver_webhooks: while the app is up, deliver new notifications to the webhooks
+            their policies name (``proctor serve``; see ``proctor.notify``).
     """
     from proctor.api.routers import (
         app_switch,
@@ -141,10 +145,13 @@ def create_app(
         discussion,
         findings,
         gate,
+        goals,
         graph,
         heartbeat,
         intake,
         knowledge,
+        memories,
+        notifications,
         overview,
         plans,
         reviews,
@@ -155,18 +162,24 @@ def create_app(
 
     holder = StoreHolder(store_opener)
     loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
+    webhooks = WebhookThread(holder.get) if deliver_webhooks else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if loop is not None:
             loop.start()
+        if webhooks is not None:
+            webhooks.start()
         yield
+        if webhooks is not None:
+            await anyio.to_thread.run_sync(webhooks.stop)
         if loop is not None:
             await anyio.to_thread.run_sync(loop.stop)
         # A review running in the background is paused, as Ctrl-C does in the CLI.
         await anyio.to_thread.run_sync(stop_review_runner, app)
         # Analyses queued by live intake: those running finish, the others are dropped.
         await anyio.to_thread.run_sync(intake.stop_analysis_queue, app)
+        await anyio.to_thread.run_sync(sessions.stop_manual_queue, app)
         holder.close()
 
     app = FastAPI(
@@ -184,7 +197,10 @@ def create_app(
         conversations,
         sources,
         findings,
+        notifications,
         sessions,
+        goals,
+        memories,
         reviews,
         graph,
         discussion,

@@ -12,6 +12,7 @@ from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError
 from proctor.findings import SEVERITY_ORDER
+from proctor.notify import hand_off_webhooks
 from proctor.supervision import check_conversations
 
 
@@ -55,6 +56,7 @@ def check_command(
         else:
             ids = [store.resolve_conversation_id(ref) for ref in conversations]
         results = check_conversations(store, ids, policy_path=policy_path)
+        hand_off_webhooks(store)  # detached: the command never waits for a receiver
     found = [f for result in results for f in result.findings]
     if as_json:
         print_json(

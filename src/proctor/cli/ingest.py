@@ -21,6 +21,7 @@ from proctor.cli._render import ingest_summary
 from proctor.cli.supervise import outcome_line
 from proctor.errors import ConfigError
 from proctor.ingest import IngestReport, default_session_folders, ingest_plan
+from proctor.notify import hand_off_webhooks
 from proctor.sources import Limits, default_adapters, plan_import
 from proctor.store import ImportRecord
 from proctor.supervision import on_conversations_changed
@@ -161,6 +162,7 @@ def ingest_command(
                 jobs=jobs,
             )
         supervised = on_conversations_changed(store, report.conversation_ids)
+        hand_off_webhooks(store)  # detached: the import never waits for a receiver
     if as_json:
         print_json({**report_json(report), "supervision": [outcome_line(o) for o in supervised]})
     else:

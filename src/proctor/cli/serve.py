@@ -78,6 +78,7 @@ def serve_command(
         port=port,
         allowed_hosts=names,
         index_search=index,
+        deliver_webhooks=True,
     )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

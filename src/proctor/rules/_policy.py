@@ -17,6 +17,7 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -147,6 +148,33 @@ class RequiredArtifact(_Strict):
         return self
 
 
+def _http_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    return value
+
+
+class Notify(_Strict):
+    """Where notifications go besides Proctor's own list (``docs/notifications.md``)."""
+
+    webhook_url: str | None = None
+    """An http(s) URL each new notification is POSTed to as JSON; unset: no webhook."""
+    timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    """How long one attempt may take."""
+    retries: int = Field(default=3, ge=0, le=10)
+    """Attempts after the first when the receiver fails (5xx, 408, 429, no answer)."""
+    link_base: str | None = None
+    """The web UI's address (``http://127.0.0.1:8765``): the body then links the finding."""
+
+    @field_validator("webhook_url", "link_base")
+    @classmethod
+    def _is_http(cls, value: str | None) -> str | None:
+        return _http_url(value)
+
+
 class Policy(_Strict):
     """Everything the deterministic rules and the gate need to know about a project."""
 
@@ -164,6 +192,8 @@ class Policy(_Strict):
     """Tool name globs that write; unset means Proctor's built-in list."""
     rules: dict[str, RuleMode] = Field(default_factory=dict)
     """Per rule id: what the gate does when it fires (``deny``, ``ask``, ``warn``, ``off``)."""
+    notify: Notify = Field(default_factory=Notify)
+    """Where notifications are delivered: ``[notify]`` (webhook)."""
     source: str | None = Field(default=None, exclude=True)
     """Where the policy came from (a path, or ``defaults``)."""
 
