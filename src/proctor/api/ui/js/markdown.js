@@ -5,7 +5,7 @@
 // paragraphs (a transcript's "# Title" must not break the page's outline). Without the
 // vendor file, text shows as it is.
 
-import { h } from "./dom.js";
+import { h, scrollable } from "./dom.js";
 
 /** @type {any} */
 let parser = null;
@@ -62,8 +62,9 @@ function buildBlocks(tokens, root) {
       buildInline(token.children ?? [], top());
     } else if (token.type === "fence" || token.type === "code_block") {
       const language = String(token.info ?? "").trim().split(/\s+/)[0];
-      top().appendChild(h("pre", { class: "md-code", tabindex: "0" },
-        h("code", { class: language ? `language-${language.replace(/[^\w-]/g, "")}` : null }, token.content)));
+      top().appendChild(scrollable(h("pre", { class: "md-code" },
+        h("code", { class: language ? `language-${language.replace(/[^\w-]/g, "")}` : null }, token.content)),
+        language ? `Code (${language.slice(0, 40)})` : "Code"));
     } else if (token.type === "html_block") {
       top().appendChild(h("p", null, token.content));
     } else if (token.type === "heading_open") {

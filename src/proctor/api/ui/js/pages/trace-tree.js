@@ -4,7 +4,7 @@
 // Keyboard: ↑/↓ move, → opens or goes to the first child, ← closes or goes to the parent,
 // Home/End, Enter/Space open or close; controls inside a row keep their own keys.
 
-import { h, timeEl } from "../dom.js";
+import { h, scrollable, timeEl } from "../dom.js";
 import { jsonView, parseStructured } from "../json-view.js";
 import { renderMarkdown } from "../markdown.js";
 import { subagentCard } from "./subagent-card.js";
@@ -140,7 +140,7 @@ function messageBody(item) {
   const text = item.text ?? "";
   if (!text) return h("p", { class: "muted empty" }, "(no text)");
   const rendered = renderMarkdown(text);
-  const source = h("pre", { class: "source", dataset: { field: "text" }, hidden: true, tabindex: "0" }, text);
+  const source = scrollable(h("pre", { class: "source", dataset: { field: "text" }, hidden: true }, text), "Message source");
   const toggle = h("button", { type: "button", class: "link-button source-toggle", "aria-pressed": "false",
     on: { click: () => showSource(toggle, rendered, source, source.hidden) } }, "Source");
   return [h("div", { class: "row body-tools" }, toggle), rendered, source];
@@ -187,9 +187,16 @@ function callBody(item) {
   return parts;
 }
 
+/** What a raw text block holds, said when it takes focus (a scrollable block is a tab stop). */
+function fieldLabel(field) {
+  if (field === "result_text") return "Tool result";
+  if (field.startsWith("arguments.")) return `Argument ${field.slice("arguments.".length)}`;
+  return field === "arguments" ? "Arguments" : "Text";
+}
+
 /** Raw text in a <pre data-field>, folded past FOLD characters with a "Show all" button. */
 function folded(field, text) {
-  const pre = h("pre", { class: "mono", dataset: { field }, tabindex: "0" });
+  const pre = scrollable(h("pre", { class: "mono", dataset: { field } }), fieldLabel(field));
   const wrap = h("div", { class: "folded" }, pre);
   if (text.length <= FOLD) {
     pre.textContent = text;
