@@ -223,3 +223,28 @@ def test_the_conversations_list_counts_open_findings_and_sorts_and_filters_by_th
     none = api.get("/api/conversations", params={"has_open": "false"}).json()
     assert [r["conversation"]["conversation_id"] for r in none["conversations"]] == [quiet]
     assert api.get("/api/conversations", params={"sort": "loudest"}).status_code == 422
+
+
+def test_around_returns_the_page_holding_a_finding(api: Api) -> None:
+    conversation = api.get("/api/findings", params={"limit": 1}).json()["findings"][0][
+        "conversation_id"
+    ]
+    mine = api.get(
+        "/api/findings", params={"conversation": conversation, "limit": 4, "offset": 0}
+    ).json()
+    last_page = api.get(
+        "/api/findings", params={"conversation": conversation, "limit": 4, "offset": 8}
+    ).json()
+    target = last_page["findings"][-1]["finding_id"]
+    found = api.get(
+        "/api/findings",
+        params={"conversation": conversation, "limit": 4, "around": target[:14]},
+    ).json()
+    assert found["offset"] == 8 and found["total"] == mine["total"] == CALLS + 2
+    assert target in [f["finding_id"] for f in found["findings"]]
+    # A finding the filters leave out: the page asked for.
+    other = api.get(
+        "/api/findings", params={"rule": "monologue", "limit": 4, "offset": 4, "around": target}
+    ).json()
+    assert other["offset"] == 4
+    assert api.get("/api/findings", params={"around": "no-such-finding"}).status_code == 404

@@ -250,6 +250,31 @@ def page_findings(
     return InboxPage(findings, int(total), conversation_labels(connection, findings))
 
 
+def position_of(
+    connection: Connection,
+    chosen: FindingFilter,
+    finding_id: str,
+    *,
+    sort: FindingSort = "severity",
+    order: SortOrder = "desc",
+) -> int | None:
+    """Where ``finding_id`` stands (0-based) among the findings ``chosen`` names in
+    ``sort`` order; None when the filters leave it out."""
+    f = t.findings.c
+    numbered = (
+        select(
+            f.finding_id.label("finding_id"),
+            func.row_number().over(order_by=_order(sort, order)).label("position"),
+        )
+        .where(*conditions(chosen))
+        .subquery()
+    )
+    position = connection.execute(
+        select(numbered.c.position).where(numbered.c.finding_id == finding_id)
+    ).scalar_one_or_none()
+    return None if position is None else int(position) - 1
+
+
 def conversation_labels(
     connection: Connection, findings: Sequence[Finding]
 ) -> dict[str, ConversationLabel]:

@@ -42,6 +42,18 @@ class FindingsInboxStore(StoreBase):
                 c, chosen, sort=sort, order=order, limit=limit, offset=offset
             )
 
+    def finding_position(
+        self,
+        chosen: FindingFilter,
+        finding_id: str,
+        *,
+        sort: FindingSort = "severity",
+        order: SortOrder = "desc",
+    ) -> int | None:
+        """Where a finding stands (0-based) in the list ``chosen`` names; None if left out."""
+        with self._read() as c:
+            return inbox.position_of(c, chosen, finding_id, sort=sort, order=order)
+
     def finding_groups(
         self, chosen: FindingFilter, *, by: GroupBy, limit: int = 50, offset: int = 0
     ) -> tuple[list[FindingGroup], int]:

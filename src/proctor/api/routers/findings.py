@@ -101,11 +101,21 @@ def list_findings(
         FindingSort, Query(description="severity, created, updated, rule or conversation.")
     ] = "severity",
     order: Annotated[SortOrder, Query(description="asc or desc.")] = "desc",
+    around: Annotated[
+        str | None,
+        Query(description="Return the page holding this finding (id, key or prefix) instead."),
+    ] = None,
     limit: Limit = 20,
     offset: Offset = 0,
 ) -> FindingsPage:
     """A page of findings over every conversation (most severe, then newest first by
-    default) with the true total, and the title and project of the conversations it cites."""
+    default) with the true total, and the title and project of the conversations it cites.
+    With ``around``, the page holding that finding (``offset`` says where it starts)."""
+    if around is not None:
+        finding_id = store.resolve_finding_id(around)
+        position = store.finding_position(chosen, finding_id, sort=sort, order=order)
+        if position is not None:
+            offset = position - position % limit
     page = store.findings_page(chosen, sort=sort, order=order, limit=limit, offset=offset)
     return FindingsPage(
         limit=limit,
