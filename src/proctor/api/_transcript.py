@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -230,55 +230,45 @@ def _tokens(usage: Usage | None) -> Tokens | None:
     )
 
 
-def _message(message: Message) -> TranscriptItem:
-    return TranscriptItem(
-        source_type="message",
-        source_id=message.source_id,
-        index=0,
-        turn=0,
-        turn_start=False,
-        occurred_at=message.created_at,
-        offset_ms=None,
-        duration_ms=None,
-        on_active_branch=message.on_active_branch,
-        role=message.role,
-        kind=message.kind,
-        text=message.text,
-        model=message.model,
-        tokens=_tokens(message.usage),
-    )
-
-
 def _milliseconds(later: datetime, earlier: datetime) -> int:
     return max(0, round((later - earlier).total_seconds() * 1000))
 
 
-def _call(call: ToolCall) -> TranscriptItem:
-    failed = call.status in FAILED_STATUSES or (call.exit_code is not None and call.exit_code != 0)
-    duration = None
+@dataclass(slots=True)
+class _Entry:
+    """One message or tool call while the trace is laid out (cheap to build for every item;
+    only a window's entries become ``TranscriptItem``)."""
+
+    source: Message | ToolCall
+    occurred_at: datetime | None
+    duration_ms: int | None = None
+    index: int = 0
+    turn: int = 0
+    turn_start: bool = False
+    offset_ms: int | None = None
+    failed: bool = False
+    citations: Sequence[Citation] = ()
+    card: SubagentCard | None = None
+
+    @property
+    def source_type(self) -> Literal["message", "tool_call"]:
+        return "message" if isinstance(self.source, Message) else "tool_call"
+
+    def end(self) -> datetime | None:
+        if self.occurred_at is None or self.duration_ms is None:
+            return self.occurred_at
+        return self.occurred_at + timedelta(milliseconds=self.duration_ms)
+
+
+def _call_entry(call: ToolCall) -> _Entry:
+    entry = _Entry(call, call.created_at)
+    entry.failed = call.status in FAILED_STATUSES or call.exit_code not in (None, 0)
     if call.created_at is not None and call.completed_at is not None:
-        duration = _milliseconds(call.completed_at, call.created_at)
-    return TranscriptItem(
-        source_type="tool_call",
-        source_id=call.source_id,
-        index=0,
-        turn=0,
-        turn_start=False,
-        occurred_at=call.created_at,
-        offset_ms=None,
-        duration_ms=duration,
-        on_active_branch=call.on_active_branch,
-        name=call.name,
-        arguments=call.arguments,
-        status=call.status,
-        exit_code=call.exit_code,
-        failed=failed,
-        result_text=call.result_text,
-        result_size=call.result_size,
-    )
+        entry.duration_ms = _milliseconds(call.completed_at, call.created_at)
+    return entry
 
 
-def reading_order(transcript: StoredTranscript) -> list[TranscriptItem]:
+def reading_order(transcript: StoredTranscript) -> list[_Entry]:
     """Messages in order, each followed by its tool calls; calls without a message by time."""
     message_ids = {m.source_id for m in transcript.messages}
     attached: dict[str, list[ToolCall]] = {}
@@ -288,103 +278,149 @@ def reading_order(transcript: StoredTranscript) -> list[TranscriptItem]:
             attached.setdefault(call.message_source_id, []).append(call)
         else:
             loose.append(call)
-    items: list[TranscriptItem] = []
+    entries: list[_Entry] = []
     for message in transcript.messages:
-        items.append(_message(message))
-        items.extend(_call(call) for call in attached.get(message.source_id, ()))
-    stamps = [item.occurred_at.timestamp() if item.occurred_at else 0.0 for item in items]
+        entries.append(_Entry(message, message.created_at))
+        entries.extend(_call_entry(call) for call in attached.get(message.source_id, ()))
+    stamps = [e.occurred_at.timestamp() if e.occurred_at else 0.0 for e in entries]
     for call in loose:  # after the last item that happened no later than the call
         at = call.created_at.timestamp() if call.created_at else float("inf")
         where = bisect.bisect_right(stamps, at)
-        items.insert(where, _call(call))
+        entries.insert(where, _call_entry(call))
         stamps.insert(where, at)
-    return items
+    return entries
 
 
-def _end(item: TranscriptItem) -> datetime | None:
-    if item.occurred_at is None or item.duration_ms is None:
-        return item.occurred_at
-    return item.occurred_at + timedelta(milliseconds=item.duration_ms)
+@dataclass(slots=True)
+class _Turn:
+    turn: int
+    index: int
+    prompt: str | None
+    items: int = 0
+    started_at: datetime | None = None
+    offset_ms: int | None = None
+    last_end: datetime | None = None
+    tool_calls: int = 0
+    failed: int = 0
+    findings: set[str] = field(default_factory=set)
+    tokens: int = 0
+    subagents: int = 0
+
+    def head(self) -> TurnHead:
+        duration = None
+        if self.started_at is not None and self.last_end is not None:
+            duration = _milliseconds(self.last_end, self.started_at)
+        return TurnHead(
+            turn=self.turn,
+            index=self.index,
+            items=self.items,
+            prompt=self.prompt,
+            started_at=self.started_at,
+            offset_ms=self.offset_ms,
+            duration_ms=duration,
+            tool_calls=self.tool_calls,
+            failed=self.failed,
+            findings=len(self.findings),
+            tokens=self.tokens,
+            subagents=self.subagents,
+        )
 
 
-def _place(items: list[TranscriptItem], context: TraceContext) -> list[TurnHead]:
-    """Number items and turns, time them, attach citations and cards; the turn heads."""
+def _place(entries: list[_Entry], context: TraceContext) -> tuple[list[_Turn], datetime | None]:
+    """Number entries and turns, time them, attach citations and cards; the turns and the
+    trace's first time."""
     cards = {c.parent_tool_call_id: c for c in context.cards if c.parent_tool_call_id}
     # A message lasts until the next item that has a time (a reply: until its first call).
     following: datetime | None = None
-    for item in reversed(items):
-        if item.source_type == "message" and item.occurred_at is not None and following:
-            item.duration_ms = _milliseconds(following, item.occurred_at)
-        if item.occurred_at is not None:
-            following = item.occurred_at
-    stamps = [item.occurred_at for item in items if item.occurred_at is not None]
-    start = min(stamps, default=None)
-    heads: list[TurnHead] = []
-    turn = 0
-    for index, item in enumerate(items):
-        item.index = index
-        if item.source_type == "message" and item.kind == "prompt" and item.role == "user":
-            turn += 1
-            item.turn_start = True
-        item.turn = turn
-        if start is not None and item.occurred_at is not None:
-            item.offset_ms = _milliseconds(item.occurred_at, start)
-        item.findings = [
-            FindingMark(finding_id=c.finding_id, severity=c.severity, status=c.status)
-            for c in context.citations.get((item.source_type, item.source_id), ())
-        ]
-        card = cards.get(item.source_id) if item.source_type == "tool_call" else None
-        item.subagent = None if card is None else card_out(card)
-        if not heads or heads[-1].turn != turn:
-            heads.append(_new_head(item))
-        _count_into(heads[-1], item)
-    if start is not None:
-        for head, (first, last) in zip(heads, _bounds(items, heads), strict=True):
-            ends = [e for e in (_end(i) for i in items[first:last]) if e is not None]
-            if head.started_at is not None and ends:
-                head.duration_ms = _milliseconds(max(ends), head.started_at)
-    return heads
+    for entry in reversed(entries):
+        if entry.source_type == "message" and entry.occurred_at is not None and following:
+            entry.duration_ms = _milliseconds(following, entry.occurred_at)
+        if entry.occurred_at is not None:
+            following = entry.occurred_at
+    start = min((e.occurred_at for e in entries if e.occurred_at is not None), default=None)
+    turns: list[_Turn] = []
+    number = 0
+    for index, entry in enumerate(entries):
+        entry.index = index
+        source = entry.source
+        if isinstance(source, Message) and source.kind == "prompt" and source.role == "user":
+            number += 1
+            entry.turn_start = True
+        entry.turn = number
+        if start is not None and entry.occurred_at is not None:
+            entry.offset_ms = _milliseconds(entry.occurred_at, start)
+        entry.citations = context.citations.get((entry.source_type, source.source_id), ())
+        if isinstance(source, ToolCall):
+            entry.card = cards.get(source.source_id)
+        if not turns or turns[-1].turn != number:
+            prompt = (
+                source.text[:PROMPT_EXCERPT]
+                if entry.turn_start and isinstance(source, Message)
+                else None
+            )
+            turns.append(_Turn(number, index, prompt))
+        _count_into(turns[-1], entry)
+    return turns, start
 
 
-def _new_head(item: TranscriptItem) -> TurnHead:
-    prompt = (item.text or "")[:PROMPT_EXCERPT] if item.turn_start else None
-    return TurnHead(
-        turn=item.turn,
-        index=item.index,
-        items=0,
-        prompt=prompt,
-        started_at=None,
-        offset_ms=None,
-        duration_ms=None,
-        tool_calls=0,
-        failed=0,
-        findings=0,
-        tokens=0,
-        subagents=0,
+def _count_into(turn: _Turn, entry: _Entry) -> None:
+    turn.items += 1
+    if turn.started_at is None and entry.occurred_at is not None:
+        turn.started_at = entry.occurred_at
+        turn.offset_ms = entry.offset_ms
+    end = entry.end()
+    if end is not None and (turn.last_end is None or end > turn.last_end):
+        turn.last_end = end
+    source = entry.source
+    if isinstance(source, ToolCall):
+        turn.tool_calls += 1
+        turn.failed += int(entry.failed)
+        turn.subagents += int(entry.card is not None)
+    elif source.usage is not None:
+        turn.tokens += source.usage.total_tokens
+    turn.findings.update(c.finding_id for c in entry.citations)
+
+
+def _item(entry: _Entry) -> TranscriptItem:
+    """The API shape of one laid-out entry."""
+    marks = [
+        FindingMark(finding_id=c.finding_id, severity=c.severity, status=c.status)
+        for c in entry.citations
+    ]
+    common: dict[str, Any] = {
+        "source_id": entry.source.source_id,
+        "index": entry.index,
+        "turn": entry.turn,
+        "turn_start": entry.turn_start,
+        "occurred_at": entry.occurred_at,
+        "offset_ms": entry.offset_ms,
+        "duration_ms": entry.duration_ms,
+        "on_active_branch": entry.source.on_active_branch,
+        "findings": marks,
+    }
+    source = entry.source
+    if isinstance(source, Message):
+        return TranscriptItem(
+            source_type="message",
+            role=source.role,
+            kind=source.kind,
+            text=source.text,
+            model=source.model,
+            tokens=_tokens(source.usage),
+            **common,
+        )
+    return TranscriptItem(
+        source_type="tool_call",
+        name=source.name,
+        arguments=source.arguments,
+        status=source.status,
+        exit_code=source.exit_code,
+        failed=entry.failed,
+        result_text=source.result_text,
+        result_size=source.result_size,
+        subagent=None if entry.card is None else card_out(entry.card),
+        **common,
     )
-
-
-def _count_into(head: TurnHead, item: TranscriptItem) -> None:
-    head.items += 1
-    if head.started_at is None and item.occurred_at is not None:
-        head.started_at = item.occurred_at
-        head.offset_ms = item.offset_ms
-    if item.source_type == "tool_call":
-        head.tool_calls += 1
-        head.failed += int(item.failed)
-    head.findings += len(item.findings)  # counted per citing item; made distinct below
-    head.tokens += item.tokens.total if item.tokens else 0
-    head.subagents += int(item.subagent is not None)
-
-
-def _bounds(items: list[TranscriptItem], heads: list[TurnHead]) -> list[tuple[int, int]]:
-    starts = [head.index for head in heads]
-    return list(zip(starts, [*starts[1:], len(items)], strict=True))
-
-
-def _distinct_findings(items: list[TranscriptItem], heads: list[TurnHead]) -> None:
-    for head, (first, last) in zip(heads, _bounds(items, heads), strict=True):
-        head.findings = len({m.finding_id for i in items[first:last] for m in i.findings})
 
 
 def transcript_page(
@@ -398,11 +434,10 @@ def transcript_page(
 ) -> TranscriptPage:
     """A window of the trace; with ``around`` (a source id) or ``turn``, the window
     (aligned to ``limit``) that holds that source or the turn's first item."""
-    items = reading_order(transcript)
-    heads = _place(items, context)
-    _distinct_findings(items, heads)
+    entries = reading_order(transcript)
+    turns, start = _place(entries, context)
     if around is not None:
-        index = next((i for i, item in enumerate(items) if item.source_id == around), None)
+        index = next((e.index for e in entries if e.source.source_id == around), None)
         if index is None:
             raise NotFoundError(
                 f"no message or tool call {around!r} in this conversation; "
@@ -410,30 +445,28 @@ def transcript_page(
             )
         offset = index // limit * limit
     elif turn is not None:
-        head = next((h for h in heads if h.turn == turn), None)
-        if head is None:
+        found = next((t for t in turns if t.turn == turn), None)
+        if found is None:
             raise NotFoundError(
                 f"no turn {turn} in this conversation; it has turns "
-                f"{heads[0].turn}–{heads[-1].turn}"
-                if heads
+                f"{turns[0].turn}–{turns[-1].turn}"
+                if turns
                 else f"no turn {turn}: this conversation has no messages or tool calls"
             )
-        offset = head.index // limit * limit
-    window = items[offset : offset + limit]
-    touched = {item.turn for item in window}
-    stamps = [item.occurred_at for item in items if item.occurred_at is not None]
-    ends = [e for e in (_end(item) for item in items) if e is not None]
-    start = min(stamps, default=None)
+        offset = found.index // limit * limit
+    window = entries[offset : offset + limit]
+    touched = {entry.turn for entry in window}
+    ends = [t.last_end for t in turns if t.last_end is not None]
     return TranscriptPage(
         conversation_id=transcript.summary.conversation_id,
         limit=limit,
         offset=offset,
-        total=len(items),
+        total=len(entries),
         started_at=start,
-        span_ms=None if start is None else _milliseconds(max(ends), start),
-        turn_count=len(heads),
-        turns=[head for head in heads if head.turn in touched],
-        items=window,
+        span_ms=None if start is None or not ends else _milliseconds(max(ends), start),
+        turn_count=len(turns),
+        turns=[t.head() for t in turns if t.turn in touched],
+        items=[_item(entry) for entry in window],
         parent=context.parent,
         subagent_run=None if context.own_card is None else card_out(context.own_card),
     )
