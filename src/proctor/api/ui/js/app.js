@@ -23,6 +23,8 @@ let current = new AbortController();
 /** @type {null | (() => boolean)} */
 let unsaved = null;
 let lastHash = location.hash;
+/** Whether a page has been rendered yet (the first render always draws one). */
+let shown = false;
 
 /**
  * A page with a form registers `isDirty`: while it returns true, leaving the page asks
@@ -48,7 +50,45 @@ export function go(path) {
   location.hash = `#${path}`;
 }
 
+/**
+ * The element an in-page fragment names ("#main", the skip link's target), or null for a
+ * route ("#/conversations") or a fragment that names nothing. Such a fragment is not a page:
+ * following it moves focus there and leaves the route (and the history) as they were.
+ * @param {string} hash
+ */
+function fragmentTarget(hash) {
+  if (!hash.startsWith("#") || hash.startsWith("#/") || hash.length < 2) return null;
+  return document.getElementById(decodeURIComponent(hash.slice(1)));
+}
+
+/** Move focus to an in-page target (made focusable for the moment if it is not). */
+function focusTarget(target) {
+  if (!target.hasAttribute("tabindex") && target.tabIndex < 0) target.setAttribute("tabindex", "-1");
+  target.focus();
+  target.scrollIntoView({ block: "start" });
+}
+
+document.addEventListener("click", (event) => {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const link = /** @type {Element | null} */ (event.target instanceof Element ? event.target.closest("a[href^='#']") : null);
+  const target = link && fragmentTarget(link.getAttribute("href") ?? "");
+  if (!target) return;
+  event.preventDefault();
+  focusTarget(target);
+});
+
 async function render() {
+  const fragment = fragmentTarget(location.hash);
+  if (fragment) {
+    // Reached without the click handler (typed, or a bookmark): the page shown stays, or,
+    // when none is shown yet, the start page loads; either way the fragment gets focus.
+    const back = lastHash && !fragmentTarget(lastHash) ? lastHash : "#/";
+    history.replaceState(null, "", back);
+    lastHash = back;
+    focusTarget(fragment);
+    if (shown) return;
+  }
+  shown = true;
   if (location.hash !== lastHash && !mayLeave()) {
     history.replaceState(null, "", lastHash || "#/");
     return;
@@ -106,6 +146,10 @@ function tokenForm() {
 }
 
 window.addEventListener("hashchange", () => {
+  if (fragmentTarget(location.hash)) {
+    render();
+    return;
+  }
   render().then(() => {
     // The new page takes focus, unless focus was already moved into it while it loaded
     // (a keyboard user on a finding's button while the transcript still loads stays there).
@@ -119,7 +163,10 @@ window.addEventListener("beforeunload", (event) => {
 
 /** Load the optional page modules, then show the page the address names. */
 async function start() {
-  const modules = ["reviews", "graph", "activity", "plans", "settings"];
+  // The header's notifications badge and panel: on every page, loaded beside them.
+  import("./notifications.js").then((module) => module.start())
+    .catch((error) => console.error("notifications failed to load", error));
+  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox"];
   await Promise.all(modules.map(async (name) => {
     try {
       const module = await import(`./pages/${name}.js`);

@@ -292,7 +292,8 @@ class Workspace {
       h("h2", { id: "history-heading" }, "History"),
       rows.length
         ? h("div", { class: "table-wrap" }, h("table", { class: "stack-table" },
-            h("thead", null, h("tr", null, ["Started", "Scope", "Status", "Sources", ""].map((t) => h("th", { scope: "col" }, t)))),
+            h("thead", null, h("tr", null, ["Started", "Scope", "Status", "Sources"].map((t) => h("th", { scope: "col" }, t)),
+              h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Result and actions")))),
             h("tbody", null, rows)))
         : h("p", { class: "muted" }, "No review has run yet."),
       pager(this.runsOffset, PAGE, data.reviews.length, null, (next) => {

@@ -1,0 +1,82 @@
+"""axe-core in the browser tests: a page must have no serious or critical violation.
+
+axe-core comes from npm at setup (``make ui-assets`` installs package-lock.json's packages
+into node_modules). The UI's Content Security Policy allows only the server's own scripts,
+so axe is not added as a ``<script>`` element (an inline one would be refused): its source
+is evaluated through the DevTools protocol, which the page's policy does not govern, and
+the page itself stays exactly as strict as users get it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+FAILING_IMPACTS = frozenset({"serious", "critical"})
+
+
+@cache
+def _axe_source() -> str:
+    if not AXE.is_file():
+        raise AssertionError(
+            f"axe-core is not installed at {AXE}: run `make ui-assets` "
+            "(npm ci of package-lock.json) before the browser tests"
+        )
+    return AXE.read_text(encoding="utf-8")
+
+
+def axe_violations(page: Page, *, include: str | None = None) -> list[dict[str, Any]]:
+    """axe-core's violations on the page as it is now (or inside the ``include`` selector)."""
+    # Let layout settle first: scrollable blocks become tab stops when a resize observer
+    # has seen them overflow, which happens with the next frames, not with the content.
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        # A bare expression is evaluated as a script: axe's UMD wrapper sets window.axe.
+        page.evaluate(f"{_axe_source()}\n;undefined")
+    violations: list[dict[str, Any]] = page.evaluate(
+        """async (include) => {
+            const results = await window.axe.run(include ? { include: [include] } : document, {
+                resultTypes: ["violations"],
+            });
+            return results.violations.map((v) => ({
+                id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
+                nodes: v.nodes.map((n) => ({ target: n.target.join(" "), impact: n.impact,
+                                             summary: n.failureSummary })),
+            }));
+        }""",
+        include,
+    )
+    return violations
+
+
+def describe(violations: list[dict[str, Any]]) -> str:
+    """One line per offending element: rule, impact, target, what to fix, help URL."""
+    lines = []
+    for violation in violations:
+        for node in violation["nodes"]:
+            summary = " ".join(str(node["summary"] or "").split())
+            lines.append(
+                f"  {violation['id']} ({node['impact'] or violation['impact']}) at "
+                f"{node['target']}: {violation['help']}. {summary} <{violation['helpUrl']}>"
+            )
+    return "\n".join(lines)
+
+
+def serious_violations(page: Page, *, include: str | None = None) -> list[dict[str, Any]]:
+    """The violations whose impact is serious or critical."""
+    return [v for v in axe_violations(page, include=include) if v["impact"] in FAILING_IMPACTS]
+
+
+def assert_accessible(page: Page, context: str, *, include: str | None = None) -> None:
+    """Fail naming every serious or critical axe-core violation (rule, element, help URL).
+
+    ``context`` names what is being checked ("the inbox at 375 px") in the failure message.
+    """
+    found = serious_violations(page, include=include)
+    assert not found, f"{context}: axe-core found serious or critical violations:\n" + describe(
+        found
+    )
