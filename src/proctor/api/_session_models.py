@@ -42,3 +42,21 @@ class SessionSettingsBody(BaseModel):
     """Tokens per period (null: no limit)."""
     budget_period_seconds: float = Field(default=3600.0, ge=60, le=31 * 86_400)
     """The budget period."""
+
+
+class RunNowBody(BaseModel):
+    """A manual analysis ("Run now", like ``proctor supervise run``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Mode | None = None
+    """Mode for this run; default the session's (``general`` without a session)."""
+
+
+class RunQueued(BaseModel):
+    """A manual analysis accepted: it runs in the background; its run shows on the session."""
+
+    target: str
+    mode: str
+    status: str
+    """``queued``, or ``already queued`` when one for the target was waiting already."""

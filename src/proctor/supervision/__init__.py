@@ -10,6 +10,7 @@ long-running process.
 """
 
 from proctor.supervision._check import CheckResult, check_conversations, trace_of
+from proctor.supervision._goal_view import GOAL_RULES, GoalTurn, GoalView, TaskGoals, goal_view
 from proctor.supervision._hook import (
     QUEUED,
     LiveSupervision,
@@ -44,6 +45,7 @@ from proctor.supervision._sessions import (
 from proctor.supervision._triggers import Observation, fired_triggers, observe
 
 __all__ = [
+    "GOAL_RULES",
     "QUEUED",
     "TRIGGERS",
     "Analysis",
@@ -51,6 +53,8 @@ __all__ = [
     "CheckResult",
     "Clock",
     "Executor",
+    "GoalTurn",
+    "GoalView",
     "LiveSupervision",
     "Observation",
     "ScheduleOutcome",
@@ -61,11 +65,13 @@ __all__ = [
     "SessionStore",
     "SystemClock",
     "Target",
+    "TaskGoals",
     "Trigger",
     "check_conversations",
     "disable_supervision",
     "enable_supervision",
     "fired_triggers",
+    "goal_view",
     "observe",
     "on_conversations_changed",
     "queued_analyses",

@@ -7,7 +7,8 @@ ways, each recorded with its tokens, connection, model, prompt version and windo
 
 Before the window is built, new user turns are classified (by the model in ``goal`` mode,
 lexically otherwise) and the goal versions they create recorded (GOAL-1, GOAL-2), so the
-window carries the current goal; after the model
+window carries the current goal, with the confirmed memories of the conversation's project
+(SUP-3, SUP-10; labelled as memory, within the window's budget); after the model
 answered, the deterministic goal detectors (GOAL-3) run over the same conversation.
 
 * ``ok`` — the findings (origin ``model``, plus the goal detectors' rule findings) are
@@ -42,6 +43,7 @@ from proctor.supervisor import (
     WindowLimits,
     build_window,
     detect_goal_findings,
+    memory_notes,
     prompt_version,
     supervise,
     track_goals,
@@ -146,6 +148,7 @@ class ModelExecutor:
             transcript,
             limits=self.window_limits,
             open_findings=open_findings,
+            memories=memory_notes(self.store, target.conversation_id, self.window_limits),
             goal=goal.goal if goal is not None and not goal.closed else None,
             task_id=target.task_id,
         )

@@ -16,7 +16,7 @@ from proctor.supervisor._decision import (
 from proctor.supervisor._evidence import CheckedEvidence, check_evidence
 from proctor.supervisor._findings import findings_from, rule_id
 from proctor.supervisor._goal_detectors import detect_goal_findings
-from proctor.supervisor._goal_tracking import GoalUpdate, track_goals
+from proctor.supervisor._goal_tracking import GoalUpdate, track_goals, track_goals_lexically
 from proctor.supervisor._goals import goal_hash, normalise_goal, user_turns
 from proctor.supervisor._intent import (
     INTENT_PROMPT_VERSION,
@@ -26,7 +26,7 @@ from proctor.supervisor._intent import (
     classify_turns,
 )
 from proctor.supervisor._run import SupervisionOutcome, supervise, validate_answer
-from proctor.supervisor._window import build_window
+from proctor.supervisor._window import build_window, memory_notes
 from proctor.supervisor._window_types import (
     TARGET_ID,
     MemoryNote,
@@ -68,11 +68,13 @@ __all__ = [
     "detect_goal_findings",
     "findings_from",
     "goal_hash",
+    "memory_notes",
     "normalise_goal",
     "prompt_version",
     "rule_id",
     "supervise",
     "track_goals",
+    "track_goals_lexically",
     "user_turns",
     "validate_answer",
 ]

@@ -5,6 +5,9 @@ labels the user turns not labelled yet (``_intent``), derives the goal versions 
 labels create (``_goals``) and records them, and gives each task of the conversation its
 goal (the task's subject and description) once. Re-running over the same messages
 writes nothing.
+
+``track_goals_lexically`` is the same round without a model, for callers with no event
+loop (``proctor check``): with no caller nothing in it waits, so it runs to the end at once.
 """
 
 from __future__ import annotations
@@ -83,6 +86,25 @@ async def track_goals(
         unlabelled=sum(1 for turn in turns if turn.source_id not in labels),
         error=error,
     )
+
+
+def track_goals_lexically(
+    store: GoalTrackingStore, conversation_id: str, *, threshold: float = LOW_CONFIDENCE
+) -> GoalUpdate:
+    """``track_goals`` with the lexical classifier only, run synchronously (no event loop).
+
+    With no model caller, classification awaits nothing that can suspend, so the
+    coroutine completes on its first step; one that suspended would be a bug, and is
+    refused rather than left half-run.
+    """
+    coroutine = track_goals(store, conversation_id, caller=None, threshold=threshold)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        update: GoalUpdate = done.value
+        return update
+    coroutine.close()
+    raise RuntimeError("lexical goal tracking waited for something; it must complete at once")
 
 
 def _record_task_goals(store: GoalTrackingStore, transcript: StoredTranscript) -> list[GoalVersion]:

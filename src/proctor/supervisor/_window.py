@@ -21,15 +21,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from proctor.findings import Finding
 from proctor.rules import Trace, TraceContext
 from proctor.store import StoredTranscript
+from proctor.store._suggestion_records import MemoryRecord
 from proctor.supervisor._assembly import WindowAssembly
 from proctor.supervisor._window_types import MemoryNote, Window, WindowLimits
 from proctor.transcript import Task, TaskEvent
 
 DEFAULT_LIMITS = WindowLimits()
+
+
+class MemorySource(Protocol):
+    """Where the window's memories come from (the store)."""
+
+    def conversation_memories(self, conversation_id: str, *, limit: int = 20) -> list[MemoryRecord]:
+        """Confirmed memories of the conversation's project, newest first."""
+        ...
+
+
+def memory_notes(
+    store: MemorySource, conversation_id: str, limits: WindowLimits = DEFAULT_LIMITS
+) -> list[MemoryNote]:
+    """The confirmed memories a window of this conversation may carry (SUP-3, SUP-10).
+
+    Only memories a person confirmed, of the conversation's own project (a candidate, a
+    discarded draft or another project's memory never), newest first, at most
+    ``limits.memories``; ``build_window`` labels them as memory and keeps them within
+    the character budget.
+    """
+    records = store.conversation_memories(conversation_id, limit=limits.memories)
+    return [MemoryNote(memory_id=m.memory_id, text=m.text) for m in records]
 
 
 def build_window(

@@ -1,18 +1,25 @@
-"""Live supervision sessions: list, show, enable, disable (SUP-1, SUP-2, SUP-9).
+"""Live supervision sessions: list, show, enable, disable, run now (SUP-1, SUP-2, SUP-9).
 
 A target is a conversation id or unique prefix, or ``task:<id>``. Supervision is off by
 default; enabling starts no analysis by itself (events already stored count as seen).
+"Run now" (``POST /{target}/run``) is ``proctor supervise run`` for the web UI: it
+checks what would refuse the run at once (no usable model connection, a spent budget),
+queues the analysis in the server's background and answers ``202 queued`` without
+waiting for the model; the run then shows as the session's last run.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, FastAPI, Path, Query, Request
 
 from proctor.api._deps import Limit, Offset, StoreDep
-from proctor.api._session_models import SessionPage, SessionSettingsBody
-from proctor.errors import ModelError, NotFoundError
+from proctor.api._session_models import RunNowBody, RunQueued, SessionPage, SessionSettingsBody
+from proctor.errors import ConfigError, ModelError, NotFoundError
+from proctor.jobs import AnalysisQueue
+from proctor.jobs._manual import manual_key, run_manual_analyses
 from proctor.store import SqlStore
 from proctor.supervision import (
     SessionSettings,
@@ -23,8 +30,10 @@ from proctor.supervision import (
     resolve_target,
     session_status,
 )
+from proctor.supervision._sessions import budget_spent
 
 router = APIRouter(prefix="/sessions", tags=["supervision"])
+_manual_lock = threading.Lock()
 
 TargetRef = Annotated[
     str,
@@ -108,3 +117,53 @@ def disable(store: StoreDep, target: TargetRef) -> SessionStatus:
     now = SystemClock().now()
     session = disable_supervision(store, resolve_target(store, target), now=now)
     return session_status(store, session, now=now)
+
+
+@router.post("/{target}/run", status_code=202)
+def run_now(
+    request: Request, store: StoreDep, target: TargetRef, body: RunNowBody | None = None
+) -> RunQueued:
+    """Queue an analysis of the target now (skips the throttle, never the budget).
+
+    Refused at once, with what to do, when no model connection is usable or the
+    session's budget for this period is spent; works on a target without a session too
+    (mode ``general`` unless ``mode`` is given). Never waits for the model.
+    """
+    resolved = resolve_target(store, target)
+    _, problem = _connection(store)
+    if problem is not None:
+        raise ConfigError(f"no analysis can run: {problem} (or add one under Settings)")
+    now = SystemClock().now()
+    session = store.supervision_session(resolved.target_id)
+    if session is not None:
+        status = session_status(store, session, now=now)
+        if budget_spent(session, status.usage):
+            raise ConfigError(
+                f"supervision paused: budget — {resolved.label} has used its budget for this "
+                f"period; it resets at {status.period_ends_at.isoformat()}, or raise it by "
+                "enabling supervision again with a larger budget"
+            )
+    mode = body.mode if body is not None else None
+    queued = manual_queue(request.app, store).submit([manual_key(resolved.label, mode)])
+    return RunQueued(
+        target=resolved.label,
+        mode=mode or (session.mode if session is not None else "general"),
+        status="queued" if queued else "already queued",
+    )
+
+
+def manual_queue(app: FastAPI, store: SqlStore) -> AnalysisQueue:
+    """The app's queue of manual analyses (created on first use, stopped with the app)."""
+    with _manual_lock:
+        queue: AnalysisQueue | None = getattr(app.state, "manual_analyses", None)
+        if queue is None or queue.store is not store:
+            queue = AnalysisQueue(store, workers=2, work=run_manual_analyses)
+            app.state.manual_analyses = queue
+        return queue
+
+
+def stop_manual_queue(app: FastAPI) -> None:
+    """Let running manual analyses finish and start no more (app shutdown)."""
+    queue: AnalysisQueue | None = getattr(app.state, "manual_analyses", None)
+    if queue is not None:
+        queue.stop()

@@ -1,0 +1,117 @@
+"""Memories from findings (SUP-10): remember → a candidate → confirm or discard.
+
+``POST /findings/{finding}/remember`` drafts a candidate from the finding (text
+editable); only ``POST /memories/{candidate}/confirm`` makes it a memory, which the
+supervisor's window then carries, labelled as memory, for conversations of the same
+project (SUP-3). ``GET /memories`` lists the confirmed memories and pending candidates.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from proctor.api._deps import StoreDep
+from proctor.store._memory_store import MEMORY_TEXT_CHARS, MemoryCandidate
+from proctor.store._suggestion_records import MemoryRecord
+
+router = APIRouter(tags=["memories"])
+
+
+class MemoryText(BaseModel):
+    """A memory's text, when the person edited the draft."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(default=None, max_length=MEMORY_TEXT_CHARS)
+    """The text to keep; the draft (or the candidate's text) when omitted."""
+
+
+class CandidateOut(BaseModel):
+    """A memory candidate and its decision."""
+
+    candidate_id: str
+    finding_id: str
+    project_id: str | None
+    text: str
+    status: str
+    """``candidate``, ``confirmed`` or ``discarded``."""
+    memory_id: str | None
+    created_at: datetime
+    decided_at: datetime | None
+
+    @classmethod
+    def of(cls, candidate: MemoryCandidate) -> CandidateOut:
+        return cls(
+            candidate_id=candidate.candidate_id,
+            finding_id=candidate.finding_id,
+            project_id=candidate.project_id,
+            text=candidate.text,
+            status=candidate.status,
+            memory_id=candidate.memory_id,
+            created_at=candidate.created_at,
+            decided_at=candidate.decided_at,
+        )
+
+
+class MemoryOut(BaseModel):
+    """A confirmed memory."""
+
+    memory_id: str
+    project_id: str | None
+    text: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, memory: MemoryRecord) -> MemoryOut:
+        return cls(
+            memory_id=memory.memory_id,
+            project_id=memory.project_id,
+            text=memory.text,
+            created_at=memory.created_at,
+        )
+
+
+class MemoriesOut(BaseModel):
+    """Confirmed memories and candidates waiting for a decision."""
+
+    memories: list[MemoryOut]
+    candidates: list[CandidateOut]
+
+
+@router.post("/findings/{finding_ref}/remember")
+def remember(store: StoreDep, finding_ref: str, body: MemoryText | None = None) -> CandidateOut:
+    """Draft a memory candidate from a finding (its pending candidate when it has one)."""
+    finding_id = store.resolve_finding_id(finding_ref)
+    text = body.text if body is not None else None
+    return CandidateOut.of(store.remember_finding(finding_id, text))
+
+
+@router.post("/memories/{candidate_id}/confirm")
+def confirm(store: StoreDep, candidate_id: str, body: MemoryText | None = None) -> CandidateOut:
+    """Confirm a candidate (with the edited text): the supervisor sees it from now on."""
+    text = body.text if body is not None else None
+    return CandidateOut.of(store.confirm_memory(candidate_id, text))
+
+
+@router.post("/memories/{candidate_id}/discard")
+def discard(store: StoreDep, candidate_id: str) -> CandidateOut:
+    """Discard a candidate: nothing reaches the supervisor."""
+    return CandidateOut.of(store.discard_memory(candidate_id))
+
+
+@router.get("/memories")
+def list_memories(
+    store: StoreDep,
+    project: Annotated[
+        str | None, Query(max_length=200, description="Only this project (id or name).")
+    ] = None,
+) -> MemoriesOut:
+    """Confirmed memories (newest first) and the candidates still waiting for a decision."""
+    return MemoriesOut(
+        memories=[MemoryOut.of(m) for m in store.memories(project=project)],
+        candidates=[CandidateOut.of(c) for c in store.memory_candidates(project=project)],
+    )
