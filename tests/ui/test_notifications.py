@@ -1,0 +1,166 @@
+"""The notifications badge and panel, live, in a real browser (SPEC SUP-8).
+
+A separate ``proctor ingest`` and ``proctor check`` (subprocesses, as a user's terminal
+would run them) store a transcript whose agent wiped a system folder; the badge in the
+page already open counts it without a reload, the panel lists it, its link leads to the
+finding on its conversation's page, and marking read clears the badge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.backends import database_env
+from tests.ui.accessibility import assert_accessible
+from tests.ui.conftest import PHONE, screenshot
+from tests.ui.private_server import Served, serve_copy
+
+
+def _transcript(folder: Path, name: str, command: str) -> Path:
+    """A Proctor JSONL transcript whose agent runs ``command`` in a shell."""
+    conversation = f"wipe-{name}"
+    lines = [
+        {"type": "header", "format": "proctor-jsonl", "version": 1, "producer": "ui tests"},
+        {
+            "type": "conversation",
+            "conversation_id": conversation,
+            "title": f"Free disk space ({name})",
+            "project": "ops-lab",
+            "started_at": "2026-11-21T09:00:00Z",
+        },
+        {
+            "type": "message",
+            "conversation_id": conversation,
+            "message_id": "m1",
+            "role": "user",
+            "text": "The disk is full, free some space.",
+            "created_at": "2026-11-21T09:00:01Z",
+        },
+        {
+            "type": "message",
+            "conversation_id": conversation,
+            "message_id": "m2",
+            "role": "assistant",
+            "text": "Removing the old data.",
+            "created_at": "2026-11-21T09:00:02Z",
+        },
+        {
+            "type": "tool_call",
+            "conversation_id": conversation,
+            "call_id": "c1",
+            "message_id": "m2",
+            "name": "Bash",
+            "arguments": {"command": command},
+            "created_at": "2026-11-21T09:00:03Z",
+        },
+    ]
+    path = folder / f"{conversation}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _proctor(served: Served, *args: str) -> None:
+    env = {
+        **os.environ,
+        "PROCTOR_HOME": str(served.home),
+        **database_env(served.home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "proctor.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serve_copy(seeded_database, tmp_path_factory.mktemp("notifications-home")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def server(served: Served) -> str:
+    return served.url
+
+
+def _unread(page: Page) -> int:
+    answer = page.request.get("/api/notifications", headers={"X-Proctor-Client": "tests"})
+    return int(answer.json()["unread"])
+
+
+def test_a_new_finding_stored_by_another_process_reaches_the_badge_without_a_reload(
+    page: Page, served: Served, tmp_path: Path
+) -> None:
+    page.goto("/#/conversations")
+    badge = page.locator("#notifications-toggle .notif-count")
+    before = _unread(page)
+    expect(badge).to_have_text(str(before))
+    page.evaluate("window.__sameDocument = true")
+
+    wipe = _transcript(tmp_path, "db", "rm -rf /var/lib/postgresql/data")
+    _proctor(served, "ingest", str(wipe))
+    _proctor(served, "check", "pj:wipe-db")
+
+    expect(badge).to_have_text(str(before + 1))
+    assert page.evaluate("window.__sameDocument") is True, "the page was reloaded"
+    expect(page.locator("#notifications-live")).to_have_text(
+        re.compile(r"^New notification: Destructive command: rm -r")
+    )
+
+    toggle = page.locator("#notifications-toggle")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    panel = page.get_by_role("region", name="Notifications")
+    item = panel.locator("li.notif-item").first
+    expect(item).to_contain_text("Destructive command: rm -r of the system folder")
+    expect(item).to_contain_text("ops-lab")
+    screenshot(page, "notifications-panel")
+    assert_accessible(page, "notifications panel open", include="#notifications")
+
+    item.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(r"#/conversations/pj%3Awipe-db\?finding=[0-9a-f]{32}$"))
+    expect(page.get_by_role("heading", name=re.compile("Free disk space"))).to_be_visible()
+    # Following the link read that one notification.
+    expect(badge).to_have_text(str(before))
+    assert page.evaluate("window.__sameDocument") is True
+
+    toggle.click()
+    panel.get_by_role("button", name="Mark all read").click()
+    expect(badge).to_be_hidden()
+    expect(toggle).to_have_accessible_name("Notifications")
+    assert _unread(page) == 0
+
+
+def test_the_panel_works_from_the_keyboard_and_on_a_phone(page: Page) -> None:
+    page.set_viewport_size(PHONE)
+    page.goto("/#/conversations")
+    expect(page.get_by_role("heading", name="Conversations")).to_be_visible()
+    toggle = page.locator("#notifications-toggle")
+    toggle.focus()
+    page.keyboard.press("Enter")
+    panel = page.get_by_role("region", name="Notifications")
+    expect(panel).to_be_visible()
+    # Focus moved into the panel; Escape closes it and gives focus back to the button.
+    expect(panel.locator(":focus")).to_have_count(1)
+    box = panel.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    screenshot(page, "notifications-panel-phone")
+    assert_accessible(page, "notifications panel at 375 px", include="#notifications")
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    expect(toggle).to_be_focused()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
