@@ -3,6 +3,7 @@
 
 import { latest, post, query } from "../api.js";
 import { errorBox, h, replace, toast } from "../dom.js";
+import { rememberButton } from "./memory-button.js";
 
 const SEVERITIES = ["critical", "high", "medium", "low", "info"];
 const ACTIONS = [
@@ -71,6 +72,7 @@ function fullBody(finding, card, view, draw) {
     h("div", { class: "row actions", role: "group", "aria-label": "Finding actions" },
       ACTIONS.filter(([, , from]) => from.includes(finding.status)).map(([action, label]) =>
         h("button", { type: "button", on: { click: () => changeStatus(finding, action, card, draw) } }, label)),
+      rememberButton(finding),
       h("button", { type: "button", "aria-expanded": "true", on: { click: () => setDigested(finding, card, true, draw) } }, "Collapse")),
   ];
 }
