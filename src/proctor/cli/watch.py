@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -15,18 +16,26 @@ from proctor.cli._render import when
 from proctor.cli.supervise import outcome_line
 from proctor.errors import ConfigError, ProctorError
 from proctor.ingest import IngestReport, Watcher, default_session_folders
-from proctor.store import Store
+from proctor.notify import DesktopNotifier, NotificationFollower, WebhookThread
+from proctor.store import SqlStore, Store
 from proctor.supervision import LiveSupervision, ScheduleOutcome
 
 
 @click.command("watch")
 @click.argument("folders", nargs=-1, type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--project", help="Put every imported conversation in this project.")
-def watch_command(folders: tuple[Path, ...], project: str | None) -> None:
+@click.option(
+    "--desktop-notify/--no-desktop-notify",
+    default=False,
+    show_default=True,
+    help="Show each new notification on the desktop (notify-send on Linux, osascript on macOS).",
+)
+def watch_command(folders: tuple[Path, ...], project: str | None, desktop_notify: bool) -> None:
     """Follow Claude Code / Codex session folders and import lines as they are appended.
 
     With no FOLDER, follows ~/.claude/projects and ~/.codex/sessions when they exist.
-    Stop with Ctrl-C.
+    Notifications (written by this watch's supervision or by any other Proctor process) go
+    to the policies' webhooks, and with --desktop-notify to the desktop. Stop with Ctrl-C.
     """
     chosen = list(folders) or default_session_folders()
     if not chosen:
@@ -52,16 +61,52 @@ def watch_command(folders: tuple[Path, ...], project: str | None) -> None:
         "Following " + ", ".join(str(f) for f in chosen) + " (Ctrl-C to stop)", markup=False
     )
     with writable_store() as store, BackgroundSupervision(store) as supervision:
+        webhooks = WebhookThread(lambda: store)
+        webhooks.start()
+        desktop = desktop_notifications(store) if desktop_notify else None
 
         def imported(result: IngestReport) -> None:
             report(result)
             supervision.changed(result.conversation_ids)
 
+        def idle() -> None:
+            supervision.tick()
+            if desktop is not None:
+                desktop()
+
         try:
-            Watcher(store, chosen, project=project).run(imported, stop, on_idle=supervision.tick)
+            Watcher(store, chosen, project=project).run(imported, stop, on_idle=idle)
         except KeyboardInterrupt:
             stop.set()
+        finally:
+            webhooks.stop()
     console.print("Stopped.")
+
+
+def desktop_notifications(store: Store, every: float = 1.0) -> Callable[[], None] | None:
+    """What the idle loop calls to show new notifications on the desktop (at most every
+    ``every`` seconds); None, after saying why, where the platform offers no way."""
+    notifier = DesktopNotifier()
+    if not notifier.on:
+        console.print(f"Desktop notifications off: {notifier.why_off}.", markup=False)
+        return None
+    assert isinstance(store, SqlStore)
+    follower = NotificationFollower(store)
+    console.print(f"Desktop notifications on ({notifier.tool}).", markup=False)
+    last = 0.0
+
+    def show_new() -> None:
+        nonlocal last
+        if time.monotonic() - last < every:
+            return
+        last = time.monotonic()
+        try:
+            for notification in follower.new():
+                notifier.show(notification)
+        except ProctorError as exc:
+            console.print(f"desktop notifications: {exc}", markup=False)
+
+    return show_new
 
 
 class BackgroundSupervision:
