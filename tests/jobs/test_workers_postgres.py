@@ -59,8 +59,8 @@ STEPS = 30
 """Steps (message + shell call + result) a round adds to a project."""
 WORKERS = 3
 DEADLINE_S = 240.0
-"""How long the whole test may take before work counts as stuck: a quiet machine needs about
-30 s; a 2-core machine shared with other suites and browsers took over 75 s for one project."""
+"""How long the whole test may take before work counts as stuck: generous, since a 2-core
+machine shared with other suites and browsers took over 75 s for one project's reviews."""
 NDJSON = {"Content-Type": "application/x-ndjson"}
 
 
