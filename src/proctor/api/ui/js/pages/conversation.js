@@ -7,8 +7,6 @@
 import { latest, query } from "../api.js";
 import { h, panel, replace, timeEl, toast } from "../dom.js";
 import { renderFindings } from "./findings-panel.js";
-import { renderGoalPanel } from "./goal-panel.js";
-import { renderSupervisionPanel } from "./supervision-panel.js";
 import { formatCount, formatDuration } from "./trace-format.js";
 import { focusItem, itemDomId, setExpanded, showSource, treeRows, unfoldField, wireTree } from "./trace-tree.js";
 
@@ -16,14 +14,15 @@ import { focusItem, itemDomId, setExpanded, showSource, treeRows, unfoldField, w
 const WINDOW = 100;
 
 export async function conversationPage({ main, params: [ref], query: params }) {
+  // The first window of the trace is asked for at once, alongside the summary.
+  const firstWindow = windowOf(ref, { around: params.get("source") });
+  firstWindow.catch(() => {});
   const summary = await latest("conversation", `/conversations/${encodeURIComponent(ref)}`);
   const c = summary.conversation;
   const id = c.conversation_id;
   const transcript = h("section", { class: "transcript trace", "aria-label": "Trace" });
   const stream = h("section", { class: "findings", "aria-label": "Findings" });
   const crumbs = h("div", { class: "crumbs" });
-  const goals = h("section", { class: "goal-panel", "aria-label": "Goal" });
-  const supervision = h("section", { class: "supervision-panel", "aria-label": "Supervision" });
   const root = h("div", { class: "trace-page", dataset: { page: "trace" } },
     crumbs,
     h("h1", null, c.title || id),
@@ -31,15 +30,12 @@ export async function conversationPage({ main, params: [ref], query: params }) {
       `${summary.project} · ${c.format} · ${formatCount(summary.messages)} messages · ${formatCount(summary.tool_calls)} tool calls · `,
       summary.subagents ? `${summary.subagents} sub-agent${summary.subagents === 1 ? "" : "s"} · ` : "",
       timeEl(c.started_at)),
-    h("div", { class: "grid-2" }, transcript, stream),
-    h("div", { class: "side-panels" }, goals, supervision));
+    h("div", { class: "grid-2" }, transcript, stream));
   replace(main, root);
   const view = new TraceView(transcript, stream, id, crumbs, c);
-  const shown = view.load(params.get("source")).then(() => { root.dataset.ready = "true"; });
+  const shown = view.load(params.get("source"), firstWindow).then(() => { root.dataset.ready = "true"; });
   // The findings panel loads, fails and retries on its own: the trace stays whatever it does.
-  await Promise.all([shown, panel(stream, () => renderFindings(stream, id, view), { label: "Findings" }),
-    panel(goals, () => renderGoalPanel(goals, { conversationId: id, view }), { label: "Goal" }),
-    panel(supervision, () => renderSupervisionPanel(supervision, { conversationId: id }), { label: "Supervision" })]);
+  await Promise.all([shown, panel(stream, () => renderFindings(stream, id, view), { label: "Findings" })]);
 }
 
 /** The trace of one conversation, a window at a time, with a way to show one cited source. */
@@ -70,10 +66,10 @@ class TraceView {
       this.nav);
   }
 
-  async load(around) {
-    const path = `/conversations/${encodeURIComponent(this.conversationId)}/transcript${query({ limit: WINDOW, offset: around ? null : this.offset, around })}`;
-    const page = await latest(`transcript:${this.conversationId}`, path);
-    this.page = page;
+  /** Show the window at `this.offset`, or the one holding source `around` (or `early`, that
+   * window already asked for). */
+  async load(around, early = null) {
+    const page = await (early ?? windowOf(this.conversationId, { offset: around ? null : this.offset, around }));
     this.offset = page.offset;
     this.total = page.total;
     replace(this.tree, treeRows(page, { onMarker: (findingId) => this.goToFinding(findingId) }));
@@ -169,6 +165,12 @@ class TraceView {
     row.scrollIntoView({ block: "center" });
     focusItem(this.tree, row, { preventScroll: true });
   }
+}
+
+/** Ask for one window of a conversation's trace (a later ask supersedes an earlier one). */
+function windowOf(conversationRef, { offset = null, around = null }) {
+  const path = `/conversations/${encodeURIComponent(conversationRef)}/transcript${query({ limit: WINDOW, offset, around })}`;
+  return latest("trace-window", path);
 }
 
 /** Wrap characters [start, end) of the row's `field` text in <mark> (its raw text). */

@@ -77,7 +77,7 @@ function turnRow(head, page, continued) {
     formatDuration(head.duration_ms) || null,
   ].filter(Boolean).join(" · ");
   return h("li", {
-    role: "treeitem", class: "trace-turn", "aria-expanded": "true", "aria-labelledby": id, tabindex: "-1",
+    role: "treeitem", class: "trace-turn", "aria-expanded": "true", tabindex: "-1",
     dataset: { turn: String(head.turn) },
   },
     h("div", { class: "trace-line" },
@@ -101,7 +101,7 @@ function itemRow(item, page, actions) {
   const tokens = tokenText(item.tokens);
   const row = h("li", {
     role: "treeitem", id: itemDomId(item.source_id), class: `trace-item ${isCall ? "call" : `message role-${item.role}`}${item.failed ? " failed" : ""}${item.on_active_branch ? "" : " abandoned"}`,
-    "aria-labelledby": id, tabindex: "-1", dataset: { source: item.source_id, sourceType: item.source_type },
+    tabindex: "-1", dataset: { source: item.source_id, sourceType: item.source_type },
   },
     h("div", { class: "trace-line" },
       h("span", { class: "toggle", "aria-hidden": "true" }),
@@ -129,7 +129,7 @@ function itemRow(item, page, actions) {
   if (item.subagent) {
     row.setAttribute("aria-expanded", "true");
     row.appendChild(h("ul", { role: "group" },
-      h("li", { role: "treeitem", class: "trace-subagent", tabindex: "-1", "aria-label": `Sub-agent card: ${item.subagent.agent_type ?? "agent"}` },
+      h("li", { role: "treeitem", class: "trace-subagent", tabindex: "-1" },
         subagentCard(item.subagent))));
   }
   return row;
