@@ -7,6 +7,8 @@
 import { latest, query } from "../api.js";
 import { h, panel, replace, timeEl, toast } from "../dom.js";
 import { renderFindings } from "./findings-panel.js";
+import { renderGoalPanel } from "./goal-panel.js";
+import { renderSupervisionPanel } from "./supervision-panel.js";
 import { formatCount, formatDuration } from "./trace-format.js";
 import { focusItem, itemDomId, setExpanded, showSource, treeRows, unfoldField, wireTree } from "./trace-tree.js";
 
@@ -23,6 +25,8 @@ export async function conversationPage({ main, params: [ref], query: params }) {
   const transcript = h("section", { class: "transcript trace", "aria-label": "Trace" });
   const stream = h("section", { class: "findings", "aria-label": "Findings" });
   const crumbs = h("div", { class: "crumbs" });
+  const goals = h("section", { class: "goal-panel", "aria-label": "Goal" });
+  const supervision = h("section", { class: "supervision-panel", "aria-label": "Supervision" });
   const root = h("div", { class: "trace-page", dataset: { page: "trace" } },
     crumbs,
     h("h1", null, c.title || id),
@@ -30,12 +34,18 @@ export async function conversationPage({ main, params: [ref], query: params }) {
       `${summary.project} · ${c.format} · ${formatCount(summary.messages)} messages · ${formatCount(summary.tool_calls)} tool calls · `,
       summary.subagents ? `${summary.subagents} sub-agent${summary.subagents === 1 ? "" : "s"} · ` : "",
       timeEl(c.started_at)),
-    h("div", { class: "grid-2" }, transcript, stream));
+    h("div", { class: "grid-2" }, transcript, stream),
+    h("div", { class: "side-panels" }, goals, supervision));
   replace(main, root);
   const view = new TraceView(transcript, stream, id, crumbs, c);
   const shown = view.load(params.get("source"), firstWindow).then(() => { root.dataset.ready = "true"; });
   // The findings panel loads, fails and retries on its own: the trace stays whatever it does.
-  await Promise.all([shown, panel(stream, () => renderFindings(stream, id, view), { label: "Findings" })]);
+  // The goal and supervision panels start once the trace shows (or failed): they do not
+  // compete with its first window for the server.
+  const sides = shown.catch(() => {}).then(() => Promise.all([
+    panel(goals, () => renderGoalPanel(goals, { conversationId: id, view }), { label: "Goal" }),
+    panel(supervision, () => renderSupervisionPanel(supervision, { conversationId: id }), { label: "Supervision" })]));
+  await Promise.all([shown, panel(stream, () => renderFindings(stream, id, view), { label: "Findings" }), sides]);
 }
 
 /** The trace of one conversation, a window at a time, with a way to show one cited source. */
