@@ -155,22 +155,36 @@ def conversation_lines(index: int, calls: int) -> list[dict[str, object]]:
     return lines
 
 
-def write_transcripts(folder: Path, *, conversations: int, calls: int) -> list[Path]:
-    """``conversations`` files of ``calls`` destructive calls each, under ``folder``."""
+def write_transcripts(
+    folder: Path, *, conversations: int, calls: int, first_calls: int | None = None
+) -> list[Path]:
+    """``conversations`` files of ``calls`` destructive calls each (the first one
+    ``first_calls`` when given), under ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     header = {"type": "header", "format": "proctor-jsonl", "version": 1, "producer": "inbox tests"}
     paths = []
     for index in range(conversations):
         path = folder / f"inbox-{index:03d}.jsonl"
-        lines = [header, *conversation_lines(index, calls)]
+        count = first_calls if index == 0 and first_calls is not None else calls
+        lines = [header, *conversation_lines(index, count)]
         path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
         paths.append(path)
     return paths
 
 
-def fill_store(store: SqlStore, folder: Path, *, conversations: int, calls: int) -> list[str]:
+def fill_store(
+    store: SqlStore,
+    folder: Path,
+    *,
+    conversations: int,
+    calls: int,
+    first_calls: int | None = None,
+) -> list[str]:
     """Ingest the generated transcripts into ``store`` and run the rules; their ids."""
-    ingest(store, write_transcripts(folder, conversations=conversations, calls=calls))
+    paths = write_transcripts(
+        folder, conversations=conversations, calls=calls, first_calls=first_calls
+    )
+    ingest(store, paths)
     ids = sorted(
         row.conversation_id
         for row in store.list_conversations(limit=conversations + 100)

@@ -1,11 +1,14 @@
 // A conversation's findings stream: cards with evidence links (shown in the transcript
 // view the page passes in), status actions and the digested collapse, all from the keyboard.
+// The server pages it (50 at a time, the true total in the heading) and filters it by
+// status, severity, rule and origin; a link naming one finding (…?finding=ID) opens the
+// page holding it and focuses its card.
 
-import { latest, post, query } from "../api.js";
+import { ApiError, Superseded, latest, post, query } from "../api.js";
 import { errorBox, h, replace, toast } from "../dom.js";
 import { rememberButton } from "./memory-button.js";
 
-const SEVERITIES = ["critical", "high", "medium", "low", "info"];
+const SEVERITIES = ["high", "medium", "low", "info"];
 const ACTIONS = [
   ["ack", "Acknowledge", ["open"]],
   ["resolve", "Resolve", ["open", "acknowledged"]],
@@ -16,25 +19,123 @@ const ACTIONS = [
 
 /**
  * @typedef {{ show: (evidence: any) => Promise<void> }} EvidenceView
+ * @typedef {{ finding?: string | null }} PanelOptions
  */
 
-export async function renderFindings(container, conversationId, view) {
-  const data = await latest(`findings:${conversationId}`, `/findings${query({ conversation: conversationId, limit: 100 })}`);
-  // Highest severity first; within one severity, oldest first (a stable order across reloads).
-  const findings = [...data.findings].sort((a, b) =>
-    SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)
-    || a.created_at.localeCompare(b.created_at)
-    || a.finding_id.localeCompare(b.finding_id));
-  const list = h("ul", { class: "plain", id: "finding-list" }, findings.map((finding) => h("li", null, findingCard(finding, view))));
-  replace(container,
-    h("h2", null, `Findings (${data.total})`),
-    findings.length ? list : h("p", { class: "muted" }, "No findings for this conversation."));
+const PAGE = 50;
+const STATUSES = ["open", "acknowledged", "resolved", "dismissed", "false_positive"];
+
+/**
+ * Draw the findings of one conversation into `container`.
+ * @param {HTMLElement} container
+ * @param {string} conversationId
+ * @param {EvidenceView} view
+ * @param {PanelOptions} [options] `finding`: open the page holding this finding and focus
+ *   its card (default: the `finding` parameter of the page's address)
+ */
+export async function renderFindings(container, conversationId, view, options = {}) {
+  const panel = new FindingsPanel(container, conversationId, view);
+  await panel.start(options.finding ?? findingInAddress());
+}
+
+function findingInAddress() {
+  return new URLSearchParams(location.hash.split("?")[1] ?? "").get("finding");
+}
+
+class FindingsPanel {
+  constructor(container, conversationId, view) {
+    this.container = container;
+    this.conversationId = conversationId;
+    this.view = view;
+    this.filters = { status: "", severity: "", rule: "", origin: "" };
+    this.offset = 0;
+    this.heading = h("h2", null, "Findings");
+    this.form = h("form", { class: "panel-filters", "aria-label": "Filter this conversation's findings" });
+    this.list = h("div", { class: "finding-page" });
+  }
+
+  async start(focus) {
+    const rules = await latest(`findings-rules:${this.conversationId}`,
+      `/findings/groups${query({ by: "rule", conversation: this.conversationId, limit: 100 })}`);
+    this.drawFilters(rules.groups.map((g) => g.key).sort());
+    replace(this.container, this.heading, this.form, this.list);
+    await this.load(focus);
+  }
+
+  drawFilters(rules) {
+    const any = [["", "Any"]];
+    const select = (field, label, options) => {
+      const id = `panel-${field}`;
+      return h("label", { for: id }, label, h("select", {
+        id, on: { change: (event) => { this.filters[field] = event.target.value; this.offset = 0; this.reload(null, id); } },
+      }, options.map(([value, text]) => h("option", { value, selected: value === this.filters[field] }, text))));
+    };
+    replace(this.form,
+      select("status", "Status", [...any, ...STATUSES.map((s) => [s, s.replace("_", " ")])]),
+      select("severity", "Severity", [...any, ...SEVERITIES.map((s) => [s, s])]),
+      select("rule", "Rule", [...any, ...rules.map((r) => [r, r])]),
+      select("origin", "Origin", [...any, ["rule", "rule"], ["model", "model"]]));
+  }
+
+  /** Load again after a filter or page change: a newer request wins, an error is shown. */
+  async reload(focus, keepFocusOn) {
+    try {
+      await this.load(focus, keepFocusOn);
+    } catch (error) {
+      if (error instanceof Superseded) return;
+      replace(this.list, errorBox(error), h("button", { type: "button", on: { click: () => this.reload(null) } }, "Retry"));
+    }
+  }
+
+  /** Show a page (the one holding `focus`, when given) and focus the card asked for. */
+  async load(focus, keepFocusOn) {
+    const params = { conversation: this.conversationId, ...this.filters, limit: PAGE };
+    let data;
+    try {
+      data = await latest(`findings:${this.conversationId}`, `/findings${query({ ...params, offset: focus ? null : this.offset, around: focus || null })}`);
+    } catch (error) {
+      if (!(focus && error instanceof ApiError && error.status === 404)) throw error;
+      toast("That finding does not exist any more.");
+      data = await latest(`findings:${this.conversationId}`, `/findings${query({ ...params, offset: this.offset })}`);
+      focus = null;
+    }
+    this.offset = data.offset;
+    replace(this.heading, `Findings (${data.total})`);
+    const cards = data.findings.map((finding) => h("li", null, findingCard(finding, this.view)));
+    replace(this.list,
+      data.findings.length ? h("ul", { class: "plain", id: "finding-list" }, cards)
+        : h("p", { class: "muted" }, data.total === 0 && !Object.values(this.filters).some(Boolean)
+          ? "No findings for this conversation." : "No findings match these filters."),
+      this.pager(data));
+    if (keepFocusOn) document.getElementById(keepFocusOn)?.focus();
+    if (focus) {
+      const card = /** @type {HTMLElement | null} */ (this.list.querySelector(`[data-finding="${CSS.escape(focus)}"]`));
+      if (card) {
+        card.scrollIntoView({ block: "center" });
+        card.focus({ preventScroll: true });
+      } else {
+        toast("That finding is not in this conversation.");
+      }
+    }
+  }
+
+  pager(data) {
+    const { offset, total } = data;
+    const count = data.findings.length;
+    if (offset === 0 && count >= total) return null;
+    const go = (next) => { this.offset = next; this.reload(null).then(() => this.heading.scrollIntoView({ block: "start" })); };
+    return h("nav", { class: "pager", "aria-label": "Pages of findings" },
+      h("button", { type: "button", disabled: offset === 0, on: { click: () => go(Math.max(0, offset - PAGE)) } }, "Previous"),
+      h("span", { class: "muted" }, `${count ? offset + 1 : 0}–${offset + count} of ${total}`),
+      h("button", { type: "button", disabled: offset + count >= total, on: { click: () => go(offset + PAGE) } }, "Next"));
+  }
 }
 
 function findingCard(finding, view) {
   const card = h("article", {
     class: `card finding sev-${finding.severity}${finding.digested ? " digested" : ""}`,
     "aria-label": `${finding.severity} finding: ${finding.title}`,
+    tabindex: "-1",
     dataset: { finding: finding.finding_id },
   });
   const draw = () => replace(card, ...(card.classList.contains("digested") ? digestedBody(finding, card, draw) : fullBody(finding, card, view, draw)));
