@@ -10,6 +10,7 @@ import click
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
 from proctor.cli._refs import conversation_refs
 from proctor.cli._render import conversations_table, transcript_view
+from proctor.cli._subagent_cards import card_json, card_panel, cards_view
 from proctor.store import ConversationSummary
 
 
@@ -68,9 +69,22 @@ def list_command(
 @click.option("--active-only", is_flag=True, help="Hide messages on abandoned branches.")
 @json_option()
 def show_command(conversation: str, full: bool, active_only: bool, as_json: bool) -> None:
-    """Show one conversation as a readable transcript (CONVERSATION: id, session id or prefix)."""
+    """Show one conversation as a readable transcript (CONVERSATION: id, session id or prefix),
+    then a card per sub-agent it started: type, task, status, duration, tool calls, its own
+    findings and its final summary (``--json``: ``subagents``; a sub-agent's own ``card``)."""
     with readable_store() as store:
         transcript = store.transcript(store.resolve_conversation_id(conversation))
+        transcript_id = transcript.summary.conversation_id
+        cards = store.subagent_cards(transcript_id)
+        parent = transcript.summary.conversation.parent_conversation_id
+        own = (
+            next(
+                (c for c in store.subagent_cards(parent) if c.conversation_id == transcript_id),
+                None,
+            )
+            if parent is not None
+            else None
+        )
     if as_json:
         print_json(
             {
@@ -83,10 +97,16 @@ def show_command(conversation: str, full: bool, active_only: bool, as_json: bool
                 if transcript.subagent_run is None
                 else asdict(transcript.subagent_run),
                 "children": [summary_json(c) for c in transcript.children],
+                "subagents": [card_json(card) for card in cards],
+                "card": None if own is None else card_json(own),
             }
         )
         return
     console.print(transcript_view(transcript, width=0 if full else 1200, branches=not active_only))
+    if own is not None:
+        console.print(card_panel(own, full=full))
+    if cards:
+        console.print(cards_view(cards, full=full))
 
 
 @conversations.command("delete")
