@@ -332,7 +332,7 @@ def group_findings(
             FindingGroup(
                 key=row.key,
                 label=(label.title or row.key) if label else row.key,
-                count=int(row.count),
+                count=int(row._mapping["count"]),
                 open=int(row.open or 0),
                 top_severity=_severity_name(row.top_rank) or "info",
                 latest=row.latest,

@@ -156,7 +156,7 @@ def finding_groups(
                 label=g.label,
                 count=g.count,
                 open=g.open,
-                top_severity=g.top_severity,  # type: ignore[arg-type]
+                top_severity=g.top_severity,
                 latest=g.latest,
                 project=g.project,
             )
