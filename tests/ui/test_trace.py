@@ -314,5 +314,5 @@ def test_the_trace_is_usable_at_375_pixels(page: Page) -> None:
     expect(page.get_by_role("tree")).to_be_visible()
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
-    page.get_by_role("tree").scroll_into_view_if_needed()
+    page.evaluate("() => document.querySelector('section.trace').scrollIntoView({ block: 'start' })")
     screenshot(page, "trace-375")

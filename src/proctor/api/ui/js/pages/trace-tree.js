@@ -138,7 +138,7 @@ function itemRow(item, page, actions) {
 /** A message: its Markdown rendered, with a toggle to its raw source (where marks go). */
 function messageBody(item) {
   const text = item.text ?? "";
-  if (!text) return h("p", { class: "muted empty" }, "(no text)");
+  if (!text) return null;  // a reply that only issues calls: its row says enough
   const rendered = renderMarkdown(text);
   const source = scrollable(h("pre", { class: "source", dataset: { field: "text" }, hidden: true }, text), "Message source");
   const toggle = h("button", { type: "button", class: "link-button source-toggle", "aria-pressed": "false",
