@@ -29,18 +29,18 @@ const toggle = h("button", {
 }, "Notifications ", badge);
 const live = h("div", { class: "visually-hidden", role: "status", "aria-live": "polite", id: "notifications-live" });
 const list = h("ul", { class: "notif-list" });
-const markAll = h("button", { type: "button", on: { click: () => markRead({ all: true }) } }, "Mark all read");
+const markAll = h("button", { type: "button", hidden: true, on: { click: () => markRead({ all: true }) } }, "Mark all read");
+const close = h("button", { type: "button", class: "notif-close", "aria-label": "Close notifications",
+  on: { click: () => { setOpen(false); toggle.focus(); } } }, "×");
 const summary = h("p", { class: "muted notif-summary" });
 const panel = h("section", {
   id: "notifications-panel", class: "notif-panel card", hidden: true,
   "aria-labelledby": "notifications-heading",
-  on: { keydown: (event) => { if (event.key === "Escape") { setOpen(false); toggle.focus(); } } },
 },
   h("div", { class: "notif-head" },
     h("h2", { id: "notifications-heading" }, "Notifications"),
     markAll,
-    h("button", { type: "button", class: "notif-close", "aria-label": "Close notifications",
-      on: { click: () => { setOpen(false); toggle.focus(); } } }, "×"),
+    close,
   ),
   summary,
   list,
@@ -52,6 +52,12 @@ export function start() {
   if (!slot) return;
   replace(slot, toggle, panel, live);
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !panel.hidden) {
+      setOpen(false);
+      toggle.focus();
+    }
+  });
   document.addEventListener("click", (event) => {
     if (!panel.hidden && !slot.contains(/** @type {Node} */ (event.target))) setOpen(false);
   });
@@ -128,11 +134,15 @@ function update(data) {
 function render() {
   if (!latest || panel.hidden) return;
   const { items, total, unread } = latest;
+  const hadFocus = panel.contains(document.activeElement);
   markAll.hidden = unread === 0;
   summary.textContent = total === 0
     ? "Nothing needs your attention yet. Findings that ask for it (a review request, a high-severity warning, a pause) appear here."
     : `${unread} unread of ${total}${total > items.length ? ` · the newest ${items.length} shown · \`proctor notifications\` lists all` : ""}`;
   replace(list, items.map(row));
+  // A new answer may remove or hide the element that had focus: keep focus in the panel.
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
+  if (hadFocus && (!active || !panel.contains(active) || active.hidden)) close.focus();
 }
 
 function row(item) {
