@@ -131,3 +131,32 @@ def test_the_findings_panel_shows_a_placeholder_and_the_trace_does_not_wait_for_
     expect(findings.locator("article.finding")).to_have_count(2)
     expect(findings).not_to_have_attribute("aria-busy", "true")
     expect(findings.get_by_text("Loading findings…")).to_have_count(0)
+
+
+def test_a_page_does_not_wait_for_other_pages_modules_and_theirs_are_not_not_found(
+    page: Page,
+) -> None:
+    # One optional page module (the story graph's) is slow to arrive.
+    held: list[Route] = []
+    released = False
+    graph_module = re.compile(r"/ui/js/pages/graph\.js$")
+
+    def hold(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(graph_module, hold)
+    _open_ledger(page)
+    # The conversation (a route of the shell's own) is shown meanwhile.
+    expect(page.locator("[data-page='trace']")).to_have_attribute("data-ready", "true")
+    assert held, "the graph module was requested"
+    # Its page, asked for before its module arrived, waits for it instead of "Not found".
+    page.get_by_role("link", name="Story graph").click()
+    expect(page.get_by_role("heading", name="Not found")).to_have_count(0)
+    released = True
+    for route in held:
+        route.continue_()
+    expect(page.get_by_role("heading", name="Story graph", level=1)).to_be_visible()
+    expect(page.get_by_role("heading", name="Not found")).to_have_count(0)

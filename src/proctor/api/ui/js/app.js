@@ -103,7 +103,15 @@ async function render() {
     return;
   }
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const route = routes.find((candidate) => candidate.pattern.test(path));
+  let route = routes.find((candidate) => candidate.pattern.test(path));
+  if (!route) {
+    // The page may be in a module still loading (the first page is shown without waiting
+    // for the others): wait for them before saying there is no such page.
+    const signal = current.signal;
+    await modulesLoaded;
+    if (signal.aborted) return;
+    route = routes.find((candidate) => candidate.pattern.test(path));
+  }
   for (const link of document.querySelectorAll("#nav a")) {
     const section = /** @type {HTMLElement} */ (link).dataset.section;
     if (route && section === route.section) link.setAttribute("aria-current", "page");
@@ -161,21 +169,43 @@ window.addEventListener("beforeunload", (event) => {
   if (unsaved && unsaved()) event.preventDefault();
 });
 
-/** Load the optional page modules, then show the page the address names. */
+/** @type {(value?: unknown) => void} */
+let modulesDone = () => {};
+/** Settles once every optional page module has loaded (or failed to). */
+const modulesLoaded = new Promise((resolve) => { modulesDone = resolve; });
+
+/** Whether the shell can show `path` now (its route is known, or it is the start page). */
+function known(path) {
+  return path === "/" || routes.some((candidate) => candidate.pattern.test(path));
+}
+
+/**
+ * Load the optional page modules and show the page the address names as soon as its
+ * route is known: a conversation (a route of the shell's own) does not wait for the other
+ * pages' modules, and a page of a module waits for that module only.
+ */
 async function start() {
   // The header's notifications badge and panel: on every page, loaded beside them.
   import("./notifications.js").then((module) => module.start())
     .catch((error) => console.error("notifications failed to load", error));
   const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox"];
+  /** @type {Promise<void> | null} */
+  let first = null;
+  const showWhenKnown = () => {
+    if (!first && known(parse().path)) first = render();
+  };
+  showWhenKnown();
   await Promise.all(modules.map(async (name) => {
     try {
       const module = await import(`./pages/${name}.js`);
       addRoutes(module.routes);
+      showWhenKnown();
     } catch (error) {
       console.error(`page module ${name} failed to load`, error);
     }
   }));
-  await render();
+  modulesDone();
+  await (first ?? render());
 }
 
 start();
