@@ -135,13 +135,14 @@ unit: $(STAMP) $(EMBED) ui-assets
 fuzz: $(STAMP)
 	PROCTOR_FUZZ_EXAMPLES=10000 $(BIN)/pytest tests/fuzz -q
 
-bench: $(STAMP) $(EMBED)
+bench: $(STAMP) $(EMBED) ui-assets browser
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/intake.py
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/supervisor.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/ui.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) node_modules $(UI_VENDOR)
