@@ -100,9 +100,11 @@ class Inbox {
   }
 
   async start() {
+    // The page of findings loads (into the detached body) while the filters' choices do.
     const [rules, projects] = await Promise.all([
       latest("inbox:rules", `/findings/groups${query({ by: "rule", limit: 100 })}`),
       latest("inbox:projects", "/projects"),
+      this.load(),
     ]);
     const filters = this.filters(rules.groups.map((g) => g.key).sort(), projects.projects.map((p) => p.name));
     replace(this.root,
@@ -113,7 +115,7 @@ class Inbox {
       filters, this.bulkBar, this.body, this.undoBar, this.announcer);
     this.drawUndo();
     document.addEventListener("keydown", (event) => this.onKey(event), { signal: this.signal });
-    await this.load();
+    this.syncSelection();
     if (refocus) {
       document.getElementById(refocus)?.focus();
       refocus = null;
