@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from proctor.api._transcript import TraceContext, transcript_page
 from proctor.findings import Evidence
 from proctor.ingest import ingest
 from proctor.store import SqlStore, open_store
@@ -401,3 +402,29 @@ def test_the_call_that_started_a_sub_agent_carries_its_card_and_the_child_links_
     assert child["subagent_run"]["description"] == "Map the money code"
     assert _trace(trace_api, FAMILY)["parent"] is None
     assert trace_api.get("/api/conversations/pj:shapes/subagents").json() == []
+
+
+@pytest.mark.parametrize("conversation", [LONG, SHAPES, FAMILY, "pj:family-done"])
+def test_a_window_read_from_the_outline_equals_one_laid_out_from_the_whole_transcript(
+    world: tuple[Path, LongTrace], conversation: str
+) -> None:
+    store = open_store(world[0], read_only=True)
+    try:
+        context = TraceContext(
+            citations=store.finding_citations(conversation),
+            cards=store.subagent_cards(conversation),
+        )
+        for offset in (0, 1_900):
+            whole = transcript_page(
+                store.transcript(conversation), context, limit=100, offset=offset
+            )
+            outlined = transcript_page(
+                store.trace_outline(conversation),
+                context,
+                limit=100,
+                offset=offset,
+                load=lambda m, c: store.trace_sources(conversation, m, c),
+            )
+            assert outlined == whole
+    finally:
+        store.close()

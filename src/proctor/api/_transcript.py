@@ -15,15 +15,15 @@ touches come with it, whole.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from proctor.errors import NotFoundError
-from proctor.store import StoredTranscript
+from proctor.store import ConversationSummary
 from proctor.store._trace_store import Citation, SubagentCard
 from proctor.transcript import Message, ToolCall, Usage
 
@@ -268,7 +268,24 @@ def _call_entry(call: ToolCall) -> _Entry:
     return entry
 
 
-def reading_order(transcript: StoredTranscript) -> list[_Entry]:
+class Outline(Protocol):
+    """What a trace is laid out from: a ``StoredTranscript`` or the store's ``TraceOutline``."""
+
+    @property
+    def summary(self) -> ConversationSummary: ...
+    @property
+    def messages(self) -> Sequence[Message]: ...
+    @property
+    def tool_calls(self) -> Sequence[ToolCall]: ...
+
+
+WindowLoader = Callable[
+    [Sequence[str], Sequence[str]], tuple[Mapping[str, Message], Mapping[str, ToolCall]]
+]
+"""Reads whole messages and tool calls by source id (the window an outline lacks)."""
+
+
+def reading_order(transcript: Outline) -> list[_Entry]:
     """Messages in order, each followed by its tool calls; calls without a message by time."""
     message_ids = {m.source_id for m in transcript.messages}
     attached: dict[str, list[ToolCall]] = {}
@@ -424,16 +441,18 @@ def _item(entry: _Entry) -> TranscriptItem:
 
 
 def transcript_page(
-    transcript: StoredTranscript,
+    transcript: Outline,
     context: TraceContext,
     *,
     limit: int,
     offset: int,
     around: str | None = None,
     turn: int | None = None,
+    load: WindowLoader | None = None,
 ) -> TranscriptPage:
     """A window of the trace; with ``around`` (a source id) or ``turn``, the window
-    (aligned to ``limit``) that holds that source or the turn's first item."""
+    (aligned to ``limit``) that holds that source or the turn's first item. From an outline,
+    ``load`` reads the window's messages and calls whole."""
     entries = reading_order(transcript)
     turns, start = _place(entries, context)
     if around is not None:
@@ -455,6 +474,17 @@ def transcript_page(
             )
         offset = found.index // limit * limit
     window = entries[offset : offset + limit]
+    if load is not None:
+        messages, calls = load(
+            [e.source.source_id for e in window if isinstance(e.source, Message)],
+            [e.source.source_id for e in window if isinstance(e.source, ToolCall)],
+        )
+        for entry in window:
+            whole = (messages if isinstance(entry.source, Message) else calls).get(
+                entry.source.source_id
+            )
+            if whole is not None:
+                entry.source = whole
     touched = {entry.turn for entry in window}
     ends = [t.last_end for t in turns if t.last_end is not None]
     return TranscriptPage(

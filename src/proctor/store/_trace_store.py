@@ -7,16 +7,23 @@ status, duration, tool calls, summary, the child's own findings).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, ScalarSelect, Table, func, select
+from sqlalchemy import ColumnElement, ScalarSelect, Table, case, func, literal, select
 
 from proctor.findings import SEVERITY_ORDER
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
+from proctor.store._reader import conversation_summary
+from proctor.store._records import ConversationSummary
+from proctor.store._rows import message_from_row, tool_call_from_row
+from proctor.transcript import Message, ToolCall, Usage
+
+PROMPT_CHARACTERS = 200
+"""How much of a prompt's text the outline keeps (a turn's head repeats it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +73,17 @@ class SubagentCard:
         return state not in ("", "running", "pending", "in_progress", "started")
 
 
+@dataclass(frozen=True, slots=True)
+class TraceOutline:
+    """Every message and tool call of a conversation, in stored order, without their heavy
+    fields: no text (but the start of each prompt), arguments, results or attributes. Enough
+    to lay a long trace out; the window shown is read whole with ``trace_sources``."""
+
+    summary: ConversationSummary
+    messages: tuple[Message, ...]
+    tool_calls: tuple[ToolCall, ...]
+
+
 def _count(table: Table, child_id: Any, *conditions: ColumnElement[bool]) -> ScalarSelect[int]:
     return (
         select(func.count())
@@ -75,8 +93,96 @@ def _count(table: Table, child_id: Any, *conditions: ColumnElement[bool]) -> Sca
     )
 
 
+def _outline_message(row: Any) -> Message:
+    usage = None
+    if row.input_tokens is not None:
+        usage = Usage(
+            row.input_tokens,
+            row.output_tokens or 0,
+            row.cache_read_tokens or 0,
+            row.cache_write_tokens or 0,
+            row.reasoning_tokens or 0,
+        )
+    return Message(
+        source_id=row.source_id,
+        role=row.role,
+        kind=row.kind,
+        text=row.text or "",
+        created_at=row.created_at,
+        on_active_branch=bool(row.on_active_branch),
+        model=row.model,
+        usage=usage,
+    )
+
+
 class TraceStore(StoreBase):
-    """Reads for the trace view: citations per source and sub-agent cards."""
+    """Reads for the trace view: an outline, whole sources by id, citations per source and
+    sub-agent cards."""
+
+    def trace_outline(self, conversation_id: str) -> TraceOutline:
+        """The conversation's messages and tool calls without their heavy fields."""
+        m = t.messages.c
+        c = t.tool_calls.c
+        prompt = case(
+            (m.kind == "prompt", func.substr(m.text, 1, PROMPT_CHARACTERS)), else_=literal("")
+        )
+        messages = select(
+            m.source_id, m.role, m.kind, prompt.label("text"), m.created_at,
+            m.on_active_branch, m.model, m.input_tokens, m.output_tokens,
+            m.cache_read_tokens, m.cache_write_tokens, m.reasoning_tokens,
+        ).where(m.conversation_id == conversation_id).order_by(m.seq)  # fmt: skip
+        calls = select(
+            c.source_id, c.name, c.message_source_id, c.status, c.exit_code, c.result_size,
+            c.created_at, c.completed_at, c.on_active_branch,
+        ).where(c.conversation_id == conversation_id).order_by(c.seq)  # fmt: skip
+        with self._read() as connection:
+            summary = conversation_summary(connection, conversation_id)
+            message_rows = connection.execute(messages).all()
+            call_rows = connection.execute(calls).all()
+        return TraceOutline(
+            summary=summary,
+            messages=tuple(_outline_message(row) for row in message_rows),
+            tool_calls=tuple(
+                ToolCall(
+                    source_id=row.source_id,
+                    name=row.name,
+                    arguments=None,
+                    message_source_id=row.message_source_id,
+                    status=row.status,
+                    exit_code=row.exit_code,
+                    result_size=row.result_size,
+                    created_at=row.created_at,
+                    completed_at=row.completed_at,
+                    on_active_branch=bool(row.on_active_branch),
+                )
+                for row in call_rows
+            ),
+        )
+
+    def trace_sources(
+        self, conversation_id: str, message_ids: Sequence[str], call_ids: Sequence[str]
+    ) -> tuple[dict[str, Message], dict[str, ToolCall]]:
+        """Whole messages and tool calls of the conversation by source id (a window)."""
+        messages: dict[str, Message] = {}
+        calls: dict[str, ToolCall] = {}
+        with self._read() as connection:
+            if message_ids:
+                for row in connection.execute(
+                    select(t.messages).where(
+                        t.messages.c.conversation_id == conversation_id,
+                        t.messages.c.source_id.in_(list(message_ids)),
+                    )
+                ):
+                    messages[row.source_id] = message_from_row(row._mapping)
+            if call_ids:
+                for row in connection.execute(
+                    select(t.tool_calls).where(
+                        t.tool_calls.c.conversation_id == conversation_id,
+                        t.tool_calls.c.source_id.in_(list(call_ids)),
+                    )
+                ):
+                    calls[row.source_id] = tool_call_from_row(row._mapping)
+        return messages, calls
 
     def finding_citations(self, conversation_id: str) -> Mapping[tuple[str, str], list[Citation]]:
         """Per ``(source_type, source_id)``: the findings whose evidence cites it, most

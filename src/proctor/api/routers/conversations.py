@@ -115,10 +115,16 @@ def conversation_transcript(
     order with the raw fields findings cite, grouped into turns, timed for a waterfall,
     with status, model, tokens, the findings citing each item and sub-agent cards."""
     conversation_id = store.resolve_conversation_id(conversation_ref)
-    transcript = store.transcript(conversation_id)
-    context = _trace_context(store, conversation_id, transcript.summary)
+    outline = store.trace_outline(conversation_id)
+    context = _trace_context(store, conversation_id, outline.summary)
     return transcript_page(
-        transcript, context, limit=limit, offset=offset, around=around, turn=turn
+        outline,
+        context,
+        limit=limit,
+        offset=offset,
+        around=around,
+        turn=turn,
+        load=lambda messages, calls: store.trace_sources(conversation_id, messages, calls),
     )
 
 
