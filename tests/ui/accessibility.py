@@ -29,8 +29,11 @@ def _axe_source() -> str:
     return AXE.read_text(encoding="utf-8")
 
 
-def axe_violations(page: Page, *, include: str | None = None) -> list[dict[str, Any]]:
-    """axe-core's violations on the page as it is now (or inside the ``include`` selector)."""
+def axe_violations(
+    page: Page, *, include: str | None = None, rules: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """axe-core's violations on the page as it is now (or inside the ``include`` selector),
+    of every rule axe runs by default or of ``rules`` only."""
     # Let layout settle first: scrollable blocks become tab stops when a resize observer
     # has seen them overflow, which happens with the next frames, not with the content.
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -38,17 +41,18 @@ def axe_violations(page: Page, *, include: str | None = None) -> list[dict[str, 
         # A bare expression is evaluated as a script: axe's UMD wrapper sets window.axe.
         page.evaluate(f"{_axe_source()}\n;undefined")
     violations: list[dict[str, Any]] = page.evaluate(
-        """async (include) => {
-            const results = await window.axe.run(include ? { include: [include] } : document, {
-                resultTypes: ["violations"],
-            });
+        """async ([include, rules]) => {
+            const options = { resultTypes: ["violations"] };
+            if (rules) options.runOnly = { type: "rule", values: rules };
+            const results = await window.axe.run(
+                include ? { include: [include] } : document, options);
             return results.violations.map((v) => ({
                 id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
                 nodes: v.nodes.map((n) => ({ target: n.target.join(" "), impact: n.impact,
                                              summary: n.failureSummary })),
             }));
         }""",
-        include,
+        [include, rules],
     )
     return violations
 
@@ -69,6 +73,12 @@ def describe(violations: list[dict[str, Any]]) -> str:
 def serious_violations(page: Page, *, include: str | None = None) -> list[dict[str, Any]]:
     """The violations whose impact is serious or critical."""
     return [v for v in axe_violations(page, include=include) if v["impact"] in FAILING_IMPACTS]
+
+
+def empty_table_headers(page: Page) -> list[dict[str, Any]]:
+    """Column and row headers with no accessible text (axe's ``empty-table-header``, a
+    minor rule by axe's grading; the UI holds every header to it)."""
+    return axe_violations(page, rules=["empty-table-header"])
 
 
 def assert_accessible(page: Page, context: str, *, include: str | None = None) -> None:

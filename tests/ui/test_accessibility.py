@@ -14,7 +14,12 @@ from typing import Literal
 import pytest
 from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
 
-from tests.ui.accessibility import assert_accessible, describe, serious_violations
+from tests.ui.accessibility import (
+    assert_accessible,
+    describe,
+    empty_table_headers,
+    serious_violations,
+)
 from tests.ui.conftest import DESKTOP, PHONE, TIMEOUT_MS
 
 LEDGER = "nightly ledger export"
@@ -35,9 +40,18 @@ def _visit(path: str, heading: str) -> Callable[[Page], Locator]:
     return visit
 
 
+def _notifications(page: Page) -> Locator:
+    page.goto("/#/conversations")
+    expect(page.get_by_role("heading", name="Conversations", level=1)).to_be_visible()
+    page.get_by_role("button", name=re.compile("^Notifications")).click()
+    return page.get_by_role("heading", name="Notifications", level=2)
+
+
 PAGES: dict[str, Callable[[Page], Locator]] = {
     "conversations": _visit("/conversations", "Conversations"),
     "a conversation": _conversation,
+    "the findings inbox": _visit("/findings", "Findings"),
+    "the notifications panel": _notifications,
     "reviews": _visit("/reviews", "Reviews"),
     "story graph": _visit("/graph", "Story graph"),
     "activity": _visit("/activity", "Activity"),
@@ -78,12 +92,9 @@ def test_every_page_has_no_serious_or_critical_axe_violation(themed_page: Page) 
         if found:
             failures.append(f"{name}:\n{describe(found)}")
         # A column header says what its column holds, to a screen reader at least.
-        empty = page.locator("th").evaluate_all(
-            "cells => cells.filter(th => !th.textContent.trim()"
-            " && !th.getAttribute('aria-label')).map(th => th.outerHTML.slice(0, 120))"
-        )
+        empty = empty_table_headers(page)
         if empty:
-            failures.append(f"{name}: empty table headers {empty}")
+            failures.append(f"{name}:\n{describe(empty)}")
     assert not failures, "axe-core found serious or critical violations:\n" + "\n".join(failures)
 
 
