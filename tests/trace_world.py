@@ -286,7 +286,7 @@ def cite(
     """Record a finding of ``conversation_id`` citing one source (plus ``more``)."""
     evidence = [
         Evidence(
-            source_type=source_type,  # type: ignore[arg-type]
+            source_type=source_type,
             source_id=source_id,
             field=field,
             start=start,
@@ -301,7 +301,7 @@ def cite(
         rule_version=1,
         action="warn",
         category="quality",
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         title=title,
         evidence=evidence,
     )

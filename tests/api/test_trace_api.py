@@ -289,11 +289,11 @@ def test_each_item_lists_the_findings_citing_it_once_most_severe_first(trace_api
 
 def test_the_citations_cost_one_query_however_many_findings_there_are(tmp_path: Path) -> None:
     write_long_trace(tmp_path / "long.jsonl", messages=300)
-    store = open_store(tmp_path / "proctor.db")
+    seed = open_store(tmp_path / "proctor.db")
     try:
-        ingest(store, [tmp_path / "long.jsonl"])
+        ingest(seed, [tmp_path / "long.jsonl"])
     finally:
-        store.close()
+        seed.close()
 
     def statements(api: Api) -> int:
         store: SqlStore = api.app.state.store_holder.get()
@@ -309,11 +309,11 @@ def test_the_citations_cost_one_query_however_many_findings_there_are(tmp_path: 
     api = Api(tmp_path / "proctor.db")
     try:
         before = statements(api)
-        store: SqlStore = api.app.state.store_holder.get()
+        served: SqlStore = api.app.state.store_holder.get()
         window = _trace(api, LONG, offset=100)["items"]
         calls = [item["source_id"] for item in window if item["source_type"] == "tool_call"]
         for n, call in enumerate(calls[:40]):
-            cite(store, LONG, "tool_call", call, title=f"Finding {n}")
+            cite(served, LONG, "tool_call", call, title=f"Finding {n}")
         after = statements(api)
         items = _trace(api, LONG, offset=100)["items"]
     finally:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 import time
-from urllib.parse import quote
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -314,5 +314,7 @@ def test_the_trace_is_usable_at_375_pixels(page: Page) -> None:
     expect(page.get_by_role("tree")).to_be_visible()
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
-    page.evaluate("() => document.querySelector('section.trace').scrollIntoView({ block: 'start' })")
+    page.evaluate(
+        "() => document.querySelector('section.trace').scrollIntoView({ block: 'start' })"
+    )
     screenshot(page, "trace-375")
