@@ -32,6 +32,7 @@ from proctor.store._inbox_store import FindingsInboxStore
 from proctor.store._location import configured_database_url
 from proctor.store._memory_store import MemoryCandidateStore
 from proctor.store._model_settings import ModelSettingsStore
+from proctor.store._notifications import NotificationStore
 from proctor.store._records import (
     ConversationSummary,
     ExcerptRequest,
@@ -69,6 +70,7 @@ class SqlStore(
     MemoryCandidateStore,
     GraphAccessStore,
     ImportStore,
+    NotificationStore,
     TraceStore,
     StoreBase,
 ):
