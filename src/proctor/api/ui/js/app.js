@@ -185,8 +185,14 @@ function known(path) {
  * pages' modules, and a page of a module waits for that module only.
  */
 async function start() {
-  // The header's notifications badge and panel: on every page, loaded beside them.
-  import("./notifications.js").then((module) => module.start())
+  // The header's notifications badge and panel: on every page. Its first request waits
+  // until the first page is drawn (or 2 s, whichever comes first), so it does not compete
+  // with that page's own requests for the server.
+  const notifications = import("./notifications.js");
+  let pageShown = () => {};
+  Promise.race([new Promise((resolve) => { pageShown = resolve; }), new Promise((resolve) => setTimeout(resolve, 2000))])
+    .then(() => notifications)
+    .then((module) => module.start())
     .catch((error) => console.error("notifications failed to load", error));
   const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox"];
   /** @type {Promise<void> | null} */
@@ -205,7 +211,7 @@ async function start() {
     }
   }));
   modulesDone();
-  await (first ?? render());
+  await (first ?? render()).finally(() => pageShown());
 }
 
 start();
