@@ -381,10 +381,27 @@ def main() -> None:
         "# bench/ui.py results\n\n"
         f"Machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
         f"CPython {platform.python_version()}, {_chromium_version()}. "
-        f"Measured {datetime.date.today().isoformat()}.\n\n"
+        f"Measured {datetime.date.today().isoformat()} on {_revision()}.\n\n"
         f"```\n$ {command}\n{report}\n```\n\n{NOTES}"
     )
     print(f"wrote {RESULTS.relative_to(REPO)}")
+
+
+def _revision() -> str:
+    """The commit measured, and whether the working tree differed from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "src"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "an unknown revision"
+    return f"commit {commit}" + (" with uncommitted changes under src/" if dirty else "")
 
 
 def _chromium_version() -> str:
