@@ -61,9 +61,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("change_id", "finding_id", name=op.f("pk_finding_change_items")),
     )
-    op.create_index(
-        "ix_finding_change_items_finding_id", "finding_change_items", ["finding_id"]
-    )
+    op.create_index("ix_finding_change_items_finding_id", "finding_change_items", ["finding_id"])
 
 
 def downgrade() -> None:
