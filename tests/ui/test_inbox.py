@@ -320,3 +320,33 @@ def test_the_findings_panel_pages_past_a_hundred_and_opens_on_a_linked_finding(
     chosen = _rows(page)[1]
     page.keyboard.press("Enter")
     expect(page.locator(f'article.finding[data-finding="{chosen}"]')).to_be_focused()
+
+
+def test_a_trace_marker_opens_its_finding_on_another_page_of_the_panel_or_past_a_filter(
+    page: Page,
+) -> None:
+    page.goto("/#/conversations")
+    page.get_by_role("link", name=BIG).click()
+    panel = page.locator("section.findings")
+    pages = panel.get_by_role("navigation", name="Pages of findings")
+    expect(pages).to_contain_text(f"1–50 of {COUNTS[BIG]}")
+    expect(page.locator('[data-page="trace"][data-ready="true"]')).to_be_attached()
+    shown = set(panel.locator("article.finding").evaluate_all("a => a.map(c => c.dataset.finding)"))
+    markers: list[str] = page.locator("[data-finding-marker]").evaluate_all(
+        "m => m.map(b => b.dataset.findingMarker)"
+    )
+    elsewhere = [finding for finding in markers if finding not in shown]
+    assert elsewhere, (
+        "every marked finding of the trace's first window is on the panel's first page"
+    )
+    target = elsewhere[0]
+    page.locator(f'[data-finding-marker="{target}"]').first.click()
+    card = panel.locator(f'article.finding[data-finding="{target}"]')
+    expect(card).to_be_focused()
+    expect(pages).not_to_contain_text(f"1–50 of {COUNTS[BIG]}")
+    # A filter that hides the finding is cleared to show it.
+    panel.locator("#panel-rule").select_option("repeated_action_error")
+    expect(panel.get_by_role("heading", name=re.compile("^Findings"))).to_have_text("Findings (1)")
+    page.locator(f'[data-finding-marker="{target}"]').first.click()
+    expect(card).to_be_focused()
+    expect(panel.locator("#panel-rule")).to_have_value("")

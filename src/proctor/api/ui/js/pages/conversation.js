@@ -133,8 +133,8 @@ class TraceView {
   /** Focus the finding card `findingId` in the findings panel. */
   goToFinding(findingId) {
     const card = /** @type {HTMLElement | null} */ (this.stream.querySelector(`[data-finding="${CSS.escape(findingId)}"]`));
-    if (!card) {
-      toast("That finding is not on the findings panel's current page.");
+    if (!card) {  // on another page of the panel, or filtered out: the panel opens it
+      this.stream.dispatchEvent(new CustomEvent("show-finding", { detail: findingId }));
       return;
     }
     if (!card.hasAttribute("tabindex")) card.setAttribute("tabindex", "-1");

@@ -35,6 +35,9 @@ const STATUSES = ["open", "acknowledged", "resolved", "dismissed", "false_positi
  */
 export async function renderFindings(container, conversationId, view, options = {}) {
   const panel = new FindingsPanel(container, conversationId, view);
+  // Another part of the page (the trace's finding markers) asks for a finding that may be
+  // on another page of the panel, or hidden by its filters: a `show-finding` event.
+  container.addEventListener("show-finding", (event) => panel.showFinding(/** @type {CustomEvent} */ (event).detail));
   await panel.start(options.finding ?? findingInAddress());
 }
 
@@ -75,6 +78,15 @@ class FindingsPanel {
       select("severity", "Severity", [...any, ...SEVERITIES.map((s) => [s, s])]),
       select("rule", "Rule", [...any, ...rules.map((r) => [r, r])]),
       select("origin", "Origin", [...any, ["rule", "rule"], ["model", "model"]]));
+  }
+
+  /** Open the page holding finding `findingId` with no filters, and focus its card. */
+  async showFinding(findingId) {
+    if (Object.values(this.filters).some(Boolean)) {
+      for (const field of Object.keys(this.filters)) this.filters[field] = "";
+      for (const select of this.form.querySelectorAll("select")) /** @type {HTMLSelectElement} */ (select).value = "";
+    }
+    await this.reload(findingId);
   }
 
   /** Load again after a filter or page change: a newer request wins, an error is shown. */
