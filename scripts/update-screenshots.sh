@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 from="${PROCTOR_SCREENSHOTS:-build/screenshots}"
 mkdir -p docs/screenshots
-for page in findings reviews graph activity plans settings; do
+for page in findings inbox trace reviews graph activity plans settings; do
   for size in desktop 375; do
     cp "$from/$page-$size.png" "docs/screenshots/$page-$size.png"
   done
 done
-cp "$from/xss-inert-desktop.png" docs/screenshots/
+for shot in xss-inert-desktop subagent-card-desktop goals-desktop notifications-panel; do
+  cp "$from/$shot.png" docs/screenshots/
+done
 ls docs/screenshots
