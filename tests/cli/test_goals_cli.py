@@ -77,6 +77,20 @@ def test_check_records_the_goal_and_its_change_without_a_model_and_goals_shows_t
         assert data["current"]["goal"].startswith(FIRST_REQUEST)
 
 
+def test_a_goal_version_dates_from_the_user_turn_that_set_it_not_from_the_check(
+    tmp_path: Path, proctor_home: Path
+) -> None:
+    write_session(tmp_path / "sessions", "s-dated", [CHATTER[0].text, RE_GOALS[0].text])
+    _ingest_and_check(tmp_path / "sessions")
+
+    data = goals("s-dated")
+
+    assert [v["created_at"][:16] for v in data["versions"]] == [
+        t["created_at"][:16] for t in data["turns"] if t["set_version"] is not None
+    ]
+    assert all(v["created_at"].startswith("2026-02-17T09:") for v in data["versions"])
+
+
 def test_checking_again_records_no_version_or_label_twice(
     tmp_path: Path, proctor_home: Path
 ) -> None:

@@ -136,7 +136,8 @@ def derive_versions(
     stored: Sequence[GoalVersion],
     now: datetime,
 ) -> list[GoalVersion]:
-    """The versions the turns after the latest stored version create, in order.
+    """The versions the turns after the latest stored version create, in order, each dated
+    from the turn that set it (``now`` for a turn without a time).
 
     Derivation starts after the last turn that already produced a stored version and
     stops at the first turn not labelled yet (a later turn cannot be judged before it).
@@ -149,14 +150,15 @@ def derive_versions(
             start = position + 1
     created: list[GoalVersion] = []
     for turn in turns[start:]:
+        when = turn.created_at or now  # a version dates from the turn that set it
         if current is None:
-            current = first_version(target_id, turn, now)
+            current = first_version(target_id, turn, when)
             created.append(current)
             continue
         label = labels.get(turn.source_id)
         if label is None:
             break
-        following = next_version(current, turn, label, now)
+        following = next_version(current, turn, label, when)
         if following is not None:
             created.append(following)
             current = following
