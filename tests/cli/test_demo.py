@@ -12,6 +12,7 @@ from proctor.store import open_store
 from tests.conftest import REPO_ROOT
 
 _SHOW = re.compile(r"proctor conversations show (\S+)")
+_GOALS = re.compile(r"proctor goals (\S+)")
 
 
 def test_the_demo_imports_the_examples_shows_the_rule_findings_and_how_to_add_a_model() -> None:
@@ -49,3 +50,17 @@ def test_the_conversation_the_readme_and_the_demo_tell_you_to_show_is_there_afte
         assert conversation["parent_conversation_id"] is None, (
             "a main conversation, not a sub-agent"
         )
+
+
+def test_the_goals_and_notifications_the_demo_names_are_there_without_a_model() -> None:
+    demo = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    assert demo.exit_code == 0, demo.output
+    refs = _GOALS.findall(demo.output)
+    assert refs, "the demo names no conversation for `proctor goals`"
+    goals = CliRunner().invoke(cli, ["goals", refs[0], "--json"])
+    assert goals.exit_code == 0, goals.output
+    assert json.loads(goals.output)["current"]["version"] == 1
+    assert "proctor notifications" in demo.output
+    listed = CliRunner().invoke(cli, ["notifications", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)["total"] >= 1

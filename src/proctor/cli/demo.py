@@ -126,6 +126,12 @@ def demo(examples: Path | None) -> None:
         )
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings list", markup=False)
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor findings show <id>", markup=False)
+    console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor notifications", markup=False)
+    if main_rows:
+        console.print(
+            f"  PROCTOR_HOME={home} .venv/bin/proctor goals {refs[main_rows[0].conversation_id]}",
+            markup=False,
+        )
     console.print(f"  PROCTOR_HOME={home} .venv/bin/proctor graph show", markup=False)
     console.print(
         f"  PROCTOR_HOME={home} .venv/bin/proctor search 'database is locked'", markup=False
