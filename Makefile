@@ -56,12 +56,15 @@ $(EMBED): $(STAMP)
 
 # The web UI's front-end packages, exactly as package-lock.json pins them (npm ci, install
 # scripts off), installed again only when the lock file changed; the files the UI serves are
-# copied into its vendor/ folder (gitignored, shipped in the wheel: pyproject.toml). The
+# copied into its vendor/ folder (gitignored, shipped in the wheel: pyproject.toml). Node.js
+# and npm come from Debian's packages when missing (as Chromium and PostgreSQL do). The
 # browser tests load axe-core from node_modules/axe-core/axe.min.js.
 NPM_STAMP := node_modules/.installed
 UI_VENDOR := src/proctor/api/ui/vendor
 UI_FILES  := $(UI_VENDOR)/markdown-it.min.js $(UI_VENDOR)/markdown-it.LICENSE.txt
 $(NPM_STAMP): package-lock.json package.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
 	@command -v npm >/dev/null || (echo "npm (Node.js 18+) is needed for the web UI's packages: apt-get install nodejs npm"; exit 1)
 	npm ci --ignore-scripts --no-audit --no-fund
 	@touch $(NPM_STAMP)
