@@ -552,9 +552,10 @@ review_manifest = Table(
     Column("occurred_at", UTCDateTime()),
     Column("batch_no", Integer, nullable=False),
     Column("state", String(16), nullable=False),
-    Index("ix_review_manifest_run_id_batch_no", "run_id", "batch_no"),
+    Index("ix_review_manifest_run_id_batch_no_position", "run_id", "batch_no", "position"),
 )
-"""The frozen, paged list of sources a run reads, in order, with their batch."""
+"""The frozen, paged list of sources a run reads, in order, with their batch. A batch's page
+is read and updated through (run, batch, position): one index range, already in order."""
 
 review_batches = Table(
     "review_batches",
