@@ -81,4 +81,11 @@ def serve_command(
         deliver_webhooks=True,
     )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    from proctor.gate._discovery import ServerAddress, advertise, withdraw
+
+    # `proctor gate` hooks of this PROCTOR_HOME forward to this server while it runs.
+    advertise(ServerAddress(os.getpid(), host, port, token_env if token else None))
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        withdraw(os.getpid())
