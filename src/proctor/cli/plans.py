@@ -8,7 +8,6 @@ run once, at the first.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ from rich.text import Text
 
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, json_option, print_json, writable_store
+from proctor.cli._duration import Duration
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._tables import Column, fitted_table
 from proctor.errors import ConfigError
@@ -36,28 +36,6 @@ from proctor.heartbeat import (
     worker_owner,
 )
 from proctor.review import open_semantic_layer
-
-_DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d)?\s*$")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-class Duration(click.ParamType[float, Any]):
-    """A duration: ``30s``, ``5m``, ``24h``, ``7d`` (a bare number is in ``unit``)."""
-
-    name = "duration"
-
-    def __init__(self, unit: str = "s") -> None:
-        self.unit = unit
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, int | float):
-            return float(value)
-        match = _DURATION.match(str(value))
-        if match is None or int(match.group(1)) == 0:
-            self.fail(f"{value!r} is not a duration like 30s, 5m, 24h or 7d", param, ctx)
-        return float(int(match.group(1)) * _SECONDS[match.group(2) or self.unit])
 
 
 def window_hours(seconds: float | None) -> int | None:

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from proctor.cli.plans import Duration
+from proctor.cli._duration import Duration
 
 
 @click.command("serve")
