@@ -4,20 +4,62 @@
 ``GateDecision`` (allow / ask / deny, with rule and reason) out. ``GateService`` keeps one
 live supervisor per conversation for in-process callers, fed only new events. Agent hook
 protocols map their payloads onto requests: ``_claude_code`` for Claude Code's
-``PreToolUse`` hook (``proctor gate``).
+``PreToolUse`` hook (``proctor gate``). ``LiveGate`` is the server's: per-session history
+advanced by the lines each transcript gained.
+
+Names are imported when first used: the hook's fast path (``_hook``, ``_discovery``) must
+not pay for the rules, pydantic or the store.
 """
 
-from proctor.gate._claude_code import (
-    PRE_TOOL_USE,
-    ClaudeCodeHookInput,
-    gate_request,
-    hook_output,
-    parse_hook_input,
-)
-from proctor.gate._decide import decide, policy_unusable
-from proctor.gate._history import History, load_history, merge_events, stored_trace
-from proctor.gate._request import GateRequest, proposed_call
-from proctor.gate._state import GateService, HistoryLoader, PolicyCache
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook more than it decides
+if TYPE_CHECKING:
+    from proctor.gate._claude_code import (
+        PRE_TOOL_USE,
+        ClaudeCodeHookInput,
+        gate_request,
+        hook_output,
+        parse_hook_input,
+    )
+    from proctor.gate._decide import decide, policy_unusable
+    from proctor.gate._history import History, load_history, merge_events, stored_trace
+    from proctor.gate._live import LiveGate, LiveGateCounters
+    from proctor.gate._request import GateRequest, proposed_call
+    from proctor.gate._state import GateService, HistoryLoader, PolicyCache
+
+_WHERE = {
+    "PRE_TOOL_USE": "_claude_code",
+    "ClaudeCodeHookInput": "_claude_code",
+    "gate_request": "_claude_code",
+    "hook_output": "_claude_code",
+    "parse_hook_input": "_claude_code",
+    "decide": "_decide",
+    "policy_unusable": "_decide",
+    "History": "_history",
+    "load_history": "_history",
+    "merge_events": "_history",
+    "stored_trace": "_history",
+    "LiveGate": "_live",
+    "LiveGateCounters": "_live",
+    "GateRequest": "_request",
+    "proposed_call": "_request",
+    "GateService": "_state",
+    "HistoryLoader": "_state",
+    "PolicyCache": "_state",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.gate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"proctor.gate.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PRE_TOOL_USE",
@@ -26,6 +68,8 @@ __all__ = [
     "GateService",
     "History",
     "HistoryLoader",
+    "LiveGate",
+    "LiveGateCounters",
     "PolicyCache",
     "decide",
     "gate_request",

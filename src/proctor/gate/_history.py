@@ -140,11 +140,18 @@ def _read_transcript(request: GateRequest, notes: list[str]) -> Trace | None:
     path = Path(request.transcript_path)
     if not path.is_file() or path.stat().st_size == 0:
         return None  # a session that has not written its log yet
+    return read_transcript_file(path, request.transcript_format, request.project, notes)
+
+
+def read_transcript_file(
+    path: Path, format_name: str | None, project: str | None, notes: list[str]
+) -> Trace | None:
+    """The trace of the main conversation in one transcript file; problems go to ``notes``."""
     from proctor.sources import prepare_bundle
     from proctor.sources._detect import plan_import, read_unit
 
     # Only the one adapter: importing every format would slow the hook down on every call.
-    adapter = _adapter(request.transcript_format)
+    adapter = _adapter(format_name)
     plan = plan_import([path], [adapter], format_name=adapter.name)
     bundles: list[ConversationBundle] = []
     problems: list[SourceIssue] = list(plan.issues)
@@ -162,7 +169,7 @@ def _read_transcript(request: GateRequest, notes: list[str]) -> Trace | None:
     main = _main_bundle(bundles)
     if main is None:
         return None
-    return Trace.from_bundle(prepare_bundle(main).bundle, project=request.project)
+    return Trace.from_bundle(prepare_bundle(main).bundle, project=project)
 
 
 def _main_bundle(bundles: Sequence[ConversationBundle]) -> ConversationBundle | None:

@@ -1,9 +1,10 @@
 """The pre-tool gate over HTTP (SUP-5): the same decision as `proctor gate`.
 
-One ``GateService`` per app keeps a live rule supervisor per conversation. Each request
-first brings that supervisor up to date with the conversation's history (the stored
-conversation plus the request's transcript file, exactly what ``proctor gate`` reads;
-events already seen are skipped), then asks it about the proposed call.
+One ``LiveGate`` per app keeps a live rule supervisor per conversation. The first request
+about a conversation reads its history as ``proctor gate`` does (the stored conversation
+plus the request's transcript file); later requests read only the lines the transcript
+gained since (a replaced or rewound file is read again), so a decision costs what the
+session grew by, not its size. Then the supervisor is asked about the proposed call.
 """
 
 from __future__ import annotations
@@ -16,18 +17,14 @@ from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._deps import StoreDep
-from proctor.errors import ConfigError
 from proctor.findings import Action, Severity
 from proctor.gate import (
     PRE_TOOL_USE,
     ClaudeCodeHookInput,
     GateRequest,
-    GateService,
-    decide,
+    LiveGate,
     gate_request,
     hook_output,
-    load_history,
-    policy_unusable,
 )
 from proctor.rules import GateDecision
 from proctor.store import SqlStore
@@ -86,27 +83,18 @@ class ClaudeCodeHookOutput(BaseModel):
     """Set when the call may run but a rule noted something (warn mode)."""
 
 
-def _service(request: Request) -> GateService:
+def _live_gate(request: Request) -> LiveGate:
     with _service_lock:
-        service: GateService | None = getattr(request.app.state, "gate_service", None)
-        if service is None:
-            service = GateService()
-            request.app.state.gate_service = service
-        return service
-
-
-def _decide(service: GateService, store: SqlStore, asked: GateRequest) -> GateDecision:
-    history = load_history(asked, store)
-    try:
-        service.observe(asked.conversation_id, history.events, context=history.context)
-    except ConfigError as exc:
-        return policy_unusable(exc)  # as `proctor gate` answers: ask, saying what to fix
-    return decide(asked, service=service)
+        live: LiveGate | None = getattr(request.app.state, "live_gate", None)
+        if live is None:
+            live = LiveGate()
+            request.app.state.live_gate = live
+        return live
 
 
 async def _decision(request: Request, store: SqlStore, asked: GateRequest) -> GateDecision:
-    service = _service(request)
-    return await anyio.to_thread.run_sync(_decide, service, store, asked)
+    live = _live_gate(request)
+    return await anyio.to_thread.run_sync(live.decide, asked, store)
 
 
 @router.post("", responses={422: {"description": "The request body is not a GateRequest."}})
