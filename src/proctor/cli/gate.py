@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-import orjson
 
 from proctor.errors import ProctorError
 
@@ -67,13 +66,28 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
     is only read), and prints the decision for the agent: deny or ask with the rule and
     reason. When no rule objects it prints nothing and the agent's own permission rules
     apply. Other hook events are ignored. Errors go to stderr with exit status 1, which
-    does not block the agent.
+    does not block the agent. When `proctor serve` runs for the same PROCTOR_HOME (and
+    neither option is given), the server decides and this prints its answer.
     """
-    # Imported when the hook runs, so other commands do not pay for the gate at start-up.
-    from proctor.gate import PRE_TOOL_USE, decide, gate_request, hook_output, parse_hook_input
-
     del hook_format  # one protocol so far; the option keeps room for others
     data = sys.stdin.buffer.read()
+    if policy_path is None and project is None:
+        # A running `proctor serve` already holds the session: ask it (standard library only).
+        from proctor.gate._hook import forward
+
+        answer = forward(data)
+        if answer is not None:
+            sys.stdout.buffer.write(answer)
+            sys.stdout.buffer.flush()
+            return
+    decide_here(data, policy_path=policy_path, project=project)
+
+
+def decide_here(data: bytes, *, policy_path: Path | None, project: str | None) -> None:
+    """Decide in this process on the payload ``data`` and print the agent's answer."""
+    # Imported when the hook decides itself, so other commands do not pay for the gate.
+    from proctor.gate import PRE_TOOL_USE, decide, gate_request, hook_output, parse_hook_input
+
     try:
         hook = parse_hook_input(data)
         if hook.hook_event_name != PRE_TOOL_USE:
@@ -85,6 +99,8 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
         _fail(f"internal error, the call was not checked: {type(exc).__name__}: {exc}")
     output = hook_output(decision)
     if output is not None:
+        import orjson
+
         # Bytes, so a reason with non-ASCII text is valid UTF-8 JSON whatever the locale.
         sys.stdout.buffer.write(orjson.dumps(output) + b"\n")
         sys.stdout.buffer.flush()

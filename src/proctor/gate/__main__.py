@@ -1,0 +1,34 @@
+"""``python -m proctor.gate``: the Claude Code ``PreToolUse`` hook with the fewest imports.
+
+Forwards the payload to a running ``proctor serve`` when there is one; otherwise decides
+as ``proctor gate`` does (same output, same exit statuses). With options (``--policy``,
+``--project``) it is ``proctor gate`` with them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """Run the hook."""
+    if len(sys.argv) > 1:
+        from proctor.cli.gate import gate_command
+
+        gate_command(prog_name="proctor gate")
+        return
+    from proctor.gate._hook import forward
+
+    payload = sys.stdin.buffer.read()
+    answer = forward(payload)
+    if answer is not None:
+        sys.stdout.buffer.write(answer)
+        sys.stdout.buffer.flush()
+        return
+    from proctor.cli.gate import decide_here
+
+    decide_here(payload, policy_path=None, project=None)
+
+
+if __name__ == "__main__":
+    main()
