@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from proctor.graph import (
     BatchFacts,
@@ -29,6 +30,8 @@ from proctor.store import ReviewRunRecord
 from proctor.transcript import Conversation
 
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+_Fact = TypeVar("_Fact", EntityFact, EventFact, RelationFact)
 
 
 def assemble_draft(
@@ -71,14 +74,34 @@ def assemble_draft(
     )
 
 
-def _sources(*groups: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
-    return tuple(dict.fromkeys(ref for group in groups for ref in group))
+class _SourcePool:
+    """The sources of facts merged by id, in first-seen order, gathered once per id.
+
+    Merging grew each fact's source tuple again for every batch that named it again: a
+    file touched in every batch cost the square of its references.
+    """
+
+    def __init__(self) -> None:
+        self._refs: dict[object, dict[SourceRef, None]] = {}
+
+    def add(self, key: object, known: Sequence[SourceRef], more: Sequence[SourceRef]) -> None:
+        """``key``'s fact, which had ``known`` sources, is merged with one citing ``more``."""
+        pool = self._refs.get(key)
+        if pool is None:
+            pool = self._refs[key] = dict.fromkeys(known)
+        pool.update(dict.fromkeys(more))
+
+    def settle(self, key: object, fact: _Fact) -> _Fact:
+        """``fact`` with every source merged into ``key`` (unchanged if never merged)."""
+        pool = self._refs.get(key)
+        return fact if pool is None else replace(fact, sources=tuple(pool))
 
 
 def _entities(groups: Iterable[Sequence[EntityFact]]) -> list[EntityFact]:
     """One fact per entity id. A structural entity keeps its kind, name, locator and layer
     when the model points at it (``known_N``); the model may only add a description."""
     merged: dict[str, EntityFact] = {}
+    pool = _SourcePool()
     for group in groups:
         for entity in group:
             known = merged.get(entity.entity_id)
@@ -89,37 +112,37 @@ def _entities(groups: Iterable[Sequence[EntityFact]]) -> list[EntityFact]:
             told = [
                 e.description for e in (entity, known) if e.layer == "semantic" and e.description
             ]
+            pool.add(entity.entity_id, known.sources, entity.sources)
             merged[entity.entity_id] = replace(
-                base,
-                description=told[0] if told else base.description,
-                sources=_sources(known.sources, entity.sources),
+                base, description=told[0] if told else base.description
             )
-    return list(merged.values())
+    return [pool.settle(key, fact) for key, fact in merged.items()]
 
 
 def _events(events: Iterable[EventFact]) -> list[EventFact]:
     merged: dict[str, EventFact] = {}
+    pool = _SourcePool()
     for event in events:
         known = merged.get(event.event_id)
-        merged[event.event_id] = (
-            event
-            if known is None
-            else replace(known, sources=_sources(known.sources, event.sources))
-        )
-    return sorted(merged.values(), key=lambda e: (e.occurred_at or _EARLIEST, e.event_id))
+        if known is None:
+            merged[event.event_id] = event
+        else:
+            pool.add(event.event_id, known.sources, event.sources)
+    settled = [pool.settle(key, fact) for key, fact in merged.items()]
+    return sorted(settled, key=lambda e: (e.occurred_at or _EARLIEST, e.event_id))
 
 
 def _relations(relations: Iterable[RelationFact]) -> list[RelationFact]:
     merged: dict[tuple[str, str, str], RelationFact] = {}
+    pool = _SourcePool()
     for relation in relations:
         key = (relation.from_entity_id, relation.to_entity_id, relation.type)
         known = merged.get(key)
-        merged[key] = (
-            relation
-            if known is None
-            else replace(known, sources=_sources(known.sources, relation.sources))
-        )
-    return list(merged.values())
+        if known is None:
+            merged[key] = relation
+        else:
+            pool.add(key, known.sources, relation.sources)
+    return [pool.settle(key, fact) for key, fact in merged.items()]
 
 
 def _open_items(items: Sequence[OpenItemFact]) -> list[OpenItemFact]:

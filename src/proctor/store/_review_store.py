@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     Text,
     and_,
+    bindparam,
     case,
     cast,
     exists,
@@ -561,40 +562,51 @@ class ReviewStore(StoreBase):
                     completed_at=now,
                 )
             )
-            for (source_type, source_id), fingerprint in read.items():
+            in_batch = and_(m.c.run_id == run_id, m.c.batch_no == batch_no)
+            read_before = _read_in_batch(conn, in_batch)
+            # One statement per kind of change, whatever the batch's size: the batch's rows
+            # are one range of the (run_id, batch_no, position) index.
+            key = and_(
+                in_batch,
+                m.c.source_type == bindparam("b_type"),
+                m.c.source_id == bindparam("b_id"),
+            )
+            if read:
                 conn.execute(
                     update(m)
-                    .where(
-                        m.c.run_id == run_id,
-                        m.c.batch_no == batch_no,
-                        m.c.source_type == source_type,
-                        m.c.source_id == source_id,
-                    )
-                    .values(state="done" if state == "done" else "pending", fingerprint=fingerprint)
+                    .where(key)
+                    .values(
+                        state="done" if state == "done" else "pending",
+                        fingerprint=bindparam("b_fingerprint"),
+                    ),
+                    [
+                        {"b_type": source_type, "b_id": source_id, "b_fingerprint": fingerprint}
+                        for (source_type, source_id), fingerprint in read.items()
+                    ],
                 )
-            for source_type, source_id in omitted:
+            if omitted:
                 conn.execute(
-                    update(m)
-                    .where(
-                        m.c.run_id == run_id,
-                        m.c.batch_no == batch_no,
-                        m.c.source_type == source_type,
-                        m.c.source_id == source_id,
-                    )
-                    .values(state="omitted")
+                    update(m).where(key).values(state="omitted"),
+                    [
+                        {"b_type": source_type, "b_id": source_id}
+                        for source_type, source_id in omitted
+                    ],
                 )
+            read_after = _read_in_batch(conn, in_batch)
             done = conn.execute(
                 select(func.count()).where(
                     t.review_batches.c.run_id == run_id, t.review_batches.c.state == "done"
                 )
             ).scalar_one()
-            read_total = conn.execute(
-                select(func.count()).where(m.c.run_id == run_id, m.c.state != "pending")
-            ).scalar_one()
+            # Only this batch's entries changed: the run's count moves by their difference
+            # (counting the whole manifest on every batch made a review quadratic).
             conn.execute(
                 update(t.review_runs)
                 .where(t.review_runs.c.run_id == run_id)
-                .values(batches_done=done, sources_done=read_total)
+                .values(
+                    batches_done=done,
+                    sources_done=t.review_runs.c.sources_done + (read_after - read_before),
+                )
             )
         return True
 
@@ -723,6 +735,14 @@ class ReviewStore(StoreBase):
             project_names=project_names,
             subagent_runs=subagent_runs,
         )
+
+
+def _read_in_batch(conn: Connection, in_batch: ColumnElement[bool]) -> int:
+    """How many of one batch's manifest entries are no longer pending."""
+    m = t.review_manifest
+    return int(
+        conn.execute(select(func.count()).where(in_batch, m.c.state != "pending")).scalar_one()
+    )
 
 
 def _chunks(ids: Sequence[str], size: int = 500) -> Iterator[list[str]]:
