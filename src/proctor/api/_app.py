@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -16,7 +16,6 @@ from proctor import __version__
 from proctor.api._auth import BearerTokenMiddleware
 from proctor.api._deps import stop_review_runner
 from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
-from proctor.api._heartbeat import HeartbeatLoop
 from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
     AppDisabledError,
@@ -26,10 +25,11 @@ from proctor.errors import (
     ReviewStateError,
     SuggestionStateError,
 )
-from proctor.notify import WebhookThread
-from proctor.store import SqlStore
 
-StoreOpener = Callable[[], SqlStore]
+if TYPE_CHECKING:
+    from proctor.store import SqlStore
+
+StoreOpener = Callable[[], "SqlStore"]
 """Opens the store the app serves (called once, on the first request)."""
 
 
@@ -138,6 +138,7 @@ def create_app(
         deliver_webhooks: while the app is up, deliver new notifications to the webhooks
             their policies name (``proctor serve``; see ``proctor.notify``).
     """
+    from proctor.api._heartbeat import HeartbeatLoop
     from proctor.api.routers import (
         app_switch,
         connections,
@@ -162,7 +163,11 @@ def create_app(
 
     holder = StoreHolder(store_opener)
     loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
-    webhooks = WebhookThread(holder.get) if deliver_webhooks else None
+    webhooks = None
+    if deliver_webhooks:
+        from proctor.notify import WebhookThread
+
+        webhooks = WebhookThread(holder.get)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

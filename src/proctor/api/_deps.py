@@ -1,14 +1,20 @@
-"""What every route receives: the app's store, the review runner and validated pagination."""
+"""What every route receives: the app's store, the review runner and validated pagination.
+
+The review runner (and with it the job queue and the review pipeline) is imported when a
+route first needs it, not when the app is built: ``proctor serve`` answers sooner.
+"""
 
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, FastAPI, Query, Request
 
-from proctor.api._review_runner import ReviewRunner
 from proctor.store import SqlStore
+
+if TYPE_CHECKING:
+    from proctor.api._review_runner import ReviewRunner
 
 _RUNNER_LOCK = threading.Lock()
 
@@ -24,6 +30,8 @@ def review_runner(app: FastAPI) -> ReviewRunner:
     with _RUNNER_LOCK:
         runner: ReviewRunner | None = getattr(app.state, "review_runner", None)
         if runner is None:
+            from proctor.api._review_runner import ReviewRunner
+
             runner = ReviewRunner()
             app.state.review_runner = runner
         return runner
@@ -43,7 +51,7 @@ def _runner(request: Request) -> ReviewRunner:
 StoreDep = Annotated[SqlStore, Depends(_store)]
 """The store the app opened once."""
 
-RunnerDep = Annotated[ReviewRunner, Depends(_runner)]
+RunnerDep = Annotated["ReviewRunner", Depends(_runner)]
 """The app's background review runner."""
 
 Limit = Annotated[int, Query(ge=1, le=100, description="How many items (1–100).")]

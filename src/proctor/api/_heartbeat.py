@@ -10,16 +10,19 @@ claimed again later.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from proctor._util.clock import utcnow
 from proctor.errors import ProctorError
-from proctor.heartbeat import app_enabled, run_due, worker_owner
-from proctor.review import pause_review
-from proctor.store import SqlStore
+
+if TYPE_CHECKING:
+    from proctor.store import SqlStore
 
 logger = logging.getLogger("proctor.api.heartbeat")
 
@@ -51,7 +54,10 @@ class HeartbeatLoop:
 
     def __init__(self, store: Callable[[], SqlStore], interval: float) -> None:
         self._store = store
-        self.state = HeartbeatState(interval=interval, owner=worker_owner())
+        # ``heartbeat.worker_owner``'s form, without importing the heartbeat (and the review
+        # pipeline) while the server starts: the first pass imports them, on its thread.
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.state = HeartbeatState(interval=interval, owner=owner)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="proctor-heartbeat", daemon=True)
 
@@ -69,6 +75,8 @@ class HeartbeatLoop:
 
     def tick(self) -> None:
         """One pass: run the plans due now (nothing while the app is off)."""
+        from proctor.heartbeat import app_enabled, run_due
+
         store = self._store()
         enabled = app_enabled(store)
         self.state.last_app_enabled = enabled
@@ -96,6 +104,8 @@ class HeartbeatLoop:
             self._stop.wait(self.state.interval)
 
     def _pause_running_review(self) -> None:
+        from proctor.review import pause_review
+
         store = self._store()
         run_id = store.review_slot_holder()
         if run_id is None:
