@@ -135,8 +135,14 @@ unit: $(STAMP) $(EMBED) ui-assets
 	$(PYTEST) -m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
 
 # The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it).
+# Every core, one test at a time to a worker (--dist load: the families of one module spread
+# over the workers); FUZZ_REPORT names a file each family's figures are appended to.
+FUZZ_REPORT ?= build/fuzz-report.jsonl
 fuzz: $(STAMP)
-	PROCTOR_FUZZ_EXAMPLES=10000 $(BIN)/pytest tests/fuzz -q
+	@mkdir -p $(dir $(FUZZ_REPORT)) && rm -f $(FUZZ_REPORT)
+	PROCTOR_FUZZ_EXAMPLES=10000 PROCTOR_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
+		env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist load tests/fuzz
+	@cat $(FUZZ_REPORT)
 
 bench: $(STAMP) $(EMBED) ui-assets browser
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

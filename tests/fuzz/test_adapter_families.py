@@ -30,7 +30,8 @@ EXAMPLES = int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500"))
 BATCH = 20
 """Cases imported together in one run (one hypothesis example)."""
 REPORT = os.environ.get("PROCTOR_FUZZ_REPORT")
-"""When set, a JSON file the per-family figures are written to."""
+"""When set, a file each family's figures are appended to as one JSON line (so parallel
+workers, each running some families, add to one report)."""
 
 FIGURES: dict[str, dict[str, float]] = {}
 
@@ -47,14 +48,6 @@ def fuzz_store(tmp_path: Path) -> Iterator[tuple[SqlStore, Connection, Path]]:
         store.close()
         for leftover in tmp_path.glob("proctor.db*"):  # SQLite: a file per family run
             leftover.unlink()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def figures() -> Iterator[None]:
-    """Writes the per-family figures to ``PROCTOR_FUZZ_REPORT`` when the module ends."""
-    yield
-    if REPORT:
-        Path(REPORT).write_text(json.dumps(FIGURES, indent=1))
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
@@ -84,6 +77,9 @@ def test_every_record_of_a_family_is_stored_or_reported_and_never_ends_the_impor
 
     some_folders()
     figures["seconds"] = round(time.monotonic() - started, 1)
+    if REPORT:
+        with Path(REPORT).open("a", encoding="utf-8") as report:
+            report.write(json.dumps({"family": family.name, **figures}) + "\n")
     assert figures["cases"] >= EXAMPLES
 
 
