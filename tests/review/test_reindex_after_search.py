@@ -146,12 +146,12 @@ def test_every_story_line_of_a_published_result_is_one_search_document(home: Sql
 def test_a_failed_index_update_fails_the_run_with_its_own_error_and_publishes_nothing(
     home: SqlStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from proctor.review import _pipeline
+    import proctor.search
 
     def broken(*args: object, **kwargs: object) -> int:
         raise StoreError("cannot write the search index: disk I/O error")
 
-    monkeypatch.setattr(_pipeline, "index_graph_objects", broken)
+    monkeypatch.setattr(proctor.search, "index_graph_objects", broken)
     with pytest.raises(StoreError, match="disk I/O error"):
         _review(home)
     (run,) = home.review_runs(limit=5)
@@ -192,12 +192,12 @@ def test_an_error_after_the_run_left_running_is_reported_not_the_state_change(
 def test_a_bug_in_a_run_fails_it_with_the_bug_named(
     home: SqlStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from proctor.review import _pipeline
+    from proctor.review import _assemble
 
     def buggy(*args: object, **kwargs: object) -> object:
         raise KeyError("story_line_id")
 
-    monkeypatch.setattr(_pipeline, "assemble_draft", buggy)
+    monkeypatch.setattr(_assemble, "assemble_draft", buggy)
     with pytest.raises(KeyError):
         _review(home)
     (run,) = home.review_runs(limit=5)

@@ -20,9 +20,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
-
-from sqlalchemy.engine import Connection
+from typing import TYPE_CHECKING, Protocol
 
 from proctor.errors import BusyError, ModelError, NotFoundError, ProctorError, ReviewStateError
 from proctor.graph import (
@@ -31,14 +29,16 @@ from proctor.graph import (
     Coverage,
     ResultDraft,
 )
-from proctor.review._assemble import assemble_draft
 from proctor.review._batch import BatchSource, SourceBatch
-from proctor.review._search_docs import graph_documents
-from proctor.review.structural import extract_structural
-from proctor.search import index_graph_objects
 from proctor.store import ReviewRunRecord, ReviewScope, Store
 from proctor.store._review_records import RESUMABLE
 from proctor.transcript import Conversation
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+# The extractors, the assembler and the search index are imported in the functions that
+# read a batch or publish: a run that finds nothing new never loads them.
 
 DEFAULT_BATCH_SIZE = 150
 """At most this many sources per batch (one leaf call each)."""
@@ -311,6 +311,8 @@ def _read_batch(
     store: Store, run: ReviewRunRecord, batch_no: int, semantic: SemanticLayer | None
 ) -> bool:
     """Read one batch and save what it yielded; False when the run stopped meanwhile."""
+    from proctor.review.structural import extract_structural
+
     entries = store.manifest_page(run.run_id, batch_no)
     contents = store.source_contents([(e.source_type, e.source_id) for e in entries])
     sources: list[BatchSource] = []
@@ -395,6 +397,8 @@ def _combine(structural: BatchFacts, semantic: BatchFacts) -> BatchFacts:
 
 def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None) -> None:
     """Merge the saved batches into one result and publish it with the checkpoints."""
+    from proctor.review._assemble import assemble_draft
+
     saved = store.review_batches(run.run_id)
     batches: list[BatchFacts] = []
     semantic_failed: set[int] = set()
@@ -490,6 +494,9 @@ def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None)
 
 
 def _index_graph(draft: ResultDraft) -> Callable[[Connection], object]:
+    from proctor.review._search_docs import graph_documents
+    from proctor.search import index_graph_objects
+
     def index(connection: Connection) -> int:
         return index_graph_objects(connection, graph_documents(draft), encoder=None)
 

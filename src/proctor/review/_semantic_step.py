@@ -11,15 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-
-import anyio
+from typing import TYPE_CHECKING
 
 from proctor.errors import ConfigError
 from proctor.graph import BatchFacts, ResultDraft
+from proctor.models._settings import default_connection_name, supervisor_pin
 from proctor.review._batch import SourceBatch
 from proctor.review._pipeline import SemanticLayer
-from proctor.review.semantic import MAX_BACKGROUND, BackgroundNote, SemanticReviewer
 from proctor.store import Store
+
+if TYPE_CHECKING:
+    from proctor.review.semantic import BackgroundNote, SemanticReviewer
+
+# The semantic reviewer (prompts, the supervisor's data block, the rules' shell parser)
+# is imported only when a connection is configured: a structural or no-change review
+# never loads it.
 
 NO_CONNECTION = "no model connection is configured (`proctor models add NAME … --default`)"
 TURNED_OFF = "turned off for this run (--no-model)"
@@ -31,6 +37,14 @@ def open_semantic_layer(
     """The semantic layer to use and, when there is none, why it is skipped."""
     if not use_model:
         return None, TURNED_OFF
+    if (
+        connection is None
+        and supervisor_pin(store) is None
+        and default_connection_name(store) is None
+    ):
+        return None, NO_CONNECTION
+    from proctor.review.semantic import SemanticReviewer
+
     try:
         reviewer = SemanticReviewer.open(store, connection)
     except ConfigError:
@@ -62,6 +76,8 @@ class ModelLayer:
             project_id, limit=self.candidate_limit, cross_project=self.cross_project
         )
         background = _background(store, batch.scope_key, project_id)
+        import anyio
+
         result = anyio.run(partial(self.reviewer.leaf, batch, structural, candidates, background))
         return result.facts, result.calls, result.input_tokens, result.output_tokens
 
@@ -70,6 +86,8 @@ class ModelLayer:
     ) -> tuple[ResultDraft, int, int, int]:
         """The navigation merge: summaries, story lines, experiences, open items."""
         story_lines = store.story_line_candidates(draft.project_id, limit=self.story_line_limit)
+        import anyio
+
         result = anyio.run(
             partial(
                 self.reviewer.merge,
@@ -95,6 +113,8 @@ def _background(store: Store, scope_key: str, project_id: str | None) -> list[Ba
     """REV-7b: the scope's latest summary, what a person chose to remember (accepted
     conventions) and the entities they confirmed, with their real times. Background never
     triggers a call and can never be cited as evidence."""
+    from proctor.review.semantic import MAX_BACKGROUND, BackgroundNote
+
     notes: list[BackgroundNote] = []
     latest = store.latest_result(scope_key)
     if latest is not None and latest.summary:

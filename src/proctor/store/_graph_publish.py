@@ -3,7 +3,8 @@
 ``publish`` writes the result row, entities, events, entity changes, relations, source
 references, open items, story lines, experiences, ``result_objects``, checkpoints, the
 graph snapshot and the run's final state together; any error rolls all of it back, so a
-crash leaves the old graph or the new one, never a mix.
+crash leaves the old graph or the new one, never a mix. A large publish refreshes the
+planner statistics of the tables it grew, in the same transaction.
 
 User edits win (REV-4): an existing entity or relation is updated only while it is
 ``automatic``; for a protected one a differing proposal becomes a ``needs_review`` row
@@ -41,6 +42,20 @@ from proctor.store._graph_queries import result_summary
 from proctor.store._graph_result import load_result_graph
 from proctor.store._graph_rows import coverage_json
 from proctor.store._graph_snapshot import result_snapshot, snapshot_json
+from proctor.store._statistics import LARGE_WRITE_ROWS, refresh_statistics
+
+GRAPH_TABLES = (
+    "entities",
+    "graph_events",
+    "event_entities",
+    "relations",
+    "story_lines",
+    "story_line_events",
+    "source_refs",
+    "result_objects",
+    "review_checkpoints",
+)
+"""The tables a publish grows; a large publish refreshes their planner statistics."""
 
 
 def publish(c: Connection, draft: ResultDraft, run_status: str, now: datetime) -> PublishOutcome:
@@ -111,6 +126,8 @@ def _run(p: PublishState, run_status: str) -> PublishOutcome:
             updated_at=p.now,
         )
     )
+    if len(p.objects) + len(p.refs) + p.counts["checkpoints"] >= LARGE_WRITE_ROWS:
+        refresh_statistics(p.c, GRAPH_TABLES)
     return PublishOutcome(
         result_id=draft.result_id, run_id=draft.run_id, published=True, **p.counts
     )

@@ -65,6 +65,7 @@ from proctor.store._rows import (
     task_event_from_row,
     tool_call_from_row,
 )
+from proctor.store._statistics import LARGE_WRITE_ROWS, refresh_statistics
 from proctor.transcript import Conversation
 
 
@@ -232,6 +233,8 @@ class ReviewStore(StoreBase):
                 )
             )
             total = _build_manifest(conn, run_id, scope, stages, reanalyze, batch_size, batch_chars)
+            if total >= LARGE_WRITE_ROWS:
+                refresh_statistics(conn, ["review_manifest"])
             counts = conn.execute(
                 select(t.review_manifest.c.batch_no, func.count())
                 .where(t.review_manifest.c.run_id == run_id)
