@@ -26,11 +26,10 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.expression import Executable
 
 from proctor.store import _schema as t
+from proctor.store._bulk import insert_rows
 from proctor.store._records import SourceKey, WriteOutcome
 from proctor.store._rows import (
     Row,
@@ -162,14 +161,13 @@ def _replace_details(connection: Connection, prepared: PreparedBundle, *, create
         rows = [row for row in rows if stored.get(row["task_id"]) != row]
     for chunk in _chunks([row["task_id"] for row in rows]):
         connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
-    if rows:
-        connection.execute(insert(t.tasks), rows)
+    insert_rows(connection, t.tasks, rows)
     if bundle.subagent_run is not None:
         connection.execute(
             delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
         )
-        connection.execute(
-            insert(t.subagent_runs), [subagent_row(bundle.subagent_run, conversation_id)]
+        insert_rows(
+            connection, t.subagent_runs, [subagent_row(bundle.subagent_run, conversation_id)]
         )
 
 
@@ -327,11 +325,9 @@ def _write_sources(
                 kind: [r for r in rows if (kind, r["source_id"]) not in owned_elsewhere]
                 for kind, rows in new_content.items()
             }
-    if new_versions:
-        connection.execute(insert(t.source_versions), new_versions)
+    insert_rows(connection, t.source_versions, new_versions)
     for kind, rows in new_content.items():
-        if rows:
-            connection.execute(insert(_CONTENT_TABLES[kind]), rows)
+        insert_rows(connection, _CONTENT_TABLES[kind], rows)
     _update_sources(connection, revised_sources, touched_sources)
     for kind, rows in replaced_content.items():
         _replace_content(connection, _CONTENT_TABLES[kind], rows)
@@ -353,11 +349,7 @@ def _insert_new_sources(
     conversation (``already_stored``: its sources before) checks them with one count
     instead of a lookup of every new id; an append (None) looks up only its new ids.
     """
-    if connection.dialect.name == "postgresql":
-        statement: Executable = postgresql.insert(t.sources).on_conflict_do_nothing()
-    else:
-        statement = sqlite.insert(t.sources).on_conflict_do_nothing()
-    connection.execute(statement, rows)
+    insert_rows(connection, t.sources, rows, skip_conflicts=True)
     inserted = [(row["source_type"], row["source_id"]) for row in rows]
     if already_stored is not None:
         now_stored = connection.execute(
@@ -412,4 +404,4 @@ def _replace_content(connection: Connection, table: Table, rows: list[Row]) -> N
     ids = [row["source_id"] for row in rows]
     for chunk in _chunks(ids):
         connection.execute(delete(table).where(table.c.source_id.in_(list(chunk))))
-    connection.execute(insert(table), rows)
+    insert_rows(connection, table, rows)

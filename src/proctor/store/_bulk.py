@@ -1,0 +1,123 @@
+"""Plain ``executemany`` for the import's hot tables: compiled once, bound like SQLAlchemy.
+
+``connection.execute(insert(table), rows)`` builds a cache key, looks the compiled
+statement up and walks every row through SQLAlchemy's parameter machinery; on an import
+of hundreds of thousands of rows that bookkeeping costs more than the database's own
+work. ``insert_rows`` compiles each INSERT once per dialect and column set, converts each
+value with the very bind processor SQLAlchemy would apply, ``None`` included (so the
+stored bytes are the same: times, JSON — a ``None`` JSON value is JSON ``null`` —,
+booleans) and hands the rows to the driver's ``executemany`` inside
+the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, insert
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.sql.expression import Executable
+
+Processor = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    """One compiled INSERT: its text, the order of its values and how each is bound."""
+
+    sql: str
+    keys: tuple[str, ...]
+    processors: tuple[tuple[int, str, Processor], ...]
+    positional: bool
+
+    def parameters(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
+        """The driver's parameters for ``rows``: tuples (qmark) or dicts (pyformat)."""
+        keys = self.keys
+        if self.positional:
+            values = [[row[key] for key in keys] for row in rows]
+            for index, _key, process in self.processors:
+                bind = _remembered(process) if len(values) > 1 else process
+                for one in values:
+                    one[index] = bind(one[index])
+            return [tuple(one) for one in values]
+        named = [{key: row[key] for key in keys} for row in rows]
+        for _index, key, process in self.processors:
+            bind = _remembered(process) if len(named) > 1 else process
+            for mapping in named:
+                mapping[key] = bind(mapping[key])
+        return named
+
+
+def _remembered(process: Processor) -> Processor:
+    """``process`` that converts each distinct time once: a conversation's rows share a
+    few (the write's own time, a message's time in its source row and its content row).
+    Other values (JSON documents, booleans) are converted as they come."""
+    seen: dict[datetime, Any] = {}
+
+    def bind(value: Any) -> Any:
+        if type(value) is not datetime:
+            return process(value)
+        found = seen.get(value, seen)
+        if found is seen:
+            found = seen[value] = process(value)
+        return found
+
+    return bind
+
+
+_Key = tuple[str, tuple[str, ...], bool]
+_compiled: weakref.WeakKeyDictionary[Dialect, dict[_Key, _Statement]] = weakref.WeakKeyDictionary()
+
+
+def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) -> _Statement:
+    statement: Executable
+    if not skip:
+        statement = insert(table)
+    elif dialect.name == "postgresql":
+        statement = postgresql.insert(table).on_conflict_do_nothing()
+    else:
+        statement = sqlite.insert(table).on_conflict_do_nothing()
+    compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+    order = tuple(compiled.positiontup or ()) if compiled.positional else keys
+    processors: list[tuple[int, str, Processor]] = []
+    for index, key in enumerate(order):
+        process = table.c[key].type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            processors.append((index, key, process))
+    return _Statement(compiled.string, order, tuple(processors), compiled.positional)
+
+
+def _statement(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) -> _Statement:
+    by_key = _compiled.setdefault(dialect, {})
+    key = (table.name, keys, skip)
+    found = by_key.get(key)
+    if found is None:
+        found = by_key[key] = _compile(dialect, table, keys, skip)
+    return found
+
+
+def insert_rows(
+    connection: Connection,
+    table: Table,
+    rows: Sequence[dict[str, Any]],
+    *,
+    skip_conflicts: bool = False,
+) -> None:
+    """Insert ``rows`` (every row with the same keys) in one ``executemany``.
+
+    ``skip_conflicts``: a row whose key is already stored is left out (``ON CONFLICT DO
+    NOTHING``), as ``sqlite.insert(...).on_conflict_do_nothing()`` would.
+    """
+    if not rows:
+        return
+    statement = _statement(connection.dialect, table, tuple(rows[0]), skip_conflicts)
+    parameters = statement.parameters(rows)
+    if len(parameters) == 1:
+        connection.exec_driver_sql(statement.sql, parameters[0])
+    else:
+        connection.exec_driver_sql(statement.sql, parameters)
