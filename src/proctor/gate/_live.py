@@ -109,7 +109,7 @@ class LiveGate:
         self._max = max_sessions
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._lock = threading.Lock()
-        self._scratch = Path(tempfile.mkdtemp(prefix="proctor-gate-"))
+        self._scratch = Path(tempfile.mkdtemp(prefix="proctor-gate-", dir=_memory_folder()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._scratch, True)
         self.counters = LiveGateCounters()
 
@@ -231,9 +231,14 @@ class LiveGate:
         folder.mkdir(exist_ok=True)
         # The adapter recognises a session log or a sub-agent's log by its name.
         target = folder / Path(request.transcript_path).name
+        # A new file each time, removed after: rewriting one in place (truncate, write) makes
+        # ext4 flush it to disk on close, milliseconds on a busy disk.
         target.write_bytes(fragment)
         self.counters.bytes_parsed += len(fragment)
-        trace = read_transcript_file(target, request.transcript_format, request.project, [])
+        try:
+            trace = read_transcript_file(target, request.transcript_format, request.project, [])
+        finally:
+            target.unlink(missing_ok=True)
         if trace is None:
             return []
         leave_out = request.source_id
@@ -242,6 +247,13 @@ class LiveGate:
     def _fragment_folder(self, conversation_id: str) -> Path:
         name = hashlib.blake2b(conversation_id.encode(), digest_size=12).hexdigest()
         return self._scratch / name
+
+
+def _memory_folder() -> str | None:
+    """Linux's shared-memory folder when usable: the adapter opens a fragment about ten
+    times, which costs a disk file system far more than a tmpfs. None: the temp folder."""
+    folder = "/dev/shm"
+    return folder if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK) else None
 
 
 def _revisit_later(log: _Log, request: GateRequest) -> None:
