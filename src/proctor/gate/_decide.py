@@ -3,7 +3,8 @@
 ``proctor gate`` (the Claude Code hook) and, later, the HTTP endpoint call ``decide``.
 Given a ``GateService`` it answers from that service's live supervisors. Without one it
 builds a one-shot service whose history is the stored conversation (the database opened
-read-only, when there is one) plus the request's transcript file.
+read-only, when there is one: with ``sqlite3`` on SQLite, the store on PostgreSQL) plus
+the request's transcript file.
 
 A policy that cannot be read neither lets the call through unjudged nor blocks the agent
 for good: the answer is ``ask``, with the reason, so the user decides and sees what to fix.
@@ -20,7 +21,8 @@ from proctor.errors import ConfigError, StoreError
 from proctor.gate._history import History, load_history
 from proctor.gate._request import GateRequest
 from proctor.gate._state import GateService
-from proctor.rules import GateDecision, load_policy
+from proctor.gate._stored import read_stored_trace, sqlite_database
+from proctor.rules import GateDecision, Policy, Trace, load_policy
 
 if TYPE_CHECKING:
     from proctor.store import StoreReader
@@ -52,17 +54,34 @@ def decide(
         policy = load_policy(policy_path) if policy_path is not None else None
     except ConfigError as exc:
         return policy_unusable(exc)
+    database = sqlite_database()
+    if database is not None:
+        # SQLite: read the one conversation with sqlite3; SQLAlchemy is never imported.
+        def from_file(conversation_id: str) -> Trace | None:
+            return read_stored_trace(database, conversation_id)
+
+        return _one_shot(request, policy, warn, lambda asked: load_history(
+            asked, None, stored_reader=from_file
+        ))  # fmt: skip
     with _read_only_store(warn) as store:
+        return _one_shot(request, policy, warn, lambda asked: load_history(asked, store))
 
-        def history(asked: GateRequest) -> History:
-            loaded = load_history(asked, store)
-            for note in loaded.notes:
-                if warn is not None:
-                    warn(note)
-            return loaded
 
-        one_shot = GateService(policy=policy, history=history, max_conversations=1)
-        return _judged(one_shot, request)
+def _one_shot(
+    request: GateRequest,
+    policy: Policy | None,
+    warn: Warn | None,
+    load: Callable[[GateRequest], History],
+) -> GateDecision:
+    def history(asked: GateRequest) -> History:
+        loaded = load(asked)
+        for note in loaded.notes:
+            if warn is not None:
+                warn(note)
+        return loaded
+
+    one_shot = GateService(policy=policy, history=history, max_conversations=1)
+    return _judged(one_shot, request)
 
 
 def policy_unusable(error: ConfigError) -> GateDecision:

@@ -14,7 +14,7 @@ asked about as one that already happened.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,11 +79,26 @@ def merge_events(
     return merged, added
 
 
-def load_history(request: GateRequest, store: StoreReader | None) -> History:
-    """The history of the request's conversation from ``store`` and its transcript file."""
+StoredReader = Callable[[str], "Trace | None"]
+"""The stored trace of a conversation id (None: not stored); raises what it cannot read."""
+
+
+def load_history(
+    request: GateRequest, store: StoreReader | None, *, stored_reader: StoredReader | None = None
+) -> History:
+    """The history of the request's conversation from the store and its transcript file.
+
+    ``stored_reader`` reads the stored conversation instead of ``store`` (the hook's
+    ``sqlite3`` reader); a failure of either is a note, and the transcript is still read.
+    """
     notes: list[str] = []
     stored: Trace | None = None
-    if store is not None:
+    if stored_reader is not None:
+        try:
+            stored = stored_reader(request.conversation_id)
+        except Exception as exc:  # sqlite3.Error and friends: decide from the rest
+            notes.append(f"the stored history could not be read: {exc}")
+    elif store is not None:
         try:
             stored = stored_trace(store.transcript(request.conversation_id))
         except NotFoundError:
