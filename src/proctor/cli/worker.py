@@ -23,7 +23,8 @@ from rich.text import Text
 
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, err_console, writable_store
-from proctor.cli.plans import Duration, print_outcome
+from proctor.cli._duration import Duration
+from proctor.cli.plans import print_outcome
 from proctor.heartbeat import app_enabled, run_due, worker_owner
 from proctor.jobs import uses_queue
 
