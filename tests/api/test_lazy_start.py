@@ -16,6 +16,7 @@ import pytest
 
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.heartbeat import worker_owner
+from proctor.store import SqlStore
 
 DEFERRED = ("proctor.review", "proctor.jobs", "proctor.heartbeat", "proctor.notify", "httpx")
 """Packages a server imports on first use only."""
@@ -60,6 +61,9 @@ def test_building_the_app_imports_webhook_delivery_only_when_it_delivers_webhook
     assert _imported_after(code, ("proctor.notify", "httpx")) == expected
 
 
+def _no_store() -> SqlStore:
+    raise AssertionError("a loop that is not started opens no store")
+
+
 def test_the_heartbeat_loop_leases_plans_as_this_process_like_proctor_worker() -> None:
-    loop = HeartbeatLoop(lambda: None, 30.0)  # type: ignore[arg-type,return-value]
-    assert loop.state.owner == worker_owner()
+    assert HeartbeatLoop(_no_store, 30.0).state.owner == worker_owner()
