@@ -8,10 +8,10 @@ from proctor.ingest._ingest import (
     ProgressCallback,
     ingest,
     ingest_plan,
-    unit_digest,
 )
 from proctor.ingest._intake import Intake, IntakeReport
 from proctor.ingest._intake_payload import MAX_PAYLOAD_BYTES, PayloadError, PayloadProblem
+from proctor.ingest._reading import unit_digest
 from proctor.ingest._watch import Watcher, watch
 
 __all__ = [

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import ConversationWriteError
-from proctor.ingest._reading import PreparedItem, UnitTask, auto_jobs, prepared_units
+from proctor.ingest._reading import (
+    PreparedItem,
+    UnitTask,
+    auto_jobs,
+    fewer_collections,
+    prepared_units,
+    unit_digest,
+)
 from proctor.sources import (
     Limits,
     Plan,
@@ -85,19 +92,6 @@ class IngestReport:
         return "completed_with_errors" if self.errors else "completed"
 
 
-def unit_digest(unit: ReadUnit) -> tuple[str, int]:
-    """Content hash and total size of every file of a read unit."""
-    digest = hashlib.blake2b(digest_size=16)
-    size = 0
-    for path in sorted(unit.paths):
-        digest.update(os.fsencode(path.name) + b"\0")
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-                size += len(chunk)
-    return digest.hexdigest(), size
-
-
 _MAX_KEY_CHARS = 1024
 """The store's limit for a file path; longer paths are kept by prefix and hash."""
 
@@ -111,18 +105,25 @@ def _unit_key(unit: ReadUnit) -> str:
 
 
 def _unchanged_ids(
-    store: Store, adapter: SourceAdapter, unit: ReadUnit, digest: str
-) -> tuple[str, ...] | None:
-    """The conversations of a unit imported before with these bytes, or None to read it."""
+    store: Store, adapter: SourceAdapter, unit: ReadUnit
+) -> tuple[tuple[str, ...] | None, tuple[str, int] | None]:
+    """The conversations of a unit imported before with the same bytes (None: read it),
+    and the unit's digest and size when they had to be taken to tell.
+
+    A unit never imported (or by another adapter version) is read whatever its bytes:
+    its digest is left to whoever reads it (a worker process, with workers)."""
     known = store.imported_file(_unit_key(unit))
-    if known is None or known.content_hash != digest:
-        return None
+    if known is None:
+        return None, None
     if (known.adapter, known.adapter_version) != (adapter.name, adapter.version):
-        return None
+        return None, None
+    digest = unit_digest(unit)
+    if known.content_hash != digest[0]:
+        return None, digest
     ids = known.conversation_ids
     if not ids or len(store.existing_conversation_ids(ids)) != len(ids):
-        return None
-    return ids
+        return None, digest
+    return ids, digest
 
 
 def ingest(
@@ -192,11 +193,12 @@ def ingest_plan(
         jobs = auto_jobs(sum(p.stat().st_size for _, unit in plan.units for p in unit.paths))
     status = "failed"
     try:
-        tasks = _changed_units(store, plan, report, progress, force)
-        for task, items in prepared_units(tasks, limits, jobs):
-            _write_unit(store, task, items, report, project)
-            if progress is not None:
-                progress(task.size, str(task.unit.path))
+        with fewer_collections():
+            tasks = _changed_units(store, plan, report, progress, force)
+            for task, items in prepared_units(tasks, limits, jobs):
+                _write_unit(store, task, items, report, project)
+                if progress is not None:
+                    progress(task.size, str(task.unit.path))
         status = report.status
     finally:
         report.issues = [_printable(issue) for issue in report.issues]
@@ -226,15 +228,15 @@ def _changed_units(
         stats.units += 1
         report.units += 1
         report.files += len(unit.paths)
-        digest, size = unit_digest(unit)
-        known_ids = None if force else _unchanged_ids(store, adapter, unit, digest)
+        known_ids, digest = (None, None) if force else _unchanged_ids(store, adapter, unit)
         if known_ids is None:
-            yield UnitTask(adapter, unit, digest, size)
+            yield UnitTask(adapter, unit, digest)
             continue
+        assert digest is not None  # compared to tell the unit unchanged
         stats.skipped_unchanged += 1
         report.conversation_ids.extend(known_ids)
         if progress is not None:
-            progress(size, str(unit.path))
+            progress(digest[1], str(unit.path))
 
 
 def _write_unit(
@@ -255,11 +257,13 @@ def _write_unit(
         except ConversationWriteError as exc:
             report.issues.append(SourceIssue(str(task.unit.path), str(exc)))
     if written_ids:
+        assert task.digest is not None  # taken by the reader (``prepared_units``)
+        content_hash, size = task.digest
         store.record_imported_file(
             ImportedFile(
                 path=_unit_key(task.unit),
-                content_hash=task.digest,
-                size=task.size,
+                content_hash=content_hash,
+                size=size,
                 adapter=task.adapter.name,
                 adapter_version=task.adapter.version,
                 conversation_ids=tuple(written_ids),

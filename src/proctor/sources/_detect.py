@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +198,8 @@ def read_unit(adapter: SourceAdapter, unit: ReadUnit) -> Iterator[ReadItem]:
     for a failure they did not foresee (a bug to fix in the adapter): what the unit
     yielded before it is kept, the rest of the unit is reported, and the import goes on.
     """
+    if unit.sample is not None:
+        unit = dataclasses.replace(unit, sample=unit.sample.reading())
     try:
         yield from adapter.read(unit)
     except SourceError as exc:

@@ -101,6 +101,11 @@ def bound_text(text: str, limit: int) -> tuple[str, int | None]:
     return f"{text[:head]}\n…[{omitted} characters omitted]…\n{text[-tail:]}", len(text)
 
 
+def _plain_key(key: str) -> bool:
+    """True for a key ``json_key`` keeps as it is (ASCII without NUL: most keys)."""
+    return key.isascii() and "\x00" not in key
+
+
 class _Sanitizer:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -130,6 +135,20 @@ class _Sanitizer:
 
     def value(self, value: Any, limit: int, depth: int = 0) -> Any:
         """A JSON value redacted, bounded and in its stored form (``transcript.storable``)."""
+        kind = type(value)
+        if kind is dict:  # what parsed JSON holds: no ABC check on the hot path
+            if depth >= MAX_STORED_DEPTH:
+                return TOO_DEEP
+            return {
+                k if type(k) is str and _plain_key(k) else json_key(k): self.value(
+                    v, limit, depth + 1
+                )
+                for k, v in value.items()
+            }
+        if kind is list:
+            if depth >= MAX_STORED_DEPTH:
+                return TOO_DEEP
+            return [self.value(v, limit, depth + 1) for v in value]
         if isinstance(value, str):
             if len(value) < 8 and value.isascii() and "\x00" not in value:
                 return value.rstrip()  # too short for a secret; already NFC

@@ -220,6 +220,14 @@ class Sample:
         except Exception:
             return None
 
+    def reading(self) -> Sample:
+        """A sample of the same file that caches again, for one read of its unit: an
+        adapter that asks for the head records twice (its role, then its shape) parses
+        them once. It starts from what this one kept and is dropped with the read."""
+        fresh = Sample(self.path)
+        fresh._cache = dict(self._cache)
+        return fresh
+
     def compact(self) -> None:
         """Stop caching; keep only a small parsed document for the adapter to reuse."""
         document = self._cache.get("document")

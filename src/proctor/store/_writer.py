@@ -122,7 +122,7 @@ def write_conversation(
         "updated_at": now,
     }
     if created:
-        connection.execute(insert(t.conversations).values(**header, imported_at=now))
+        insert_rows(connection, t.conversations, [header | {"imported_at": now}])
     elif header_changed:
         connection.execute(
             update(t.conversations)
