@@ -296,8 +296,7 @@ def _work(
             continue
         if store.review_run(run.run_id).status != "running":
             return
-        kept = _read_batch(store, run, saved.batch_no, semantic)
-        store.beat_review_slot(run.run_id)
+        kept = _read_batch(store, run, saved.batch_no, semantic)  # saving beats the slot
         if progress is not None:
             progress(store.review_run(run.run_id))
         if not kept:
@@ -505,16 +504,21 @@ def _index_graph(draft: ResultDraft) -> Callable[[Connection], object]:
 
 def _conversations(store: Store, ids: Sequence[str]) -> dict[str, Conversation]:
     """The conversations still stored (one may have been deleted during the run), with
-    the parents of sub-agent conversations so their story lines hang under the parent's."""
+    the parents of sub-agent conversations so their story lines hang under the parent's.
+
+    Read in bulk, then walked in the same order as one by one, so the draft is the same.
+    """
+    stored = store.review_conversations(ids)
     found: dict[str, Conversation] = {}
     pending = list(ids)
     while pending:
         conversation_id = pending.pop()
         if conversation_id in found:
             continue
-        try:
-            conversation = store.conversation(conversation_id).conversation
-        except NotFoundError:
+        if conversation_id not in stored:
+            stored.update(store.review_conversations([conversation_id]))
+        conversation = stored.get(conversation_id)
+        if conversation is None:
             continue
         found[conversation_id] = conversation
         if conversation.parent_conversation_id is not None:

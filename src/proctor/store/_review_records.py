@@ -213,7 +213,7 @@ class ReviewRecords(Protocol):
         input_tokens: int,
         output_tokens: int,
     ) -> bool:
-        """Save a batch if the run is still running."""
+        """Save a batch if the run is still running, and keep the run's slot."""
         ...
 
     def manifest_counts(self, run_id: str) -> dict[str, int]:
@@ -230,4 +230,8 @@ class ReviewRecords(Protocol):
 
     def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
         """Current content of the given (source_type, source_id) sources."""
+        ...
+
+    def review_conversations(self, ids: Iterable[str]) -> dict[str, Conversation]:
+        """The stored conversations among ``ids``, by id."""
         ...

@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     Text,
     and_,
-    bindparam,
     case,
     cast,
     exists,
@@ -51,6 +50,7 @@ from proctor._util.clock import utcnow
 from proctor.errors import BusyError, ConfigError, NotFoundError, ReviewStateError
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
+from proctor.store._review_batch_save import save_batch
 from proctor.store._review_records import (
     ManifestEntry,
     ReviewRunRecord,
@@ -532,86 +532,26 @@ class ReviewStore(StoreBase):
 
         ``read`` maps (source_type, source_id) to the fingerprint actually read; those
         manifest entries become ``done`` at that version. ``omitted`` sources vanished
-        with their conversation. Model usage is counted either way: it was spent.
+        with their conversation. Model usage is counted either way: it was spent. The
+        slot the run holds is beaten in the same transaction (the holder is working).
+
+        The statements sent are the same few whatever the batch's size: each kind of
+        manifest change is one ``executemany``, and the run's counts move by this batch's
+        difference.
         """
-        now = utcnow()
-        m = t.review_manifest
         with self._write() as conn:
-            conn.execute(
-                update(t.review_runs)
-                .where(t.review_runs.c.run_id == run_id)
-                .values(
-                    model_calls=t.review_runs.c.model_calls + model_calls,
-                    input_tokens=t.review_runs.c.input_tokens + input_tokens,
-                    output_tokens=t.review_runs.c.output_tokens + output_tokens,
-                    updated_at=now,
-                )
+            return save_batch(
+                conn,
+                run_id,
+                batch_no,
+                state=state,
+                output=output,
+                error=error,
+                read=read,
+                omitted=omitted,
+                usage=(model_calls, input_tokens, output_tokens),
+                now=utcnow(),
             )
-            status = conn.execute(
-                select(t.review_runs.c.status).where(t.review_runs.c.run_id == run_id)
-            ).scalar_one()
-            if status != "running":
-                return False
-            conn.execute(
-                update(t.review_batches)
-                .where(t.review_batches.c.run_id == run_id, t.review_batches.c.batch_no == batch_no)
-                .values(
-                    state=state,
-                    output=output,
-                    error=error,
-                    model_calls=t.review_batches.c.model_calls + model_calls,
-                    input_tokens=t.review_batches.c.input_tokens + input_tokens,
-                    output_tokens=t.review_batches.c.output_tokens + output_tokens,
-                    completed_at=now,
-                )
-            )
-            in_batch = and_(m.c.run_id == run_id, m.c.batch_no == batch_no)
-            read_before = _read_in_batch(conn, in_batch)
-            # One statement per kind of change, whatever the batch's size: the batch's rows
-            # are one range of the (run_id, batch_no, position) index.
-            key = and_(
-                in_batch,
-                m.c.source_type == bindparam("b_type"),
-                m.c.source_id == bindparam("b_id"),
-            )
-            if read:
-                conn.execute(
-                    update(m)
-                    .where(key)
-                    .values(
-                        state="done" if state == "done" else "pending",
-                        fingerprint=bindparam("b_fingerprint"),
-                    ),
-                    [
-                        {"b_type": source_type, "b_id": source_id, "b_fingerprint": fingerprint}
-                        for (source_type, source_id), fingerprint in read.items()
-                    ],
-                )
-            if omitted:
-                conn.execute(
-                    update(m).where(key).values(state="omitted"),
-                    [
-                        {"b_type": source_type, "b_id": source_id}
-                        for source_type, source_id in omitted
-                    ],
-                )
-            read_after = _read_in_batch(conn, in_batch)
-            done = conn.execute(
-                select(func.count()).where(
-                    t.review_batches.c.run_id == run_id, t.review_batches.c.state == "done"
-                )
-            ).scalar_one()
-            # Only this batch's entries changed: the run's count moves by their difference
-            # (counting the whole manifest on every batch made a review quadratic).
-            conn.execute(
-                update(t.review_runs)
-                .where(t.review_runs.c.run_id == run_id)
-                .values(
-                    batches_done=done,
-                    sources_done=t.review_runs.c.sources_done + (read_after - read_before),
-                )
-            )
-        return True
 
     def manifest_counts(self, run_id: str) -> dict[str, int]:
         """How many manifest entries are pending, done and omitted."""
@@ -665,6 +605,22 @@ class ReviewStore(StoreBase):
         with self._read() as conn:
             total, ranged, oldest, newest = conn.execute(query).one()
         return ScopeSpan(int(total), int(ranged), oldest, newest)
+
+    def review_conversations(self, ids: Iterable[str]) -> dict[str, Conversation]:
+        """The stored conversations among ``ids``, by id (a deleted one is left out).
+
+        One query per 500 ids, without the counts a conversation summary carries: a
+        review's merge needs only the conversations themselves.
+        """
+        wanted = sorted(set(ids))
+        found: dict[str, Conversation] = {}
+        with self._read() as conn:
+            for part in _chunks(wanted):
+                for r in conn.execute(
+                    select(t.conversations).where(t.conversations.c.conversation_id.in_(part))
+                ):
+                    found[r.conversation_id] = conversation_from_row(r._mapping)
+        return found
 
     def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
         """Current content of the given sources, read in one snapshot."""
@@ -738,14 +694,6 @@ class ReviewStore(StoreBase):
             project_names=project_names,
             subagent_runs=subagent_runs,
         )
-
-
-def _read_in_batch(conn: Connection, in_batch: ColumnElement[bool]) -> int:
-    """How many of one batch's manifest entries are no longer pending."""
-    m = t.review_manifest
-    return int(
-        conn.execute(select(func.count()).where(in_batch, m.c.state != "pending")).scalar_one()
-    )
 
 
 def _chunks(ids: Sequence[str], size: int = 500) -> Iterator[list[str]]:

@@ -1,0 +1,125 @@
+"""Saving one review batch: a fixed set of statements, whatever the batch's size (REV-5).
+
+The statements are built once, with bound parameters, so saving a batch sends the same
+few statements every time: usage and state of the run and the batch, one ``executemany``
+per kind of manifest change (read, omitted) over the batch's range of the
+(run_id, batch_no, position) index, and the run's counts moved by this batch's
+difference. Counting the run's whole manifest after every batch made a review quadratic;
+one UPDATE per source made it slow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy.engine import Connection
+
+from proctor.store import _schema as t
+
+_runs, _batches, _slot, _m = (
+    t.review_runs.c,
+    t.review_batches.c,
+    t.review_slot.c,
+    t.review_manifest.c,
+)
+
+_ADD_USAGE = (
+    update(t.review_runs)
+    .where(_runs.run_id == bindparam("b_run"))
+    .values(
+        model_calls=_runs.model_calls + bindparam("b_calls"),
+        input_tokens=_runs.input_tokens + bindparam("b_input"),
+        output_tokens=_runs.output_tokens + bindparam("b_output"),
+        updated_at=bindparam("b_now"),
+    )
+)
+_STATUS = select(_runs.status).where(_runs.run_id == bindparam("b_run"))
+_BEAT = (
+    update(t.review_slot)
+    .where(_slot.run_id == bindparam("b_run"))
+    .values(heartbeat_at=bindparam("b_now"))
+)
+_SAVE_BATCH = (
+    update(t.review_batches)
+    .where(_batches.run_id == bindparam("b_run"), _batches.batch_no == bindparam("b_batch"))
+    .values(
+        state=bindparam("b_state"),
+        output=bindparam("b_output_json", type_=t.review_batches.c.output.type),
+        error=bindparam("b_error"),
+        model_calls=_batches.model_calls + bindparam("b_calls"),
+        input_tokens=_batches.input_tokens + bindparam("b_input"),
+        output_tokens=_batches.output_tokens + bindparam("b_output"),
+        completed_at=bindparam("b_now"),
+    )
+)
+_IN_BATCH = and_(_m.run_id == bindparam("b_run"), _m.batch_no == bindparam("b_batch"))
+_ENTRY = and_(_IN_BATCH, _m.source_type == bindparam("b_type"), _m.source_id == bindparam("b_id"))
+_READ_IN_BATCH = select(func.count()).where(_IN_BATCH, _m.state != "pending")
+_MARK_READ = (
+    update(t.review_manifest)
+    .where(_ENTRY)
+    .values(state=bindparam("b_state"), fingerprint=bindparam("b_fingerprint"))
+)
+_MARK_OMITTED = update(t.review_manifest).where(_ENTRY).values(state="omitted")
+_BATCHES_DONE = select(func.count()).where(
+    _batches.run_id == bindparam("b_run"), _batches.state == "done"
+)
+_MOVE_COUNTS = (
+    update(t.review_runs)
+    .where(_runs.run_id == bindparam("b_run"))
+    .values(
+        batches_done=bindparam("b_done"),
+        sources_done=_runs.sources_done + bindparam("b_delta"),
+    )
+)
+
+
+def save_batch(
+    conn: Connection,
+    run_id: str,
+    batch_no: int,
+    *,
+    state: str,
+    output: dict[str, Any] | None,
+    error: str | None,
+    read: dict[tuple[str, str], str],
+    omitted: Sequence[tuple[str, str]],
+    usage: tuple[int, int, int],
+    now: datetime,
+) -> bool:
+    """``ReviewStore.save_review_batch`` in the caller's transaction (see there)."""
+    run = {"b_run": run_id, "b_now": now}
+    calls, input_tokens, output_tokens = usage
+    spent = {"b_calls": calls, "b_input": input_tokens, "b_output": output_tokens}
+    conn.execute(_ADD_USAGE, {**run, **spent})
+    if conn.execute(_STATUS, run).scalar_one() != "running":
+        return False
+    conn.execute(_BEAT, run)
+    batch = {"b_run": run_id, "b_batch": batch_no}
+    conn.execute(
+        _SAVE_BATCH,
+        {**run, **batch, **spent, "b_state": state, "b_output_json": output, "b_error": error},
+    )
+    read_before = int(conn.execute(_READ_IN_BATCH, batch).scalar_one())
+    if read:
+        entry_state = "done" if state == "done" else "pending"
+        conn.execute(
+            _MARK_READ,
+            [
+                {**batch, "b_type": kind, "b_id": source_id, "b_fingerprint": fingerprint}
+                | {"b_state": entry_state}
+                for (kind, source_id), fingerprint in read.items()
+            ],
+        )
+    if omitted:
+        conn.execute(
+            _MARK_OMITTED,
+            [{**batch, "b_type": kind, "b_id": source_id} for kind, source_id in omitted],
+        )
+    read_after = int(conn.execute(_READ_IN_BATCH, batch).scalar_one())
+    done = int(conn.execute(_BATCHES_DONE, run).scalar_one())
+    conn.execute(_MOVE_COUNTS, {**run, "b_done": done, "b_delta": read_after - read_before})
+    return True
