@@ -1,0 +1,371 @@
+"""``proctor serve``: cold start to the first answer, and read latency of the main routes.
+
+A store holding the corpus of ``bench/ingest.py`` (copied real Claude Code sessions, 1 GB
+by default) is built once through the library, as a user's would be: imported with
+``ingest``, checked with the rules (``check_conversations``: the findings inbox), reviewed
+once structurally (one published result: the story graph) and indexed for full text. It is
+kept under ``bench/.cache/`` and copied into a fresh ``$PROCTOR_HOME`` for each run.
+
+Then, against a real ``proctor serve`` process (uvicorn on loopback, no token):
+
+1. **Cold start** (``--starts`` times, median and max): from starting the process to the
+   first ``200`` of ``GET /api/health``, and to the first ``200`` of the first real route
+   ``GET /api/conversations`` (which opens the store), with the server's CPU time up to
+   that answer (robust to other work on the machine). ``proctor serve`` runs with its
+   defaults (search indexing in the background included). Beside it, in the same run,
+   ``python -c 'import proctor.cli.main'`` and ``python -S -c pass`` (the floor).
+2. **Read routes** (``--requests`` times each in a row on a keep-alive connection, after
+   two warm-up requests): p50 and p95 of the wall time, and the server's CPU time per
+   request (mean; robust to other work on the machine, which stretches wall time) of ``GET /api/conversations``, ``/api/findings`` (the default page),
+   ``/api/results/{structural result}/graph?limit=500``, ``/api/stories?target=all`` and
+   ``/api/search`` (a few queries in turn). This server runs with ``--no-index``; the first
+   search starts the background indexer, whose embedding work competes for the CPU, so the
+   search figures say how many documents were embedded.
+
+Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route.
+
+    python bench/serve.py                    # 1 GB corpus (builds the store once: minutes)
+    python bench/serve.py --size-mb 100      # a quicker look
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import math
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+CACHE = REPO / "bench" / ".cache"
+PROCTOR = Path(sys.executable).parent / "proctor"
+SEARCHES = ["failing test", "database migration", "read the config file", "git commit"]
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+# -- the store -----------------------------------------------------------------------------
+
+
+def _build(folder: Path, size_mb: int) -> dict[str, Any]:
+    """Import the corpus, check it with the rules, review it once, index its full text."""
+    from ingest import build_corpus  # bench/ingest.py
+    from proctor.ingest import ingest
+    from proctor.review import ReviewRequest, start_review
+    from proctor.search import index_full_text
+    from proctor.store import open_store
+    from proctor.supervision import check_conversations
+
+    corpus = REPO / "bench" / ".corpus" / f"{size_mb}mb"
+    build_corpus(corpus, size_mb)
+    folder.mkdir(parents=True, exist_ok=True)
+    store = open_store(folder / "proctor.db")
+    took: dict[str, float] = {}
+    try:
+        start = time.perf_counter()
+        ingest(store, [corpus])
+        took["ingest_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        ids = [row.conversation.conversation_id for row in store.list_conversations(limit=10**6)]
+        check_conversations(store, ids)
+        took["check_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        run = start_review(store, ReviewRequest(), semantic=None, semantic_note="bench")
+        took["review_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        index_full_text(store)
+        took["full_text_s"] = time.perf_counter() - start
+        counts = store.counts()
+        _, findings = store.findings(limit=1)
+        result_id = store.overview(None, limit=1)[0].result_id
+    finally:
+        store.close()
+    return {
+        "size_mb": size_mb,
+        "conversations": len(ids),
+        "messages": counts.messages,
+        "tool_calls": counts.tool_calls,
+        "findings": findings,
+        "review_status": run.status,
+        "sources_reviewed": run.sources_total,
+        "result_id": result_id,
+        **{k: round(v, 1) for k, v in took.items()},
+    }
+
+
+def cached_store(size_mb: int, *, rebuild: bool) -> tuple[Path, dict[str, Any]]:
+    """The store under bench/.cache (built now when missing) and what it holds."""
+    folder = CACHE / f"serve-{size_mb}mb"
+    meta = folder / "store.json"
+    if meta.exists() and not rebuild:
+        return folder / "proctor.db", json.loads(meta.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    building = CACHE / f".building-serve-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    built = _build(building, size_mb)
+    (building / "store.json").write_text(json.dumps(built))
+    building.rename(folder)
+    return folder / "proctor.db", built
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(port: int, path: str, timeout: float = 30.0) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+@contextmanager
+def serving(
+    home: Path, *extra: str, src: Path | None = None
+) -> Iterator[tuple[int, dict[str, float], int]]:
+    """A ``proctor serve`` on ``home`` (Proctor from ``src`` when given); yields its port and
+    the seconds from process start to the first 200 of /api/health ("health") and of
+    /api/conversations ("first_route"), and its process id."""
+    port = _free_port()
+    env = {**os.environ, "PROCTOR_HOME": str(home)}
+    env.pop("PROCTOR_DATABASE_URL", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [str(PROCTOR), "serve", "--port", str(port), *extra],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    times: dict[str, float] = {}
+    try:
+        while "health" not in times:
+            if process.poll() is not None:
+                raise SystemExit(f"proctor serve exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
+            try:
+                if _get(port, "/api/health", timeout=5) == 200:
+                    times["health"] = time.perf_counter() - started
+            except OSError:
+                time.sleep(0.002)
+        status = _get(port, "/api/conversations")
+        if status != 200:
+            raise SystemExit(f"GET /api/conversations answered {status}")
+        times["first_route"] = time.perf_counter() - started
+        times["cpu"] = _cpu_seconds(process.pid)
+        yield port, times, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _home_with(database: Path, folder: Path) -> Path:
+    home = folder / "home"
+    home.mkdir()
+    shutil.copyfile(database, home / "proctor.db")
+    return home
+
+
+def _process_seconds(args: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(args, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_starts(database: Path, starts: int, baseline: Path | None) -> dict[str, Any]:
+    """Start ``proctor serve`` ``starts`` times on a copy of the store (alternating with the
+    Proctor of ``baseline``, a source folder, when given)."""
+    variants: dict[str, Path | None] = {"this tree": None}
+    if baseline is not None:
+        variants["baseline"] = baseline
+    health: dict[str, list[float]] = {name: [] for name in variants}
+    first: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    with tempfile.TemporaryDirectory(prefix="proctor-bench-serve-") as tmp:
+        home = _home_with(database, Path(tmp))
+        for _ in range(starts):
+            for name, src in variants.items():
+                with serving(home, src=src) as (_port, times, _pid):
+                    health[name].append(times["health"])
+                    first[name].append(times["first_route"])
+                    cpu[name].append(times["cpu"])
+    return {
+        "variants": {
+            name: {
+                "health_median": statistics.median(health[name]),
+                "health_max": max(health[name]),
+                "first_route_median": statistics.median(first[name]),
+                "first_route_max": max(first[name]),
+                "cpu_median": statistics.median(cpu[name]),
+            }
+            for name in variants
+        },
+        "import_cli": _process_seconds(
+            [sys.executable, "-c", "import proctor.cli.main"], max(3, starts)
+        ),
+        "python_floor": _process_seconds([sys.executable, "-S", "-c", "pass"], max(3, starts)),
+    }
+
+
+def _timed(connection: http.client.HTTPConnection, path: str) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read()
+    took = time.perf_counter() - start
+    if response.status != 200:
+        raise SystemExit(f"GET {path} answered {response.status}: {body[:300]!r}")
+    return took, body
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def read_routes(database: Path, result_id: str, requests: int) -> dict[str, Any]:
+    """For each read route, ``requests`` requests in a row on one keep-alive connection: the
+    p50 / p95 of their wall time, and the server process's CPU time per request (mean over
+    the block: other work on the machine stretches wall time, hardly CPU time). Search
+    comes last: it starts the background indexer, whose embedding adds to the CPU time."""
+    routes: dict[str, list[str]] = {
+        "GET /api/conversations": ["/api/conversations"],
+        "GET /api/findings": ["/api/findings"],
+        "GET /api/results/{id}/graph?limit=500": [f"/api/results/{result_id}/graph?limit=500"],
+        "GET /api/stories?target=all": ["/api/stories?target=all"],
+        "GET /api/search?q=…": [f"/api/search?q={q.replace(' ', '+')}" for q in SEARCHES],
+    }
+    figures: dict[str, dict[str, float]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="proctor-bench-serve-") as tmp,
+        serving(_home_with(database, Path(tmp)), "--no-index", "--no-heartbeat") as (
+            port,
+            _,
+            pid,
+        ),
+    ):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        for name, paths in routes.items():
+            for path in paths[:2]:
+                _timed(connection, path)  # warm-up
+            times: list[float] = []
+            cpu = _cpu_seconds(pid)
+            for round_ in range(requests):
+                took, body = _timed(connection, paths[round_ % len(paths)])
+                times.append(took)
+            cpu = (_cpu_seconds(pid) - cpu) / requests
+            figures[name] = {
+                "p50": _p(times, 0.5),
+                "p95": _p(times, 0.95),
+                "cpu": cpu,
+                "bytes": len(body),
+            }
+        _, index = _timed(connection, "/api/search/index")
+        connection.close()
+    return {"routes": figures, "index": json.loads(index)["index"]}
+
+
+def main() -> None:
+    """Build (or reuse) the store, time the starts and the read routes, print the figures."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--size-mb", type=int, default=1024)
+    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--rebuild", action="store_true", help="Build the store again.")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="Also start the Proctor in this source folder (e.g. `git archive REV src`), "
+        "alternating with this tree's, for a ratio in the same run.",
+    )
+    parser.add_argument("--skip-routes", action="store_true", help="Time the starts only.")
+    args = parser.parse_args()
+    print(
+        f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"CPython {platform.python_version()}; load average {os.getloadavg()[0]:.2f}"
+    )
+    start = time.perf_counter()
+    database, built = cached_store(args.size_mb, rebuild=args.rebuild)
+    if time.perf_counter() - start > 1:
+        print(f"built the store in {time.perf_counter() - start:.0f} s: {json.dumps(built)}")
+    print(
+        f"store: {built['size_mb']} MB corpus, {built['conversations']:,} conversations, "
+        f"{built['messages']:,} messages, {built['tool_calls']:,} tool calls, "
+        f"{built['findings']:,} findings, one structural review published "
+        f"({built['sources_reviewed']:,} sources, result {built['result_id'][:8]}); "
+        f"database {database.stat().st_size / 1e6:.0f} MB"
+    )
+    started = cold_starts(database, args.starts, args.baseline_src)
+    print(f"(1) cold start, {args.starts} starts each (target < 1 s on a quiet machine):")
+    for name, figures in started["variants"].items():
+        print(
+            f"    {name:<10} first 200 of /api/health median {figures['health_median']:.2f} s "
+            f"(max {figures['health_max']:.2f}); of /api/conversations median "
+            f"{figures['first_route_median']:.2f} s (max {figures['first_route_max']:.2f}); "
+            f"CPU to that answer {figures['cpu_median']:.2f} s"
+        )
+    if "baseline" in started["variants"]:
+        ours, base = started["variants"]["this tree"], started["variants"]["baseline"]
+        print(
+            f"    this tree / baseline: health {ours['health_median'] / base['health_median']:.2f}x, "
+            f"first route {ours['first_route_median'] / base['first_route_median']:.2f}x, "
+            f"CPU {ours['cpu_median'] / base['cpu_median']:.2f}x"
+        )
+    print(
+        f"    same run: python -c 'import proctor.cli.main' {started['import_cli'] * 1000:.0f} ms; "
+        f"python -S -c pass {started['python_floor'] * 1000:.0f} ms"
+    )
+    if args.skip_routes:
+        return
+    measured = read_routes(database, built["result_id"], args.requests)
+    print(f"(2) read routes, {args.requests} requests each (target p95 ≤ 50 ms):")
+    print(f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>10}")
+    for name, figures in measured["routes"].items():
+        print(
+            f"    {name:<42}{figures['p50'] * 1000:>9.1f}{figures['p95'] * 1000:>9.1f}"
+            f"{figures['cpu'] * 1000:>9.1f}{figures['bytes']:>10,}"
+        )
+    index = measured["index"]
+    print(
+        f"    search index at the end: {index.get('documents', 0):,} documents, "
+        f"{index.get('embedded', 0):,} embedded; load average {os.getloadavg()[0]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
