@@ -14,6 +14,11 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     addresses the agent, followed by a tool call that uses a value from it. Traces it
     refuses (its default limit of 100 checking cycles) or fails on are counted.
 
+(e) the hook two ways: the command hook's CPU (``getrusage`` of the child) against
+    ``python -S -c pass`` in alternating runs, forwarding to a running ``proctor serve``
+    (``python -m proctor.gate``, ``proctor gate``) and deciding alone; the http hook's
+    latency on a session log growing line by line (target p99 ≤ 10 ms).
+
 Every timing is ``time.perf_counter_ns`` after a warm-up pass; nothing is tuned to the
 traces. (c) and (d) run in alternating rounds (``--passes``, one pass of each per round), and
 the throughput ratio is the median of the rounds' ratios, so a slow moment of a shared
@@ -279,6 +284,200 @@ def hook_processes(calls: int) -> dict[str, list[int]]:
     return results
 
 
+def _serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """``proctor serve`` on ``port`` in ``env``'s home; returns once it listens."""
+    import socket
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port), "--no-index"],
+        env={**env, "PROCTOR_SERVE_INDEX": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.terminate()
+    raise SystemExit("proctor serve did not start")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _child_cpu_ns(command: list[str], data: bytes, env: dict[str, str]) -> tuple[int, bytes]:
+    """CPU time (user + system) of one child process, and what it printed."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, input=data, env=env, capture_output=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{command} failed: {done.stderr.decode().strip()}")
+    spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return int(spent * 1e9), done.stdout
+
+
+def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[str]]:
+    """(e): the command hook's CPU against ``python -S -c pass``, alternating; the http hook.
+
+    One store with the large real session imported, one ``proctor serve`` on it. Per round,
+    one process of each kind in turn: the floor, ``python -m proctor.gate`` and ``proctor
+    gate`` forwarding to the server, ``proctor gate`` deciding alone (server stopped for
+    those rounds). Then the http hook: the session's log grows line by line and every
+    ``tool_use`` is asked about with ``POST /api/gate/claude-code``, timed end to end by
+    the client (the server read the history whole once, for the forwarding hooks). The
+    answers of the three ways are compared on the same payload.
+    """
+    import httpx
+
+    samples: dict[str, list[int]] = {}
+    notes: list[str] = []
+    source = SESSIONS["large (2.7 MB log)"]
+    with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
+        root = Path(scratch)
+        env = {**os.environ, "PROCTOR_HOME": str(root / "home")}
+        project = root / "project"
+        project.mkdir()
+        session_id = _first_session_id(source)
+        lines = source.read_bytes().splitlines(keepends=True)
+        transcript = root / "logs" / f"{session_id}.jsonl"
+        transcript.parent.mkdir(parents=True)
+        half = len(lines) // 2
+        transcript.write_bytes(b"".join(lines[:half]))
+        subprocess.run(
+            [sys.executable, "-m", "proctor.cli.main", "ingest", str(transcript)],
+            env=env, check=True, capture_output=True,
+        )  # fmt: skip
+        payload = json.dumps(
+            {
+                "session_id": session_id,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+                "permission_mode": "default",
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git status --short"},
+                "tool_use_id": "toolu_01BenchGateCall",
+            }
+        ).encode()
+        floor = [sys.executable, "-S", "-c", "pass"]
+        lean = [sys.executable, "-m", "proctor.gate"]
+        cli = [sys.executable, "-m", "proctor.cli.main", "gate"]
+        alone: list[int] = []
+        answers: dict[str, bytes] = {}
+        for number in range(runs + 1):
+            for label, command in (("floor", floor), ("alone", cli)):
+                spent, printed = _child_cpu_ns(command, payload, env)
+                if number:
+                    (alone if label == "alone" else samples.setdefault("floor", [])).append(spent)
+                answers[label] = printed
+        port = _free_port()
+        server = _serve(env, port)
+        try:
+            _child_cpu_ns(lean, payload, env)  # the server's first read of the session
+            for number in range(runs + 1):
+                for label, command in (("floor", floor), ("lean", lean), ("cli", cli)):
+                    spent, printed = _child_cpu_ns(command, payload, env)
+                    if number:
+                        samples.setdefault(label, []).append(spent)
+                    answers[label] = printed
+            same = answers["lean"] == answers["cli"] == answers["alone"]
+            notes.append(
+                f"(e) the three hook answers on the bench payload are the same bytes: {same}"
+            )
+            # The http hook on a growing session: every later tool_use of the log.
+            url = f"http://127.0.0.1:{port}/api/gate/claude-code"
+            http: list[int] = []
+            first: list[int] = []
+            health: list[int] = []
+            decided: dict[str, int] = {}
+            with httpx.Client(timeout=30) as client:
+                for line in lines[half:]:
+                    with transcript.open("ab") as handle:
+                        handle.write(line)
+                    for block in _tool_uses(line):
+                        body = json.loads(payload)
+                        body.update(tool_name=block["name"], tool_input=block.get("input") or {},
+                                    tool_use_id=block["id"])  # fmt: skip
+                        started = time.perf_counter_ns()
+                        answer = client.post(url, json=body)
+                        elapsed = time.perf_counter_ns() - started
+                        answer.raise_for_status()
+                        kind = (
+                            answer.json()
+                            .get("hookSpecificOutput", {})
+                            .get("permissionDecision", "allow")
+                        )
+                        decided[kind] = decided.get(kind, 0) + 1
+                        (http if first else first).append(elapsed)
+                        started = time.perf_counter_ns()  # the same server's lightest route
+                        client.get(f"http://127.0.0.1:{port}/api/health").raise_for_status()
+                        health.append(time.perf_counter_ns() - started)
+                        if len(http) >= http_calls:
+                            break
+                    if len(http) >= http_calls:
+                        break
+            samples["http"] = http
+            samples["http first"] = first
+            samples["health"] = health
+            samples["in process"] = _live_in_process(lines, half, payload, root)
+            notes.append(f"(e) http hook decisions on the growing session: {decided}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        samples["alone"] = alone
+    return samples, notes
+
+
+def _live_in_process(lines: list[bytes], half: int, payload: bytes, root: Path) -> list[int]:
+    """The server's decision alone: ``LiveGate`` on the same growing log, in this process."""
+    from proctor.gate import LiveGate, gate_request, parse_hook_input
+
+    body = json.loads(payload)
+    log = root / "in-process" / Path(body["transcript_path"]).name
+    log.parent.mkdir()
+    log.write_bytes(b"".join(lines[:half]))
+    body["transcript_path"] = str(log)
+    live = LiveGate()
+    live.decide(gate_request(parse_hook_input(json.dumps(body).encode())), None)
+    samples: list[int] = []
+    for line in lines[half:]:
+        with log.open("ab") as handle:
+            handle.write(line)
+        for block in _tool_uses(line):
+            body.update(tool_name=block["name"], tool_input=block.get("input") or {},
+                        tool_use_id=block["id"])  # fmt: skip
+            request = gate_request(parse_hook_input(json.dumps(body).encode()))
+            started = time.perf_counter_ns()
+            quick = live.try_decide(request)
+            if quick is None:
+                live.decide(request, None)
+            samples.append(time.perf_counter_ns() - started)
+    return samples
+
+
+def _tool_uses(line: bytes) -> list[dict[str, Any]]:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return []
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return [
+        block
+        for block in (content if isinstance(content, list) else ())
+        if isinstance(block, dict) and block.get("type") == "tool_use" and "id" in block
+    ]
+
+
 def _first_session_id(path: Path) -> str:
     with path.open() as handle:
         for line in handle:
@@ -296,16 +495,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--hook-calls", type=int, default=40, help="hook processes per session")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--hook-runs", type=int, default=30, help="(e) processes of each kind")
+    parser.add_argument("--http-calls", type=int, default=200, help="(e) http hook requests")
     parser.add_argument(
         "--only",
-        default="a,b,c,d",
+        default="a,b,c,d,e",
         help="rows to measure, e.g. 'c,d' while iterating (implies --no-write unless all)",
     )
     args = parser.parse_args(argv)
     only = {row.strip() for row in args.only.split(",") if row.strip()}
-    if not only <= {"a", "b", "c", "d"} or not only:
-        parser.error("--only takes a comma-separated subset of a,b,c,d")
-    if only != {"a", "b", "c", "d"}:
+    if not only <= {"a", "b", "c", "d", "e"} or not only:
+        parser.error("--only takes a comma-separated subset of a,b,c,d,e")
+    if only != {"a", "b", "c", "d", "e"}:
         args.no_write = True  # a partial table never replaces the recorded results
 
     started = time.perf_counter()
@@ -323,6 +524,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "b" in only:
         hooks = hook_processes(args.hook_calls)
         rows += [(f"(b) {label}", samples, None, "") for label, samples in hooks.items()]
+    if "e" in only:
+        modes, mode_notes = hook_modes(args.hook_runs, args.http_calls)
+        floor = statistics.median(modes["floor"])
+        for key, label, target in (
+            ("floor", "python -S -c pass, CPU", ""),
+            ("lean", "python -m proctor.gate forwarding to proctor serve, CPU", "≤ 8× floor"),
+            ("cli", "proctor gate forwarding to proctor serve, CPU", "≤ 8× floor"),
+            ("alone", "proctor gate deciding alone (no server), CPU", ""),
+            ("http first", "http hook, first timed request", ""),
+            ("http", "http hook on a growing 2.7 MB session, per call", "p99 ≤ 10 ms"),
+            ("health", "GET /api/health, same server, alternating (baseline)", ""),
+            ("in process", "LiveGate.decide on the same growth, in process", ""),
+        ):
+            rows.append((f"(e) {label}", modes[key], None, target))
+            if key in ("lean", "cli", "alone"):
+                ratio = statistics.median(modes[key]) / floor
+                notes.append(f"(e) {label}: median {ratio:.1f}× the floor's CPU")
+        notes += mode_notes
     whole_rate = inv_rate = None
     ratios: list[float] = []
     whole: list[int] = []

@@ -69,7 +69,8 @@ def _replay(source: Path, target: Path, *, batched: bool) -> tuple[int, LiveGate
                 history = load_history(request, None)
                 whole.observe(request.conversation_id, history.events, context=history.context)
                 expected = whole.decide(request)
-                got = live.decide(request, None)
+                got = live.try_decide(request)  # as the server asks: quick first
+                got = got if got is not None else live.decide(request, None)
                 assert _answer(got) == _answer(expected), (source.name, number)
                 conversation = request.conversation_id
                 assert _fed(live.service, conversation) == _fed(whole, conversation), number
@@ -157,9 +158,7 @@ def test_a_log_replaced_or_rewound_is_read_again_from_the_start(
     live.decide(_bash(log, "after"), None)
     assert live.counters.full_reads == 2
     expected = load_history(_bash(log, "after"), None).events
-    assert _fed(live.service, "cc:session:growing") == [
-        (e.kind, e.source_id) for e in expected
-    ]
+    assert _fed(live.service, "cc:session:growing") == [(e.kind, e.source_id) for e in expected]
 
 
 def test_the_least_recently_used_session_is_dropped_and_read_again_when_asked(
@@ -205,3 +204,27 @@ def test_requests_from_many_threads_get_the_answers_of_one_thread(tmp_path: Path
         thread.join()
     assert all(answers[n] == [expected[n % 4]] * 3 for n in range(8))
     assert shared.counters.full_reads == 4
+
+
+@pytest.mark.shared
+def test_the_quick_path_answers_only_a_held_session_whose_log_grew_a_little(
+    tmp_path: Path,
+) -> None:
+    lines = (TRANSCRIPTS_DIR / SESSIONS[0]).read_bytes().splitlines(keepends=True)
+    log = tmp_path / Path(SESSIONS[0]).name
+    log.write_bytes(b"".join(lines[:-3]))
+    live, whole = LiveGate(policy=DEFAULT_POLICY), LiveGate(policy=DEFAULT_POLICY)
+    assert live.try_decide(_bash(log, "a")) is None  # not held yet: read whole elsewhere
+    live.decide(_bash(log, "a"), None)
+    with log.open("ab") as handle:
+        handle.write(lines[-3])
+    quick = live.try_decide(_bash(log, "b"))
+    assert quick is not None
+    assert _answer(quick) == _answer(whole.decide(_bash(log, "b"), None))
+    assert live.counters.full_reads == 1
+    with log.open("ab") as handle:
+        handle.write(lines[-2])
+    assert live.try_decide(_bash(log, "c"), max_growth=len(lines[-2]) - 1) is None
+    log.write_bytes(b"".join(lines[:10]))  # cut shorter: only a whole read will do
+    assert live.try_decide(_bash(log, "d")) is None
+    assert live.counters.full_reads == 1

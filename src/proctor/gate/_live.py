@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 Warn = Callable[[str], None]
 
+QUICK_GROWTH = 256 * 1024
+"""The most a log may have grown for ``try_decide`` to read it on the caller's thread."""
+
 
 @dataclass(slots=True)
 class _Log:
@@ -139,6 +142,44 @@ class LiveGate:
                 return self._service.decide(request)
             except ConfigError as exc:
                 return policy_unusable(exc)  # as `proctor gate` answers: ask, saying what to fix
+
+    def try_decide(
+        self, request: GateRequest, *, max_growth: int = QUICK_GROWTH
+    ) -> GateDecision | None:
+        """Decide now if that costs only reading the log's few new lines; else None.
+
+        None means: the session is not held, another request about it is being answered,
+        its history must be read from the start, or the log grew by more than
+        ``max_growth`` bytes — call ``decide`` (off the event loop). Never waits, never
+        reads the store: an async server calls it on its event loop.
+        """
+        with self._lock:
+            session = self._sessions.get(request.conversation_id)
+            if session is not None:
+                self._sessions.move_to_end(request.conversation_id)
+        if session is None or not session.lock.acquire(blocking=False):
+            return None
+        try:
+            log = session.log
+            if (
+                not session.loaded
+                or request.conversation_id not in self._service
+                or log is None
+                or log.path != request.transcript_path
+            ):
+                return None
+            now = _stat(log.path)
+            if now is None or now.st_size - log.size > max_growth:
+                return None
+            events = self._read_new(log, request)
+            if events is None:
+                return None  # replaced or rewound: nothing was read, `decide` reads it whole
+            self._service.observe(request.conversation_id, events)
+            return self._service.decide(request)
+        except ConfigError as exc:
+            return policy_unusable(exc)
+        finally:
+            session.lock.release()
 
     def _session(self, conversation_id: str) -> _Session:
         with self._lock:

@@ -16,7 +16,6 @@ import anyio
 from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from proctor.api._deps import StoreDep
 from proctor.findings import Action, Severity
 from proctor.gate import (
     PRE_TOOL_USE,
@@ -92,21 +91,29 @@ def _live_gate(request: Request) -> LiveGate:
         return live
 
 
-async def _decision(request: Request, store: SqlStore, asked: GateRequest) -> GateDecision:
+async def _decision(request: Request, asked: GateRequest) -> GateDecision:
     live = _live_gate(request)
-    return await anyio.to_thread.run_sync(live.decide, asked, store)
+    # A session already held costs its log's few new lines: answered here, with no hop to a
+    # worker thread (two thread switches are most of a request on a busy machine).
+    quick = live.try_decide(asked)
+    if quick is not None:
+        return quick
+    return await anyio.to_thread.run_sync(_decide_with_store, live, request, asked)
+
+
+def _decide_with_store(live: LiveGate, request: Request, asked: GateRequest) -> GateDecision:
+    store: SqlStore = request.app.state.store_holder.get()  # as StoreDep, in this thread
+    return live.decide(asked, store)
 
 
 @router.post("", responses={422: {"description": "The request body is not a GateRequest."}})
-async def gate(
-    request: Request, store: StoreDep, asked: Annotated[GateRequest, Body()]
-) -> GateAnswer:
+async def gate(request: Request, asked: Annotated[GateRequest, Body()]) -> GateAnswer:
     """Decide whether an agent's proposed tool call may run (format-neutral).
 
     The history is the stored conversation plus ``transcript_path`` when given; the policy
     is the one found from ``cwd`` and the project, as for ``proctor gate``.
     """
-    decision = await _decision(request, store, asked)
+    decision = await _decision(request, asked)
     return GateAnswer(
         decision=decision.decision,
         rule=decision.rule,
@@ -125,7 +132,7 @@ async def gate(
     responses={400: {"description": "Not a Claude Code hook payload (the agent goes on)."}},
 )
 async def claude_code_hook(
-    request: Request, store: StoreDep, hook: Annotated[ClaudeCodeHookInput, Body()]
+    request: Request, hook: Annotated[ClaudeCodeHookInput, Body()]
 ) -> dict[str, Any]:
     """Claude Code's ``PreToolUse`` hook payload in, the exact JSON ``proctor gate`` prints out.
 
@@ -134,5 +141,5 @@ async def claude_code_hook(
     """
     if hook.hook_event_name != PRE_TOOL_USE:
         return {}
-    decision = await _decision(request, store, gate_request(hook))
+    decision = await _decision(request, gate_request(hook))
     return hook_output(decision) or {}
