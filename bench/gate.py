@@ -510,6 +510,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.no_write = True  # a partial table never replaces the recorded results
 
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     traces = load_traces()
     warmup = min(200, len(traces))
     calls = sum(1 for t in traces for e in t.events if e.kind == "call")
@@ -598,14 +599,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"traces flagged: Proctor injection_then_action {proctor_flagged}, "
             f"Invariant rule {inv_flagged}",
         ]
-    lines += [LEAD_INVARIANT, f"total bench time {time.perf_counter() - started:.0f} s"]
+    lines += [
+        LEAD_INVARIANT,
+        f"total bench time {time.perf_counter() - started:.0f} s; load average (1 min) "
+        f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",
+    ]
     report = "\n".join(lines)
     print(report)
     if not args.no_write:
-        _write(report, argv)
+        _write(report, argv, load_before)
 
 
-def _write(report: str, argv: Sequence[str] | None) -> None:
+def _write(report: str, argv: Sequence[str] | None, load_before: float) -> None:
     command = " ".join(["python bench/gate.py", *(argv if argv is not None else sys.argv[1:])])
     if os.environ.get("PYTHONPATH"):
         command = f"PYTHONPATH={os.environ['PYTHONPATH']} {command}"
@@ -616,7 +621,7 @@ def _write(report: str, argv: Sequence[str] | None) -> None:
     today = datetime.date.today().isoformat()
     text = (
         "# bench/gate.py results\n\n"
-        f"Machine: {machine}. Measured {today}.\n\n"
+        f"Machine: {machine}, shared with other work. Measured {today}.\n\n"
         f"```\n$ {command}\n{report}\n```\n\n"
         "The Invariant rule used for (d):\n\n"
         f"```\n{INVARIANT_RULE.strip()}\n```\n"

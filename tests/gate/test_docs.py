@@ -33,3 +33,24 @@ def test_the_rule_table_lists_every_built_in_rule_with_its_gate_default() -> Non
     table = text[text.index("<!-- rule-table") : text.index("<!-- /rule-table -->")]
     documented = dict(re.findall(r"^\| `(\w+)` \| (\w+) \|$", table, re.MULTILINE))
     assert documented == {rule.id: rule.gate_mode for rule in builtin_rules()}
+
+
+def test_the_http_hook_snippet_posts_to_the_gate_route_the_server_serves() -> None:
+    from proctor.api.routers.gate import router
+
+    snippets = [json.loads(s) for s in re.findall(r"```json\n(.*?)```", DOC.read_text(), re.DOTALL)]
+    http = [
+        hook
+        for settings in snippets
+        if "hooks" in settings
+        for group in settings["hooks"]["PreToolUse"]
+        for hook in group["hooks"]
+        if hook["type"] == "http"
+    ]
+    assert len(http) == 1
+    (hook,) = http
+    assert hook["url"].startswith("http://127.0.0.1:8700/api/")
+    assert hook["url"].removeprefix("http://127.0.0.1:8700/api") in {
+        getattr(route, "path", None) for route in router.routes
+    }
+    assert 0 < hook["timeout"] <= 30
