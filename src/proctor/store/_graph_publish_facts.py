@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, select, update
 
 from proctor.graph import EntityFact, EventFact, RelationFact
 from proctor.store import _schema as t
+from proctor.store._bulk import insert_rows
 from proctor.store._graph_publish_state import PublishState, merged_sources
 from proctor.store._graph_rows import chunks, derived_id, relation_id
 
@@ -67,7 +68,7 @@ def write_entities(p: PublishState) -> None:
         if proposed != {key: row[key] for key in proposed}:
             p.needs_review("entity", entity_id, proposed)
     if inserts:
-        p.c.execute(insert(t.entities), inserts)
+        insert_rows(p.c, t.entities, inserts)
     if updates:
         e = t.entities.c
         # ``state = automatic`` again here: a person's edit committed meanwhile wins.
@@ -133,7 +134,7 @@ def write_events(p: PublishState) -> None:
                 }
             )
     if inserts:
-        p.c.execute(insert(t.graph_events), inserts)
+        insert_rows(p.c, t.graph_events, inserts)
     if updates:
         p.c.execute(
             update(t.graph_events)
@@ -153,7 +154,7 @@ def write_events(p: PublishState) -> None:
         if (event_id, entity_id) not in have
     ]
     if links:
-        p.c.execute(insert(t.event_entities), links)
+        insert_rows(p.c, t.event_entities, links)
     p.counts["events"] = len(grouped)
 
 
@@ -182,7 +183,7 @@ def write_changes(p: PublishState) -> None:
             }
         )
     if rows:
-        p.c.execute(insert(t.entity_changes), rows)
+        insert_rows(p.c, t.entity_changes, rows)
     p.counts["changes"] = len(rows)
 
 
@@ -238,7 +239,7 @@ def write_relations(p: PublishState) -> None:
             p.needs_review("relation", key, {"reason": fact.reason})
         p.counts["relations"] += 1
     if inserts:
-        p.c.execute(insert(t.relations), inserts)
+        insert_rows(p.c, t.relations, inserts)
     if updates:
         r = t.relations.c
         p.c.execute(

@@ -12,12 +12,13 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, RowMapping
 
 from proctor.errors import NotFoundError
 from proctor.graph import ResultDraft, SourceRef
 from proctor.store import _schema as t
+from proctor.store._bulk import insert_rows
 from proctor.store._graph_rows import NEEDS_REVIEW_REASON, chunks, existing_ids
 
 COUNTS = (
@@ -119,8 +120,9 @@ class PublishState:
     def flush(self) -> None:
         """Write what was gathered: source references, result objects, needs-review rows."""
         if self.refs:
-            self.c.execute(
-                insert(t.source_refs),
+            insert_rows(
+                self.c,
+                t.source_refs,
                 [
                     {
                         "object_type": object_type,
@@ -136,8 +138,9 @@ class PublishState:
                 ],
             )
         if self.objects:
-            self.c.execute(
-                insert(t.result_objects),
+            insert_rows(
+                self.c,
+                t.result_objects,
                 [
                     {
                         "result_id": self.result_id,
@@ -149,7 +152,7 @@ class PublishState:
             )
         fresh = self._unseen_reviews()
         if fresh:
-            self.c.execute(insert(t.needs_review), fresh)
+            insert_rows(self.c, t.needs_review, fresh)
         self.counts["needs_review"] = len(fresh)
 
     def _unseen_reviews(self) -> list[dict[str, Any]]:

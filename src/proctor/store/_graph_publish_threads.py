@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, select, update
 
 from proctor.errors import NotFoundError
 from proctor.graph import Checkpoint, OpenItemFact, StoryLineFact
 from proctor.store import _schema as t
+from proctor.store._bulk import insert_rows
 from proctor.store._graph_publish_state import PublishState
 from proctor.store._graph_rows import chunks, derived_id, open_item_key
 
@@ -51,7 +52,7 @@ def write_open_items(p: PublishState) -> None:
                 }
             )
     if inserts:
-        p.c.execute(insert(t.open_items), inserts)
+        insert_rows(p.c, t.open_items, inserts)
     if updates:
         p.c.execute(
             update(t.open_items)
@@ -159,7 +160,7 @@ def write_story_lines(p: PublishState) -> None:
         p.publishes("story_line", line_id)
     sl = t.story_lines.c
     if inserts:
-        p.c.execute(insert(t.story_lines), inserts)
+        insert_rows(p.c, t.story_lines, inserts)
     if updates:
         p.c.execute(
             update(t.story_lines)
@@ -199,7 +200,7 @@ def write_story_lines(p: PublishState) -> None:
                     }
                 )
     if links:
-        p.c.execute(insert(t.story_line_events), links)
+        insert_rows(p.c, t.story_line_events, links)
     p.counts["story_lines"] = len(facts)
 
 
@@ -232,9 +233,9 @@ def write_experiences(p: PublishState) -> None:
             for event_id in dict.fromkeys(fact.event_ids)
         )
     if rows:
-        p.c.execute(insert(t.experiences), rows)
+        insert_rows(p.c, t.experiences, rows)
     if links:
-        p.c.execute(insert(t.experience_events), links)
+        insert_rows(p.c, t.experience_events, links)
     p.counts["experiences"] = len(rows)
 
 
@@ -258,8 +259,9 @@ def write_checkpoints(p: PublishState) -> None:
                 )
             )
     if latest:
-        p.c.execute(
-            insert(t.review_checkpoints),
+        insert_rows(
+            p.c,
+            t.review_checkpoints,
             [
                 {
                     "stage": cp.stage,
