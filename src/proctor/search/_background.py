@@ -23,8 +23,9 @@ from datetime import datetime
 from typing import Literal
 
 from proctor._util.clock import utcnow
+from proctor.search._catalog import hold_vectors
 from proctor.search._embed import embed_pending
-from proctor.search._encoder import SentenceEncoder
+from proctor.search._encoder import TextEncoder
 from proctor.search._index import IndexReport, index_full_text
 from proctor.search._status import IndexStatus
 from proctor.search._write import Encoder, resolve_encoder
@@ -189,7 +190,7 @@ class BackgroundIndexer:
     # -- the thread -------------------------------------------------------------------
 
     def _run(self) -> None:
-        encoder: SentenceEncoder | Literal["unloaded"] | None = "unloaded"
+        encoder: TextEncoder | Literal["unloaded"] | None = "unloaded"
         while not self._stop.is_set():
             self._wake.clear()
             with self._changed:
@@ -218,6 +219,8 @@ class BackgroundIndexer:
         with self._opening:
             if self._store is None:
                 self._store = self._opener()
+                # A long-running process: rank from an in-memory copy of the index.
+                hold_vectors(self._store)
             return self._store
 
     def _passed(self, report: IndexReport) -> None:
@@ -235,7 +238,7 @@ class BackgroundIndexer:
             self._error = f"{type(exc).__name__}: {exc}"
             self._changed.notify_all()
 
-    def _embed_slice(self, store: SqlStore, encoder: SentenceEncoder) -> bool:
+    def _embed_slice(self, store: SqlStore, encoder: TextEncoder) -> bool:
         """Embed for a while; True when documents are left and progress was made."""
         self._set_phase("embedding")
 

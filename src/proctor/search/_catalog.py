@@ -1,4 +1,6 @@
-"""The in-memory copy of the index hybrid ranking works on: vectors, scope fields, neighbours.
+"""The in-memory copy of the index a long-running process ranks from: vectors, scope fields,
+neighbours (only for a store given to ``hold_vectors``; other searches query the vectors
+in the database, ``_vectors.py``).
 
 Loaded on the first hybrid search of a process (every vector: 1.5 KB a document) and kept
 per store object. When the index changes it is brought up to date, not read again:
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
-from proctor.search._encoder import DIMENSIONS, SentenceEncoder
+from proctor.search._encoder import DIMENSIONS, TextEncoder
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import SqlStore
 from proctor.store import _schema as t
@@ -81,6 +83,20 @@ class Catalog:
 
 
 _catalogs: weakref.WeakKeyDictionary[SqlStore, Catalog] = weakref.WeakKeyDictionary()
+_held: weakref.WeakSet[SqlStore] = weakref.WeakSet()
+
+
+def hold_vectors(store: SqlStore) -> None:
+    """Rank this store's searches from an in-memory copy of the index (a long-running
+    process: the copy is read once, then kept up to date; 1.5 KB a document)."""
+    _held.add(store)
+
+
+def holds_vectors(store: SqlStore) -> bool:
+    """Whether searches of this store rank from the in-memory copy."""
+    return store in _held
+
+
 _loading = threading.Lock()
 
 
@@ -99,7 +115,7 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
     return (*documents, generation, model)
 
 
-def load_catalog(store: SqlStore, encoder: SentenceEncoder) -> Catalog:
+def load_catalog(store: SqlStore, encoder: TextEncoder) -> Catalog:
     """The in-memory copy of the index, brought up to date when the index changed."""
     with _loading, store._read() as connection:
         signature = _signature(connection, encoder.name)

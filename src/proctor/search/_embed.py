@@ -23,7 +23,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
 from proctor.search._documents import digest, embedding_text
-from proctor.search._encoder import SentenceEncoder
+from proctor.search._encoder import TextEncoder
 from proctor.search._write import Vector, add_vectors, vector_bytes
 from proctor.store import SqlStore
 from proctor.store import _schema as t
@@ -98,7 +98,7 @@ def _pending(
 
 def embed_pending(
     store: SqlStore,
-    encoder: SentenceEncoder,
+    encoder: TextEncoder,
     *,
     seconds: float | None = None,
     should_stop: Callable[[], bool] | None = None,

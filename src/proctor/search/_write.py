@@ -20,14 +20,14 @@ from sqlalchemy.engine import Connection
 
 from proctor._util.clock import utcnow
 from proctor.search._documents import digest
-from proctor.search._encoder import SentenceEncoder, load_encoder
+from proctor.search._encoder import TextEncoder, load_encoder
 from proctor.store import _schema as t
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-Encoder = SentenceEncoder | None | Literal["auto"]
+Encoder = TextEncoder | None | Literal["auto"]
 """An encoder, None for full text only, or ``"auto"``: the model when it is installed."""
 
 CHUNK = 256
@@ -57,7 +57,7 @@ class Vector:
     blob: bytes
 
 
-def resolve_encoder(encoder: Encoder) -> SentenceEncoder | None:
+def resolve_encoder(encoder: Encoder) -> TextEncoder | None:
     """The encoder to use for ``encoder`` (``"auto"``: the installed model, if any)."""
     return load_encoder() if encoder == "auto" else encoder
 
@@ -74,7 +74,7 @@ def lock_index(connection: Connection) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INDEX_LOCK})
 
 
-def embed(rows: Sequence[Row], encoder: SentenceEncoder | None) -> dict[str, Vector]:
+def embed(rows: Sequence[Row], encoder: TextEncoder | None) -> dict[str, Vector]:
     """A vector for each row (by ``doc_key``); none without an encoder."""
     if encoder is None or not rows:
         return {}
