@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from proctor._util.paths import proctor_home
-from proctor.gate._discovery import ServerAddress, advertise, running_server
+from proctor.gate._discovery import ServerAddress, advertise, discovery_path, running_server
 from tests.backends import database_env, server_env
 from tests.gate.helpers import append_session, ingest_session, payload, write_session
 from tests.loopback import free_port, serving
@@ -132,3 +132,24 @@ def test_a_stale_discovery_file_falls_back_to_deciding_alone(
         assert done.returncode == 0
         assert done.stdout == alone.stdout
         assert b'"permissionDecision":"deny"' in done.stdout
+
+
+@pytest.mark.parametrize("hook_has_token", [True, False], ids=["token", "no-token"])
+def test_a_server_with_a_token_is_asked_with_it_and_a_hook_without_decides_alone(
+    project: Path, transcript: Path, hook_has_token: bool
+) -> None:
+    data = _payloads(project, transcript)[-2]
+    alone = _hook(data, [sys.executable, "-m", "proctor.cli.main", "gate"])
+    port = free_port()
+    token = {"PROCTOR_API_TOKEN": "gate-forwarding-secret"}
+    env = {**_env(), **server_env(proctor_home()), **token}
+    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    with serving(command, env, port):
+        assert "gate-forwarding-secret" not in Path(discovery_path()).read_text()
+        hook_env = {**_env(), **(token if hook_has_token else {})}
+        done = subprocess.run(LEAN_HOOK, input=data, capture_output=True, timeout=120,
+                              env=hook_env)  # fmt: skip
+    assert done.stdout == alone.stdout
+    imported = {line.split(b"|")[-1].strip() for line in done.stderr.splitlines()}
+    # With the token the server answered; without it (401) the hook decided itself.
+    assert (b"proctor.rules" in imported) is not hook_has_token

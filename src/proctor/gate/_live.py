@@ -22,7 +22,7 @@ parallel.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import itertools
 import os
 import shutil
 import tempfile
@@ -114,6 +114,7 @@ class LiveGate:
         self._lock = threading.Lock()
         self._scratch = Path(tempfile.mkdtemp(prefix="proctor-gate-", dir=_memory_folder()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        self._parses = itertools.count()
         self.counters = LiveGateCounters()
 
     @property
@@ -190,8 +191,6 @@ class LiveGate:
             while len(self._sessions) > self._max:
                 gone, _ = self._sessions.popitem(last=False)
                 self._service.forget(gone)
-                with contextlib.suppress(OSError):
-                    shutil.rmtree(self._fragment_folder(gone))
             return session
 
     def _update(
@@ -268,26 +267,26 @@ class LiveGate:
 
     def _events(self, fragment: bytes, request: GateRequest) -> list[Event]:
         assert request.transcript_path is not None
-        folder = self._fragment_folder(request.conversation_id)
-        folder.mkdir(exist_ok=True)
-        # The adapter recognises a session log or a sub-agent's log by its name.
+        # A folder of its own per parse, removed after: the adapter recognises a session log
+        # or a sub-agent's log by its name, and parses of different sessions run in parallel.
+        # A new file each time, not one rewritten in place (truncate, write), which ext4
+        # flushes to disk on close: milliseconds on a busy disk.
+        folder = self._scratch / str(next(self._parses))
+        folder.mkdir()
         target = folder / Path(request.transcript_path).name
-        # A new file each time, removed after: rewriting one in place (truncate, write) makes
-        # ext4 flush it to disk on close, milliseconds on a busy disk.
-        target.write_bytes(fragment)
-        self.counters.bytes_parsed += len(fragment)
         try:
+            target.write_bytes(fragment)
+            self.counters.bytes_parsed += len(fragment)
             trace = read_transcript_file(target, request.transcript_format, request.project, [])
         finally:
-            target.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                target.unlink()
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         if trace is None:
             return []
         leave_out = request.source_id
         return [event for event in trace.events if event.source_id != leave_out]
-
-    def _fragment_folder(self, conversation_id: str) -> Path:
-        name = hashlib.blake2b(conversation_id.encode(), digest_size=12).hexdigest()
-        return self._scratch / name
 
 
 def _memory_folder() -> str | None:
