@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from proctor.search import SentenceEncoder
+from proctor.search import SentenceEncoder, TextEncoder
 from proctor.search import _encoder as encoder_module
 from proctor.search._encoder import DIMENSIONS, MODEL_NAME, model_directory
 
@@ -54,6 +54,7 @@ def encoder_fingerprint() -> str:
         folder / "model.safetensors",
         folder / "tokenizer.json",
         Path(encoder_module.__file__),
+        Path(encoder_module.__file__).with_name("_onnx.py"),
     ):
         digest.update(part.name.encode() + b"\0")
         with part.open("rb") as file:
@@ -74,8 +75,9 @@ class CachedEncoder(SentenceEncoder):
     constructor is not run.
     """
 
-    def __init__(self, inner: SentenceEncoder, file: Path) -> None:
+    def __init__(self, inner: TextEncoder, file: Path) -> None:
         self._inner = inner
+        self.name = inner.name  # the vectors are the inner encoder's (int8, float, numpy)
         self.file = file
         self._known: dict[bytes, NDArray[np.float32]] = _read(file)
         self._used: set[bytes] = set()
@@ -85,9 +87,9 @@ class CachedEncoder(SentenceEncoder):
         """Texts the encoder was asked for."""
 
     @classmethod
-    def around(cls, inner: SentenceEncoder) -> CachedEncoder:
+    def around(cls, inner: TextEncoder) -> CachedEncoder:
         """``inner`` with the cache file of its fingerprint."""
-        return cls(inner, cache_folder() / f"{MODEL_NAME}-{encoder_fingerprint()}.npz")
+        return cls(inner, cache_folder() / f"{inner.name}-{encoder_fingerprint()}.npz")
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> NDArray[np.float32]:
         """One unit vector per text, from the cache where it has one."""
