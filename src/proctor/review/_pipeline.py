@@ -414,7 +414,7 @@ def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None)
                 f"({batch.output.get('semantic_error')})"
             )
     counts = store.manifest_counts(run.run_id)
-    done = store.done_manifest(run.run_id)
+    done = store.done_sources(run.run_id)
     semantic_state = "skipped" if semantic is None else ("partial" if semantic_failed else "done")
     coverage = Coverage(
         sources_total=run.sources_total,
@@ -426,25 +426,13 @@ def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None)
     )
     checkpoints: list[Checkpoint] = []
     if not run.reanalyze:
-        for entry in done:
+        for source_type, source_id, fingerprint, batch_no in done:
             checkpoints.append(
-                Checkpoint(
-                    "structural",
-                    run.scope_key,
-                    entry.source_type,
-                    entry.source_id,
-                    entry.fingerprint,
-                )
+                Checkpoint("structural", run.scope_key, source_type, source_id, fingerprint)
             )
-            if semantic is not None and entry.batch_no not in semantic_failed:
+            if semantic is not None and batch_no not in semantic_failed:
                 checkpoints.append(
-                    Checkpoint(
-                        "semantic",
-                        run.scope_key,
-                        entry.source_type,
-                        entry.source_id,
-                        entry.fingerprint,
-                    )
+                    Checkpoint("semantic", run.scope_key, source_type, source_id, fingerprint)
                 )
     conversation_ids = sorted({e.conversation_id for b in batches for e in b.events})
     draft = assemble_draft(

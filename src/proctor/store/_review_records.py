@@ -224,6 +224,10 @@ class ReviewRecords(Protocol):
         """Entries the run read."""
         ...
 
+    def done_sources(self, run_id: str) -> list[tuple[str, str, str, int]]:
+        """(source_type, source_id, fingerprint, batch_no) of the entries the run read."""
+        ...
+
     def checkpoint_count(self, stage: str | None = None) -> int:
         """How many checkpoints exist."""
         ...

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     Text,
     and_,
+    bindparam,
     case,
     cast,
     exists,
@@ -571,6 +572,18 @@ class ReviewStore(StoreBase):
             ).all()
         return [_entry(r) for r in rows]
 
+    def done_sources(self, run_id: str) -> list[tuple[str, str, str, int]]:
+        """(source_type, source_id, fingerprint, batch_no) of every entry the run read, in
+        manifest order: what its checkpoints need, without converting a row per entry."""
+        m = t.review_manifest.c
+        with self._read() as conn:
+            rows = conn.execute(
+                select(m.source_type, m.source_id, m.fingerprint, m.batch_no)
+                .where(m.run_id == run_id, m.state == "done")
+                .order_by(m.position)
+            ).all()
+        return [(str(a), str(b), str(c), int(d)) for a, b, c, d in rows]
+
     def checkpoint_count(self, stage: str | None = None) -> int:
         """How many checkpoints exist (of one stage)."""
         c = t.review_checkpoints
@@ -623,66 +636,50 @@ class ReviewStore(StoreBase):
         return found
 
     def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
-        """Current content of the given sources, read in one snapshot."""
+        """Current content of the given sources, read in one snapshot.
+
+        The statements are built once (``_CONTENT``) with expanding parameters: a review
+        reads a batch this way hundreds of times.
+        """
         by_type: dict[str, list[str]] = {}
         for source_type, source_id in keys:
             by_type.setdefault(source_type, []).append(source_id)
+        q = _CONTENT
         with self._read() as conn:
+
+            def rows(statement: Any, ids: Sequence[str], **more: Any) -> Iterator[Any]:
+                for part in _chunks(ids):
+                    yield from conn.execute(statement, {"ids": part, **more})
+
             messages = {
                 r.source_id: message_from_row(r._mapping)
-                for ids in _chunks(by_type.get("message", ()))
-                for r in conn.execute(select(t.messages).where(t.messages.c.source_id.in_(ids)))
+                for r in rows(q.messages, by_type.get("message", ()))
             }
             tool_calls = {
                 r.source_id: tool_call_from_row(r._mapping)
-                for ids in _chunks(by_type.get("tool_call", ()))
-                for r in conn.execute(select(t.tool_calls).where(t.tool_calls.c.source_id.in_(ids)))
+                for r in rows(q.tool_calls, by_type.get("tool_call", ()))
             }
             task_events = {
                 r.source_id: task_event_from_row(r._mapping)
-                for ids in _chunks(by_type.get("task_event", ()))
-                for r in conn.execute(
-                    select(t.task_events).where(t.task_events.c.source_id.in_(ids))
-                )
+                for r in rows(q.task_events, by_type.get("task_event", ()))
             }
             fingerprints: dict[tuple[str, str], str] = {}
             conversation_of: dict[str, str] = {}
             for source_type, ids_all in by_type.items():
-                for ids in _chunks(ids_all):
-                    for r in conn.execute(
-                        select(
-                            t.sources.c.source_id,
-                            t.sources.c.fingerprint,
-                            t.sources.c.conversation_id,
-                        ).where(
-                            t.sources.c.source_type == source_type, t.sources.c.source_id.in_(ids)
-                        )
-                    ):
-                        fingerprints[(source_type, r.source_id)] = r.fingerprint
-                        conversation_of[r.source_id] = r.conversation_id
-            conversation_ids = sorted(set(conversation_of.values()))
+                for r in rows(q.sources, ids_all, kind=source_type):
+                    fingerprints[(source_type, r.source_id)] = r.fingerprint
+                    conversation_of[r.source_id] = r.conversation_id
             conversations: dict[str, Conversation] = {}
             project_of: dict[str, str] = {}
-            for ids in _chunks(conversation_ids):
-                for r in conn.execute(
-                    select(t.conversations).where(t.conversations.c.conversation_id.in_(ids))
-                ):
-                    conversations[r.conversation_id] = conversation_from_row(r._mapping)
-                    project_of[r.conversation_id] = r.project_id
+            for r in rows(q.conversations, sorted(set(conversation_of.values()))):
+                conversations[r.conversation_id] = conversation_from_row(r._mapping)
+                project_of[r.conversation_id] = r.project_id
             project_names = {
-                r.project_id: r.name
-                for r in conn.execute(
-                    select(t.projects.c.project_id, t.projects.c.name).where(
-                        t.projects.c.project_id.in_(sorted(set(project_of.values())))
-                    )
-                )
+                r.project_id: r.name for r in rows(q.projects, sorted(set(project_of.values())))
             }
             subagent_runs = {
                 r.parent_tool_call_id: subagent_from_row(r._mapping)
-                for ids in _chunks(by_type.get("tool_call", ()))
-                for r in conn.execute(
-                    select(t.subagent_runs).where(t.subagent_runs.c.parent_tool_call_id.in_(ids))
-                )
+                for r in rows(q.subagent_runs, by_type.get("tool_call", ()))
             }
         return SourceContents(
             messages=messages,
@@ -694,6 +691,41 @@ class ReviewStore(StoreBase):
             project_names=project_names,
             subagent_runs=subagent_runs,
         )
+
+
+class _ContentStatements(NamedTuple):
+    """The reads of ``source_contents``, each over a list of ids (``ids``)."""
+
+    messages: Any
+    tool_calls: Any
+    task_events: Any
+    sources: Any
+    conversations: Any
+    projects: Any
+    subagent_runs: Any
+
+
+def _by_ids(table: Any, column: Any, *columns: Any) -> Any:
+    return select(*(columns or (table,))).where(column.in_(bindparam("ids", expanding=True)))
+
+
+_CONTENT = _ContentStatements(
+    messages=_by_ids(t.messages, t.messages.c.source_id),
+    tool_calls=_by_ids(t.tool_calls, t.tool_calls.c.source_id),
+    task_events=_by_ids(t.task_events, t.task_events.c.source_id),
+    sources=_by_ids(
+        t.sources,
+        t.sources.c.source_id,
+        t.sources.c.source_id,
+        t.sources.c.fingerprint,
+        t.sources.c.conversation_id,
+    ).where(t.sources.c.source_type == bindparam("kind")),
+    conversations=_by_ids(t.conversations, t.conversations.c.conversation_id),
+    projects=_by_ids(
+        t.projects, t.projects.c.project_id, t.projects.c.project_id, t.projects.c.name
+    ),
+    subagent_runs=_by_ids(t.subagent_runs, t.subagent_runs.c.parent_tool_call_id),
+)
 
 
 def _chunks(ids: Sequence[str], size: int = 500) -> Iterator[list[str]]:
