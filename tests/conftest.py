@@ -36,6 +36,8 @@ def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     home = tmp_path / "proctor-home"
     monkeypatch.setenv("PROCTOR_HOME", str(home))
     monkeypatch.setenv("PROCTOR_ALLOW_MODEL_REQUESTS", "0")
+    # No detached search indexer outlives a test (tests/search/test_handoff.py starts its own).
+    monkeypatch.setenv("PROCTOR_BACKGROUND_INDEXING", "0")
     monkeypatch.delenv("PROCTOR_DATABASE_URL", raising=False)
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
