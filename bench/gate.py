@@ -17,7 +17,9 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
 (e) the hook two ways: the command hook's CPU (``getrusage`` of the child) against
     ``python -S -c pass`` in alternating runs, forwarding to a running ``proctor serve``
     (``python -m proctor.gate``, ``proctor gate``) and deciding alone; the http hook's
-    latency on a session log growing line by line (target p99 ≤ 10 ms).
+    latency on a session log growing line by line (target p99 ≤ 10 ms);
+(f) the same decisions: every AgentDojo call decided in process as in (a) and by the
+    server's ``LiveGate`` reading the run's prefix as a transcript file.
 
 Every timing is ``time.perf_counter_ns`` after a warm-up pass; nothing is tuned to the
 traces. (c) and (d) run in alternating rounds (``--passes``, one pass of each per round), and
@@ -437,6 +439,79 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
     return samples, notes
 
 
+def agentdojo_live(scratch: Path) -> tuple[int, int, int]:
+    """(f): every AgentDojo call decided by ``GateService`` in process, as in (a), and by
+    ``LiveGate`` — the server's path — reading that run's prefix as a transcript file.
+
+    The prefix is the run's messages up to the assistant message carrying the call, its
+    tool calls cut after this one. Returns calls, decisions that differ, and histories of
+    a different length (where a run made parallel calls, (a) has seen the earlier calls'
+    results, which a live log holds only after the assistant message).
+    """
+    from proctor.gate import GateRequest, GateService, LiveGate
+    from proctor.rules import DEFAULT_POLICY, Trace
+    from proctor.sources import prepare_bundle, read_paths
+    from proctor.transcript import ConversationBundle
+
+    live = LiveGate(policy=DEFAULT_POLICY)
+    calls = differ = histories = 0
+    for source in sorted(AGENTDOJO.glob("*.jsonl")):
+        header, *runs = source.read_text().splitlines()
+        for run in runs:
+            record = json.loads(run)
+            whole = scratch / "run.jsonl"
+            whole.write_text(f"{header}\n{run}\n")
+            bundles = [
+                item
+                for item in read_paths([whole], format_name="agentdojo")
+                if isinstance(item, ConversationBundle)
+            ]
+            if not bundles:
+                continue
+            trace = Trace.from_bundle(prepare_bundle(bundles[0]).bundle)
+            conversation_id = trace.context.conversation_id
+            service = GateService(policy=DEFAULT_POLICY)
+            service.observe(conversation_id, (), context=trace.context)
+            messages = record["messages"]
+            spots = [
+                (number, position)
+                for number, message in enumerate(messages)
+                for position, _ in enumerate(message.get("tool_calls") or ())
+            ]
+            seen_calls = 0
+            for event in trace.events:
+                if event.kind == "call" and event.call is not None:
+                    request = GateRequest(
+                        conversation_id=conversation_id,
+                        tool_name=event.call.name,
+                        tool_input=event.call.arguments,
+                        call_source_id=event.call.source_id,
+                    )
+                    expected = service.decide(request)
+                    number, position = spots[seen_calls]
+                    prefix = [dict(m) for m in messages[: number + 1]]
+                    prefix[-1]["tool_calls"] = prefix[-1]["tool_calls"][: position + 1]
+                    log = scratch / f"prefix-{calls}.jsonl"
+                    log.write_text(f"{header}\n{json.dumps({**record, 'messages': prefix})}\n")
+                    asked = request.model_copy(
+                        update={
+                            "conversation_id": f"prefix-{calls}",
+                            "transcript_path": str(log),
+                            "transcript_format": "agentdojo",
+                        }
+                    )
+                    got = live.decide(asked, None)
+                    log.unlink()
+                    differ += (got.decision, got.rule) != (expected.decision, expected.rule)
+                    histories += live.service.events_seen(f"prefix-{calls}") != service.events_seen(
+                        conversation_id
+                    )
+                    calls += 1
+                    seen_calls += 1
+                service.observe(conversation_id, (event,))
+    return calls, differ, histories
+
+
 def _live_in_process(lines: list[bytes], half: int, payload: bytes, root: Path) -> list[int]:
     """The server's decision alone: ``LiveGate`` on the same growing log, in this process."""
     from proctor.gate import LiveGate, gate_request, parse_hook_input
@@ -499,14 +574,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--http-calls", type=int, default=200, help="(e) http hook requests")
     parser.add_argument(
         "--only",
-        default="a,b,c,d,e",
+        default="a,b,c,d,e,f",
         help="rows to measure, e.g. 'c,d' while iterating (implies --no-write unless all)",
     )
     args = parser.parse_args(argv)
     only = {row.strip() for row in args.only.split(",") if row.strip()}
-    if not only <= {"a", "b", "c", "d", "e"} or not only:
-        parser.error("--only takes a comma-separated subset of a,b,c,d,e")
-    if only != {"a", "b", "c", "d", "e"}:
+    if not only <= {"a", "b", "c", "d", "e", "f"} or not only:
+        parser.error("--only takes a comma-separated subset of a,b,c,d,e,f")
+    if only != {"a", "b", "c", "d", "e", "f"}:
         args.no_write = True  # a partial table never replaces the recorded results
 
     started = time.perf_counter()
@@ -543,6 +618,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ratio = statistics.median(modes[key]) / floor
                 notes.append(f"(e) {label}: median {ratio:.1f}× the floor's CPU")
         notes += mode_notes
+    if "f" in only:
+        with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
+            asked, differ, histories = agentdojo_live(Path(scratch))
+        notes.append(
+            f"(f) AgentDojo, in-process GateService vs LiveGate (the server's path) on each "
+            f"run's prefix: {asked - differ} of {asked} calls decided the same "
+            f"({histories} histories of another length, mostly calls after the first of a parallel batch: see agentdojo_live)"
+        )
     whole_rate = inv_rate = None
     ratios: list[float] = []
     whole: list[int] = []
