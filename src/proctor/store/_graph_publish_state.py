@@ -37,7 +37,10 @@ COUNTS = (
 )
 
 
-def merged_sources(facts: Iterable[Any]) -> tuple[SourceRef, ...]:
+def merged_sources(facts: Sequence[Any]) -> tuple[SourceRef, ...]:
+    """The sources of facts about one object, each once, in first-seen order."""
+    if len(facts) == 1 and len(facts[0].sources) < 2:
+        return tuple(facts[0].sources)  # nothing to deduplicate: no hashing
     return tuple(dict.fromkeys(ref for fact in facts for ref in fact.sources))
 
 
