@@ -18,8 +18,15 @@ One run reports, against the targets of issue #5:
    ``graph(..., as_published=True)``, ``stories``, ``entity`` (the most linked one),
    ``attention`` and ``search``.
 
-    python bench/review.py                      # 100k sources
+5. **Scale** (issue 18, ``bench/review_scale.py``): a first structural review of the
+   200 MB corpus in sources per second (target ≥ 5,000/s), the no-change review after it
+   in process (< 0.3 s) and as a ``proctor review run`` process (< 0.5 s wall), and a
+   9,520-fact publish (< 0.5 s), each side by side with the code before issue 18
+   (alternating runs of both in the same bench run).
+
+    python bench/review.py                      # 100k sources, then the scale comparison
     python bench/review.py --sources 20000      # a quicker look
+    python bench/review.py --scale-only         # only (5)
 """
 
 from __future__ import annotations
@@ -374,7 +381,15 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=100_000)
     parser.add_argument("--entities", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--scale-only", action="store_true", help="only the scale comparison")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the scale comparison")
     args = parser.parse_args()
+    import review_scale  # bench/review_scale.py
+
+    if args.scale_only:
+        scale = review_scale.compare(200, args.rounds, review_scale.BASELINE)
+        print(json.dumps(scale, indent=2) if args.json else review_scale.render(scale))
+        return
     started = time.perf_counter()
     report: dict[str, Any] = {
         "machine": f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
@@ -386,6 +401,7 @@ def main() -> None:
         report["no_change"] = no_change(store)
         report["graph"] = publish_and_queries(store, args.entities)
         store.close()
+    report["scale"] = review_scale.compare(200, args.rounds, review_scale.BASELINE)
     report["seconds"] = time.perf_counter() - started
     if args.json:
         print(json.dumps(report, indent=2, default=str))
@@ -445,6 +461,10 @@ def _print(r: dict[str, Any]) -> None:
             else f"p95 {search['p95_ms_per_query']:.1f} ms per query"
         )
     )
+    import review_scale  # bench/review_scale.py
+
+    print("(5) scale, side by side with the code before issue 18:")
+    print(review_scale.render(r["scale"]))
     print(f"total bench time {r['seconds']:.0f} s")
 
 
