@@ -19,7 +19,6 @@ import os
 DISCOVERY_FILE = "server.json"
 
 
-
 class ServerAddress:
     """A local Proctor server the gate hook may forward to (a plain class: no dataclasses).
 
