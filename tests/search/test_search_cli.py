@@ -138,11 +138,9 @@ def test_index_only_takes_no_query_and_a_search_needs_one() -> None:
 
 
 @needs_embeddings
-def test_a_search_embeds_for_a_few_seconds_and_says_how_far_it_got(
+def test_a_search_embeds_nothing_itself_hands_off_and_says_how_far_the_index_is(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from proctor.cli import search as command
-
     store = open_store()
     try:
         turns = [("Dev", f"Ledger export attempt {n} timed out again.") for n in range(20)]
@@ -150,15 +148,25 @@ def test_a_search_embeds_for_a_few_seconds_and_says_how_far_it_got(
     finally:
         store.close()
     documents = len(FRIENDS) + 20
-    monkeypatch.setattr(command, "EMBED_SECONDS", 0.0)  # one chunk, then the answer
+    started: list[list[str]] = []
+    monkeypatch.setenv("PROCTOR_BACKGROUND_INDEXING", "1")
+    monkeypatch.setattr(
+        "proctor.search._handoff.subprocess.Popen",
+        lambda command, **options: started.append(command) or object(),
+    )
     first = json.loads(_json_of(run("search", "adopting a child", "--json").output))
     assert first["mode"] == "hybrid"
+    assert first["hits"][0]["id"] in {"c1:t6", "c1:t7"}  # by full text, at once
+    assert first["index"]["embedded"] == 0
     assert first["index"]["stale"] is True
-    embedded = first["index"]["embedded"]
-    assert 0 < embedded < documents
-    assert f"{embedded} of {documents} documents have embeddings" in first["index"]["note"]
+    assert first["index"]["indexing"] is True
+    assert f"0 of {documents} documents have embeddings" in first["index"]["note"]
+    assert "the background indexer is adding them" in first["index"]["note"]
+    assert started == [[sys.executable, "-m", "proctor.search"]]
     finished = run("search", "--index-only")
-    assert f"{documents - embedded} document(s)" in finished.output
+    assert f"Embedded {documents} document(s)" in finished.output
     assert "0 left without a vector" in finished.output
     last = json.loads(_json_of(run("search", "adopting a child", "--json").output))
     assert last["index"]["embedded"] == documents and last["index"]["stale"] is False
+    assert last["index"]["note"] is None
+    assert len(started) == 1  # nothing left to hand off

@@ -163,6 +163,9 @@ def ingest_command(
             )
         supervised = on_conversations_changed(store, report.conversation_ids)
         hand_off_webhooks(store)  # detached: the import never waits for a receiver
+        from proctor.search import hand_off_indexing
+
+        hand_off_indexing(store)  # detached: the import never waits for embeddings
     if as_json:
         print_json({**report_json(report), "supervision": [outcome_line(o) for o in supervised]})
     else:

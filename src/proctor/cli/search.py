@@ -1,12 +1,14 @@
 """``proctor search``: ranked hits over messages, tool calls and graph objects (REV-14).
 
-A search never waits for the whole index: it brings full text up to date (cheap), embeds
-for at most a few seconds, answers from what is indexed, and says what the hits may miss.
+A search never waits for embeddings: it brings full text up to date (cheap), answers from
+what is indexed, hands the embedding of the rest to a detached indexer (``python -m
+proctor.search``) when none is at work, and says what the hits may miss.
 ``--index-only`` finishes the index, with a progress bar, and searches nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import click
@@ -28,14 +30,13 @@ from proctor.search import (
     IndexReport,
     SearchResult,
     embed_pending,
+    hand_off_indexing,
     index_full_text,
+    indexer_running,
     load_encoder,
     search,
 )
 from proctor.store import SqlStore
-
-EMBED_SECONDS = 3.0
-"""How long a search embeds documents that lack a vector before it answers."""
 
 
 @click.command("search")
@@ -80,10 +81,10 @@ def search_command(
 
     Full text and sentence embeddings (the `embeddings` extra) are ranked together;
     without the extra the search uses full text only and says so. New and changed
-    messages are indexed for full text first; documents still without an embedding are
-    embedded for a few seconds, and the rest rank by full text until they are embedded
-    (`--index-only` embeds them all; `proctor serve` and `proctor mcp` do it in the
-    background). The answer says when the hits may be incomplete.
+    messages are indexed for full text first; documents still without an embedding rank
+    by full text until a background indexer embeds them (started here when none is at
+    work; `proctor serve`, `proctor mcp` and `proctor watch` run their own; `--index-only`
+    embeds them all now). The answer says when the hits may be incomplete.
     """
     encoder: Encoder = None if full_text else "auto"
     if index_only:
@@ -102,9 +103,9 @@ def search_command(
             report = _full_text(store)
             if report.added or report.updated or report.removed:
                 err_console.print(_index_line(report), markup=False)
-            if encoder is not None:
-                _embed(store, seconds=EMBED_SECONDS)
             result = _search(store, query, project, conversation, doc_types, limit, encoder)
+            if encoder is not None:
+                result = _hand_off(store, result)
     if as_json:
         print_json(result.as_json())
         return
@@ -129,6 +130,17 @@ def _search(
         doc_types=list(doc_types) or None,
         limit=limit,
         encoder=encoder,
+    )
+
+
+def _hand_off(store: SqlStore, result: SearchResult) -> SearchResult:
+    """Start a detached indexer for what is not embedded yet; the answer says one is at it."""
+    started = hand_off_indexing(store)
+    if not result.index.stale:
+        return result
+    working = started is not None or indexer_running(store)
+    return dataclasses.replace(
+        result, index=result.index.with_indexer(indexing=working, error=None)
     )
 
 

@@ -17,6 +17,7 @@ from proctor.cli.supervise import outcome_line
 from proctor.errors import ConfigError, ProctorError
 from proctor.ingest import IngestReport, Watcher, default_session_folders
 from proctor.notify import DesktopNotifier, NotificationFollower, WebhookThread
+from proctor.search import BackgroundIndexer
 from proctor.store import SqlStore, Store
 from proctor.supervision import LiveSupervision, ScheduleOutcome
 
@@ -63,6 +64,8 @@ def watch_command(folders: tuple[Path, ...], project: str | None, desktop_notify
     with writable_store() as store, BackgroundSupervision(store) as supervision:
         webhooks = WebhookThread(lambda: store)
         webhooks.start()
+        # Searches find what was imported: full text at once, embeddings as they come.
+        indexer = BackgroundIndexer(lambda: store).start()
         desktop = desktop_notifications(store) if desktop_notify else None
 
         def imported(result: IngestReport) -> None:
@@ -80,6 +83,7 @@ def watch_command(folders: tuple[Path, ...], project: str | None, desktop_notify
             stop.set()
         finally:
             webhooks.stop()
+            indexer.stop()
     console.print("Stopped.")
 
 

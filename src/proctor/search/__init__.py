@@ -30,6 +30,7 @@ from proctor.search._encoder import (
     missing_embeddings,
 )
 from proctor.search._graph import index_graph_objects, remove_graph_objects
+from proctor.search._handoff import hand_off_indexing, indexer_running
 from proctor.search._index import IndexReport, index_full_text, index_sources
 from proctor.search._query import SearchHit, SearchResult, query_terms, search
 from proctor.search._status import IndexStatus, index_status
@@ -52,10 +53,12 @@ __all__ = [
     "embed_pending",
     "entity_document",
     "event_document",
+    "hand_off_indexing",
     "index_full_text",
     "index_graph_objects",
     "index_sources",
     "index_status",
+    "indexer_running",
     "load_encoder",
     "missing_embeddings",
     "query_terms",

@@ -7,7 +7,9 @@ check every ``interval`` seconds costs two aggregate queries), then sentence emb
 for the documents that lack them, a chunk at a time. A search calls
 :meth:`BackgroundIndexer.catch_up` first, which runs a full-text pass on the caller's
 thread (cheap, and cut short after a few seconds: the next pass goes on) while the
-embedding carries on beside it; a search never waits for embeddings. Full-text passes take
+embedding carries on beside it; a search never waits for embeddings. Embedding takes the
+store's indexer lock (``_handoff.py``) and keeps it while the thread runs; while a detached
+indexer (``proctor ingest``'s hand-off) holds it, the thread leaves embedding to that one. Full-text passes take
 turns (one lock); every write is its own short transaction. Failures are kept
 (``state.error``) and reported in search answers; the thread goes on at the next interval.
 """
@@ -26,6 +28,7 @@ from proctor._util.clock import utcnow
 from proctor.search._catalog import hold_vectors
 from proctor.search._embed import embed_pending
 from proctor.search._encoder import TextEncoder
+from proctor.search._handoff import IndexerLock
 from proctor.search._index import IndexReport, index_full_text
 from proctor.search._status import IndexStatus
 from proctor.search._write import Encoder, resolve_encoder
@@ -87,6 +90,7 @@ class BackgroundIndexer:
         self._interval = interval
         self._close_store = close_store
         self._store: SqlStore | None = None
+        self._lock: IndexerLock | None = None
         self._full_text = threading.Lock()
         self._opening = threading.Lock()
         self._changed = threading.Condition()
@@ -121,6 +125,8 @@ class BackgroundIndexer:
         with self._changed:
             self._phase = "stopped"
             self._changed.notify_all()
+        if self._lock is not None:
+            self._lock.release()
         if self._close_store and self._store is not None:
             self._store.close()
 
@@ -239,7 +245,12 @@ class BackgroundIndexer:
             self._changed.notify_all()
 
     def _embed_slice(self, store: SqlStore, encoder: TextEncoder) -> bool:
-        """Embed for a while; True when documents are left and progress was made."""
+        """Embed for a while; True when documents are left and progress was made. Another
+        process's indexer at work (``proctor ingest`` handed off): its turn, not ours."""
+        if self._lock is None:
+            self._lock = IndexerLock(store)
+        if not self._lock.acquire():
+            return False
         self._set_phase("embedding")
 
         def count(done: int, total: int) -> None:

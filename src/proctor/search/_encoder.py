@@ -278,6 +278,18 @@ def cache_root() -> Path:
     return Path(base) / "proctor"
 
 
+def installed_encoder_name() -> str | None:
+    """The model id ``load_encoder`` would give, without loading it (None: no encoder)."""
+    if missing_embeddings() is not None:
+        return None
+    from proctor.search._onnx import encoder_name, missing_runtime
+
+    choice = chosen_encoder()
+    if choice == "numpy" or missing_runtime() is not None:
+        return MODEL_NAME
+    return encoder_name("int8" if choice == "int8" else "float32")
+
+
 def load_encoder() -> TextEncoder | None:
     """The shared encoder (loaded once per process), or None without the extra or the model.
 
