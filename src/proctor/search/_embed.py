@@ -1,10 +1,11 @@
 """Sentence embeddings for the documents that lack them, a chunk at a time.
 
-The encoder reads 25–60 documents a second, so a first index of a few thousand messages
-takes minutes: far too long to wait for before a search. Documents are therefore written
-for full text first (``_index.py``, ``_graph.py``) and get their vectors here, afterwards:
-on the background indexer's thread in ``proctor serve`` and ``proctor mcp``
-(``_background.py``), for a few seconds per ``proctor search``, or to the end with
+Even the ONNX encoder reads a few hundred documents a second at best, so a first index of
+tens of thousands of messages takes minutes: far too long to wait for before a search.
+Documents are therefore written for full text first (``_index.py``, ``_graph.py``) and get
+their vectors here, afterwards: on the background indexer's thread in ``proctor serve``,
+``proctor mcp`` and ``proctor watch`` (``_background.py``), in the detached indexer
+``proctor ingest`` and ``proctor search`` start (``_handoff.py``), or to the end with
 ``proctor search --index-only``. Until a document has its vector, hybrid search ranks it
 by full text alone, and every answer says how many documents are embedded.
 

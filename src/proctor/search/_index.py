@@ -401,9 +401,9 @@ def index_sources(
 ) -> IndexReport:
     """Bring the whole index up to date: full text, then every missing vector.
 
-    Embedding runs at 25–60 documents a second, so on a large store this takes minutes;
-    long-running processes use :class:`~proctor.search.BackgroundIndexer` instead, and
-    ``proctor search`` embeds only for a few seconds per call.
+    Embedding a large store takes minutes; long-running processes use
+    :class:`~proctor.search.BackgroundIndexer` instead, and ``proctor ingest`` and
+    ``proctor search`` hand it to a detached indexer (``hand_off_indexing``).
 
     Args:
         store: the store to read from and write the index into.

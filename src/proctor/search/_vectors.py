@@ -94,14 +94,16 @@ def nearest(
     return _nearest_scan(connection, query, model, scope, k, chunk)
 
 
+def _scoped(scope: Scope) -> bool:
+    return scope != Scope(None, None, None)
+
+
 def _vector_rows(model: str, scope: Scope) -> Select[Any]:
     d, v = t.search_documents, t.search_vectors
-    statement = (
-        select(v.c.row_id, v.c.vector)
-        .select_from(v.join(d, d.c.row_id == v.c.row_id))
-        .where(v.c.model == model)
-    )
-    return in_scope(statement, scope)
+    statement = select(v.c.row_id, v.c.vector).where(v.c.model == model)
+    if not _scoped(scope):  # every vector row names a document: no join needed
+        return statement
+    return in_scope(statement.select_from(v.join(d, d.c.row_id == v.c.row_id)), scope)
 
 
 def _nearest_scan(
@@ -154,11 +156,12 @@ def _nearest_sql(
         filters.append(f"AND d.doc_type IN ({', '.join(names)})")
         params |= {f"type_{i}": value for i, value in enumerate(scope.doc_types)}
     # One pass: the similarities are computed once, then ranked and bounded.
+    join = "JOIN search_documents AS d ON d.row_id = v.row_id " if _scoped(scope) else ""
     rows = connection.execute(
         text(
             "WITH s AS MATERIALIZED (SELECT v.row_id AS row_id, "
             "1 - vec_distance_cosine(v.vector, :query) AS sim "
-            "FROM search_vectors AS v JOIN search_documents AS d ON d.row_id = v.row_id "
+            f"FROM search_vectors AS v {join}"
             f"WHERE v.model = :model {' '.join(filters)}) "
             "SELECT row_id, sim, (SELECT min(sim) FROM s), (SELECT max(sim) FROM s), "
             "(SELECT count(*) FROM s) FROM s ORDER BY sim DESC, row_id LIMIT :k"
