@@ -294,9 +294,9 @@ def _work(
     for saved in store.review_batches(run.run_id):
         if saved.state == "done":
             continue
-        if store.review_run(run.run_id).status != "running":
-            return
         kept = _read_batch(store, run, saved.batch_no, semantic)  # saving beats the slot
+        if kept is None:
+            return
         if progress is not None:
             progress(store.review_run(run.run_id))
         if not kept:
@@ -308,12 +308,15 @@ def _work(
 
 def _read_batch(
     store: Store, run: ReviewRunRecord, batch_no: int, semantic: SemanticLayer | None
-) -> bool:
-    """Read one batch and save what it yielded; False when the run stopped meanwhile."""
+) -> bool | None:
+    """Read one batch and save what it yielded; False when the run stopped meanwhile,
+    None when it had stopped before (nothing read)."""
     from proctor.review.structural import extract_structural
 
-    entries = store.manifest_page(run.run_id, batch_no)
-    contents = store.source_contents([(e.source_type, e.source_id) for e in entries])
+    given = store.review_batch_input(run.run_id, batch_no)
+    if given.status != "running":
+        return None
+    entries, contents = given.entries, given.contents
     sources: list[BatchSource] = []
     omitted: list[tuple[str, str]] = []
     for entry in entries:

@@ -120,6 +120,16 @@ class SourceContents:
     """By the source id of the tool call that started the sub-agent."""
 
 
+@dataclass(frozen=True, slots=True)
+class BatchInput:
+    """What reading one batch needs, from one snapshot: the run's status, the batch's
+    manifest entries and their sources' current content (empty unless running)."""
+
+    status: str
+    entries: list[ManifestEntry]
+    contents: SourceContents
+
+
 class ReviewRecords(Protocol):
     """Review runs, manifests, batches and the execution slot (see ``_review_store.py``)."""
 
@@ -193,6 +203,10 @@ class ReviewRecords(Protocol):
 
     def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
         """One batch's manifest entries."""
+        ...
+
+    def review_batch_input(self, run_id: str, batch_no: int) -> BatchInput:
+        """The run's status, one batch's entries and their content, in one read."""
         ...
 
     def review_batches(self, run_id: str) -> list[SavedBatch]:

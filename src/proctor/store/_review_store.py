@@ -53,6 +53,7 @@ from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 from proctor.store._review_batch_save import save_batch
 from proctor.store._review_records import (
+    BatchInput,
     ManifestEntry,
     ReviewRunRecord,
     ReviewScope,
@@ -487,14 +488,19 @@ class ReviewStore(StoreBase):
 
     def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
         """The manifest entries of one batch, in order."""
-        m = t.review_manifest
         with self._read() as conn:
-            rows = conn.execute(
-                select(m)
-                .where(m.c.run_id == run_id, m.c.batch_no == batch_no)
-                .order_by(m.c.position)
-            ).all()
-        return [_entry(r) for r in rows]
+            return _manifest_page(conn, run_id, batch_no)
+
+    def review_batch_input(self, run_id: str, batch_no: int) -> BatchInput:
+        """The run's status, one batch's manifest entries and their sources' content, read
+        in one snapshot (one read per batch instead of three)."""
+        with self._read() as conn:
+            status = conn.execute(_RUN_STATUS, {"run": run_id}).scalar_one()
+            if status != "running":
+                return BatchInput(str(status), [], _source_contents(conn, []))
+            entries = _manifest_page(conn, run_id, batch_no)
+            keys = [(e.source_type, e.source_id) for e in entries]
+            return BatchInput(str(status), entries, _source_contents(conn, keys))
 
     def review_batches(self, run_id: str) -> list[SavedBatch]:
         """Every batch of a run with its state and saved output."""
@@ -636,61 +642,82 @@ class ReviewStore(StoreBase):
         return found
 
     def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
-        """Current content of the given sources, read in one snapshot.
-
-        The statements are built once (``_CONTENT``) with expanding parameters: a review
-        reads a batch this way hundreds of times.
-        """
-        by_type: dict[str, list[str]] = {}
-        for source_type, source_id in keys:
-            by_type.setdefault(source_type, []).append(source_id)
-        q = _CONTENT
+        """Current content of the given sources, read in one snapshot."""
         with self._read() as conn:
+            return _source_contents(conn, keys)
 
-            def rows(statement: Any, ids: Sequence[str], **more: Any) -> Iterator[Any]:
-                for part in _chunks(ids):
-                    yield from conn.execute(statement, {"ids": part, **more})
 
-            messages = {
-                r.source_id: message_from_row(r._mapping)
-                for r in rows(q.messages, by_type.get("message", ()))
-            }
-            tool_calls = {
-                r.source_id: tool_call_from_row(r._mapping)
-                for r in rows(q.tool_calls, by_type.get("tool_call", ()))
-            }
-            task_events = {
-                r.source_id: task_event_from_row(r._mapping)
-                for r in rows(q.task_events, by_type.get("task_event", ()))
-            }
-            fingerprints: dict[tuple[str, str], str] = {}
-            conversation_of: dict[str, str] = {}
-            for source_type, ids_all in by_type.items():
-                for r in rows(q.sources, ids_all, kind=source_type):
-                    fingerprints[(source_type, r.source_id)] = r.fingerprint
-                    conversation_of[r.source_id] = r.conversation_id
-            conversations: dict[str, Conversation] = {}
-            project_of: dict[str, str] = {}
-            for r in rows(q.conversations, sorted(set(conversation_of.values()))):
-                conversations[r.conversation_id] = conversation_from_row(r._mapping)
-                project_of[r.conversation_id] = r.project_id
-            project_names = {
-                r.project_id: r.name for r in rows(q.projects, sorted(set(project_of.values())))
-            }
-            subagent_runs = {
-                r.parent_tool_call_id: subagent_from_row(r._mapping)
-                for r in rows(q.subagent_runs, by_type.get("tool_call", ()))
-            }
-        return SourceContents(
-            messages=messages,
-            tool_calls=tool_calls,
-            task_events=task_events,
-            fingerprints=fingerprints,
-            conversations=conversations,
-            project_of=project_of,
-            project_names=project_names,
-            subagent_runs=subagent_runs,
-        )
+def _manifest_page(conn: Connection, run_id: str, batch_no: int) -> list[ManifestEntry]:
+    """One batch's manifest entries in order: a range of (run_id, batch_no, position)."""
+    return [_entry(r) for r in conn.execute(_MANIFEST_PAGE, {"run": run_id, "batch": batch_no})]
+
+
+def _source_contents(conn: Connection, keys: Sequence[tuple[str, str]]) -> SourceContents:
+    """Current content of the given sources, on ``conn``'s snapshot.
+
+    The statements are built once (``_CONTENT``) with expanding parameters: a review
+    reads a batch this way hundreds of times.
+    """
+    by_type: dict[str, list[str]] = {}
+    for source_type, source_id in keys:
+        by_type.setdefault(source_type, []).append(source_id)
+    q = _CONTENT
+
+    def rows(statement: Any, ids: Sequence[str], **more: Any) -> Iterator[Any]:
+        for part in _chunks(ids):
+            yield from conn.execute(statement, {"ids": part, **more})
+
+    messages = {
+        r.source_id: message_from_row(r._mapping)
+        for r in rows(q.messages, by_type.get("message", ()))
+    }
+    tool_calls = {
+        r.source_id: tool_call_from_row(r._mapping)
+        for r in rows(q.tool_calls, by_type.get("tool_call", ()))
+    }
+    task_events = {
+        r.source_id: task_event_from_row(r._mapping)
+        for r in rows(q.task_events, by_type.get("task_event", ()))
+    }
+    fingerprints: dict[tuple[str, str], str] = {}
+    conversation_of: dict[str, str] = {}
+    for source_type, ids_all in by_type.items():
+        for r in rows(q.sources, ids_all, kind=source_type):
+            fingerprints[(source_type, r.source_id)] = r.fingerprint
+            conversation_of[r.source_id] = r.conversation_id
+    conversations: dict[str, Conversation] = {}
+    project_of: dict[str, str] = {}
+    for r in rows(q.conversations, sorted(set(conversation_of.values()))):
+        conversations[r.conversation_id] = conversation_from_row(r._mapping)
+        project_of[r.conversation_id] = r.project_id
+    project_names = {
+        r.project_id: r.name for r in rows(q.projects, sorted(set(project_of.values())))
+    }
+    subagent_runs = {
+        r.parent_tool_call_id: subagent_from_row(r._mapping)
+        for r in rows(q.subagent_runs, by_type.get("tool_call", ()))
+    }
+    return SourceContents(
+        messages=messages,
+        tool_calls=tool_calls,
+        task_events=task_events,
+        fingerprints=fingerprints,
+        conversations=conversations,
+        project_of=project_of,
+        project_names=project_names,
+        subagent_runs=subagent_runs,
+    )
+
+
+_RUN_STATUS = select(t.review_runs.c.status).where(t.review_runs.c.run_id == bindparam("run"))
+_MANIFEST_PAGE = (
+    select(t.review_manifest)
+    .where(
+        t.review_manifest.c.run_id == bindparam("run"),
+        t.review_manifest.c.batch_no == bindparam("batch"),
+    )
+    .order_by(t.review_manifest.c.position)
+)
 
 
 class _ContentStatements(NamedTuple):
