@@ -1,9 +1,9 @@
 """Saving one review batch: a fixed set of statements, whatever the batch's size (REV-5).
 
 The statements are built once, with bound parameters, so saving a batch sends the same
-few statements every time: usage and state of the run and the batch, one ``executemany``
-per kind of manifest change (read, omitted) over the batch's range of the
-(run_id, batch_no, position) index, and the run's counts moved by this batch's
+statements every time (eight at most): usage and state of the run and the batch, one
+``executemany`` per kind of manifest change (read, omitted) over the batch's range of
+the (run_id, batch_no, position) index, and the run's counts moved by this batch's
 difference. Counting the run's whole manifest after every batch made a review quadratic;
 one UPDATE per source made it slow.
 """
@@ -35,8 +35,9 @@ _ADD_USAGE = (
         output_tokens=_runs.output_tokens + bindparam("b_output"),
         updated_at=bindparam("b_now"),
     )
+    .returning(_runs.status)
 )
-_STATUS = select(_runs.status).where(_runs.run_id == bindparam("b_run"))
+"""Usage is counted whatever the run's state (it was spent); the state comes back."""
 _BEAT = (
     update(t.review_slot)
     .where(_slot.run_id == bindparam("b_run"))
@@ -64,9 +65,13 @@ _MARK_READ = (
     .values(state=bindparam("b_state"), fingerprint=bindparam("b_fingerprint"))
 )
 _MARK_OMITTED = update(t.review_manifest).where(_ENTRY).values(state="omitted")
-_BATCHES_DONE = select(func.count()).where(
-    _batches.run_id == bindparam("b_run"), _batches.state == "done"
+_READ_AND_DONE = select(
+    select(func.count()).where(_IN_BATCH, _m.state != "pending").scalar_subquery(),
+    select(func.count())
+    .where(_batches.run_id == bindparam("b_run"), _batches.state == "done")
+    .scalar_subquery(),
 )
+"""This batch's entries no longer pending, and the run's batches done, after the save."""
 _MOVE_COUNTS = (
     update(t.review_runs)
     .where(_runs.run_id == bindparam("b_run"))
@@ -94,8 +99,7 @@ def save_batch(
     run = {"b_run": run_id, "b_now": now}
     calls, input_tokens, output_tokens = usage
     spent = {"b_calls": calls, "b_input": input_tokens, "b_output": output_tokens}
-    conn.execute(_ADD_USAGE, {**run, **spent})
-    if conn.execute(_STATUS, run).scalar_one() != "running":
+    if conn.execute(_ADD_USAGE, {**run, **spent}).scalar_one() != "running":
         return False
     conn.execute(_BEAT, run)
     batch = {"b_run": run_id, "b_batch": batch_no}
@@ -119,7 +123,8 @@ def save_batch(
             _MARK_OMITTED,
             [{**batch, "b_type": kind, "b_id": source_id} for kind, source_id in omitted],
         )
-    read_after = int(conn.execute(_READ_IN_BATCH, batch).scalar_one())
-    done = int(conn.execute(_BATCHES_DONE, run).scalar_one())
-    conn.execute(_MOVE_COUNTS, {**run, "b_done": done, "b_delta": read_after - read_before})
+    read_after, done = conn.execute(_READ_AND_DONE, batch).one()
+    conn.execute(
+        _MOVE_COUNTS, {**run, "b_done": int(done), "b_delta": int(read_after) - read_before}
+    )
     return True
