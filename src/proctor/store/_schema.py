@@ -822,7 +822,7 @@ search_documents = Table(
     Column("doc_type", String(32), nullable=False, index=True),
     _id("doc_id", nullable=False),
     _id("project_id", index=True),
-    _id("conversation_id", _conversation_fk(), index=True),
+    _id("conversation_id", _conversation_fk()),
     Column("position", Integer),
     Column("author", String(200)),
     Column("title", Text),
@@ -833,6 +833,8 @@ search_documents = Table(
     Column("source_refs", JSON, nullable=False),
     Column("basis", String(32), nullable=False),
     Column("indexed_at", UTCDateTime(), nullable=False),
+    # A search looks up the turns just before and after its candidates (migration 0016).
+    Index("ix_search_documents_conversation_id_position", "conversation_id", "position"),
     sqlite_autoincrement=True,
 )
 """One searchable document: a message, tool call or graph object. ``text`` is what a hit
