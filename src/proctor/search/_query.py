@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, cast
 
-from sqlalchemy import Select, bindparam, desc, func, literal_column, select, text, tuple_
+from sqlalchemy import Select, and_, bindparam, desc, func, literal_column, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -509,8 +509,8 @@ def _rank_in_database(
     if not core:
         return [], {}
     documents = _placed(connection, core)
-    around = _neighbours(connection, documents.values(), scope)
-    documents |= around
+    # Candidates themselves stay in scope (they came from scoped queries).
+    documents = _neighbours(connection, core, scope) | documents
     similarity = dict(near.top)
     missing = [row_id for row_id in documents if row_id not in similarity]
     for row_id, stored in vectors_of(connection, missing, model).items():
@@ -570,30 +570,32 @@ def _placed(connection: Connection, row_ids: set[int]) -> dict[int, _Place]:
     return found
 
 
-def _neighbours(
-    connection: Connection, placed: Iterable[_Place], scope: Scope
-) -> dict[int, _Place]:
-    """The turns just before and after these documents, marked in or out of scope."""
+def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) -> dict[int, _Place]:
+    """The turns just before and after these documents (and the documents themselves),
+    marked in or out of scope: one probe of (conversation_id, position) per document."""
     d = t.search_documents
-    wanted = sorted(
-        {
-            (place.conversation_id, place.position + step)
-            for place in placed
-            if place.conversation_id is not None and place.position is not None
-            for step in (-1, 1)
-        }
-    )
+    near = d.alias("near")
     found: dict[int, _Place] = {}
-    for part in chunks(wanted, IN_CLAUSE):
+    for part in chunks(sorted(row_ids), IN_CLAUSE):
         rows = connection.execute(
             select(
-                d.c.row_id,
-                d.c.conversation_id,
-                d.c.position,
-                d.c.author,
-                d.c.project_id,
-                d.c.doc_type,
-            ).where(tuple_(d.c.conversation_id, d.c.position).in_(list(part)))
+                near.c.row_id,
+                near.c.conversation_id,
+                near.c.position,
+                near.c.author,
+                near.c.project_id,
+                near.c.doc_type,
+            )
+            .select_from(
+                d.join(
+                    near,
+                    and_(
+                        near.c.conversation_id == d.c.conversation_id,
+                        near.c.position.between(d.c.position - 1, d.c.position + 1),
+                    ),
+                )
+            )
+            .where(d.c.row_id.in_(list(part)))
         )
         for row in rows:
             inside = (
