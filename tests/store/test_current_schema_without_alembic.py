@@ -46,16 +46,15 @@ def test_a_current_store_opens_without_importing_alembic(tmp_path: Path) -> None
 
 
 def test_a_store_behind_the_head_is_still_migrated(tmp_path: Path) -> None:
+    from alembic import command
+
     open_real_store(tmp_path / "old.db").close()
     engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    with engine.begin() as connection:  # as migration 0014 left it
-        connection.execute(text("DROP INDEX ix_review_manifest_run_id_batch_no_position"))
-        connection.execute(
-            text(
-                "CREATE INDEX ix_review_manifest_run_id_batch_no ON review_manifest (run_id, batch_no)"
-            )
-        )
-        connection.execute(text("UPDATE alembic_version SET version_num = '0014'"))
+    with engine.begin() as connection:  # back to the schema before migration 0015
+        command.downgrade(_engine._alembic_config(connection), "0014")
+    with engine.connect() as connection:
+        behind = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert behind == "0014"
     open_real_store(tmp_path / "old.db").close()
     with engine.connect() as connection:
         revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
