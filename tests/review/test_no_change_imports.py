@@ -1,0 +1,78 @@
+"""A ``proctor review run`` that finds nothing new loads nothing a review reads with.
+
+The heartbeat runs a review on a schedule, most often with nothing new; the extractors,
+the assembler, the search index, the semantic reviewer (the supervisor's prompts, the
+rules) and Alembic are imported only by a review that reads a batch or a store that
+needs migrating. The process is a real ``proctor`` process on a store reviewed once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from proctor.ingest import ingest
+from proctor.review import ReviewRequest, start_review
+from proctor.store import open_store
+from tests.backends import database_env
+from tests.conftest import EXAMPLES_DIR
+
+NOT_NEEDED = (
+    "proctor.review.structural",
+    "proctor.review.semantic",
+    "proctor.review._assemble",
+    "proctor.search",
+    "proctor.rules",
+    "proctor.supervisor",
+    "alembic",
+)
+
+RUN_AND_LIST_MODULES = """
+import atexit, sys
+atexit.register(lambda: print("\\n".join(sorted(sys.modules)), file=sys.stderr))
+from proctor.cli.main import main
+sys.argv = ["proctor", "review", "run", "--no-model"]
+main()
+"""
+
+
+def _loaded(home: Path, *, create: bool) -> tuple[str, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES],
+        env={**os.environ, **database_env(home, create=create)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, set(done.stderr.split())
+
+
+def test_a_no_change_review_process_imports_no_extractor_index_or_model_code(
+    proctor_home: Path,
+) -> None:
+    proctor_home.mkdir(parents=True, exist_ok=True)
+    database_env(proctor_home)  # on PostgreSQL: the home's database, created
+    store = open_store()
+    ingest(store, [EXAMPLES_DIR])
+    store.set_setting("app.enabled", True)
+    first = start_review(store, ReviewRequest(), semantic=None, semantic_note="none")
+    store.close()
+    assert first.status == "completed"
+    output, modules = _loaded(proctor_home, create=False)
+    assert "Nothing new or changed since the last review" in output
+    loaded = sorted(m for m in modules if m.startswith(NOT_NEEDED))
+    assert loaded == []
+
+
+def test_a_review_that_reads_a_batch_does_load_the_extractors(proctor_home: Path) -> None:
+    proctor_home.mkdir(parents=True, exist_ok=True)
+    database_env(proctor_home)
+    store = open_store()
+    ingest(store, [EXAMPLES_DIR])
+    store.set_setting("app.enabled", True)
+    store.close()
+    output, modules = _loaded(proctor_home, create=False)
+    assert "completed" in output
+    assert "proctor.review.structural" in modules
