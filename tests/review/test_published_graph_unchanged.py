@@ -21,6 +21,8 @@ from tests.review.published_graph import EXAMPLES, LATER, TABLES, published_grap
 
 BEFORE = Path(__file__).parent / "data" / "published_graph_before.json.gz"
 
+pytestmark = pytest.mark.slow  # two reviews over 1,100 sources, about 6 s
+
 
 @pytest.fixture(scope="module")
 def now(tmp_path_factory: pytest.TempPathFactory, transcripts_dir: Path) -> dict[str, Any]:
