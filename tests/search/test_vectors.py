@@ -114,7 +114,7 @@ def _from_database(
     terms = query_terms(query)
     with store._read() as connection:
         matches = _full_text(connection, terms, scope) if terms else []
-        ranked, _ = _rank_in_database(
+        ranked, _, _ = _rank_in_database(
             connection,
             encoder.name,
             encoder.encode([query])[0],

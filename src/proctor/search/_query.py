@@ -281,12 +281,14 @@ def search(
     else:
         vector = chosen.encode([query])[0]
         with store._read() as connection:
-            ranked, similarity = _rank_in_database(
+            ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
             )
+            # Unscoped, the vector query counted every vector of the model already.
+            whole = scope == Scope(None, None, None)
             status = IndexStatus(
                 documents=_documents(connection),
-                embedded=count_embedded(connection, chosen.name),
+                embedded=in_scope if whole else count_embedded(connection, chosen.name),
                 full_text_current=current,
             )
         mode, note = "hybrid", None
@@ -491,9 +493,10 @@ def _rank_in_database(
     *,
     semantic_candidates: int = SEMANTIC_CANDIDATES,
     allow_extension: bool = True,
-) -> tuple[list[tuple[int, float]], dict[int, float]]:
-    """(row id, score) of the best documents in scope, and each one's cosine similarity,
-    from the candidates the database gives: the same formula as ``_rank_hybrid``."""
+) -> tuple[list[tuple[int, float]], dict[int, float], int]:
+    """(row id, score) of the best documents in scope, each one's cosine similarity, and
+    how many documents in scope have a vector; from the candidates the database gives,
+    by the same formula as ``_rank_hybrid``."""
     near = nearest(
         connection,
         vector,
@@ -507,7 +510,7 @@ def _rank_in_database(
     lexical = {row_id: score / best for row_id, score in lexical_raw.items()} if best > 0 else {}
     core = set(lexical_raw) | {row_id for row_id, _ in near.top}
     if not core:
-        return [], {}
+        return [], {}, near.scanned
     documents = _placed(connection, core)
     # Candidates themselves stay in scope (they came from scoped queries).
     documents = _neighbours(connection, core, scope) | documents
@@ -545,7 +548,8 @@ def _rank_in_database(
         scored.append((row_id, value[row_id] + NEIGHBOUR_WEIGHT * next_to + author))
     scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = scored[:limit]
-    return ranked, {row_id: similarity[row_id] for row_id, _ in ranked if row_id in similarity}
+    chosen = {row_id: similarity[row_id] for row_id, _ in ranked if row_id in similarity}
+    return ranked, chosen, near.scanned
 
 
 @dataclass(frozen=True, slots=True)
