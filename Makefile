@@ -152,6 +152,8 @@ bench: $(STAMP) $(EMBED) ui-assets browser
 	$(BIN)/python bench/supervisor.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/ui.py
+	$(BIN)/python bench/review.py
+	$(BIN)/python bench/serve.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) node_modules $(UI_VENDOR)
