@@ -167,7 +167,7 @@ class Notify(_Strict):
     retries: int = Field(default=3, ge=0, le=10)
     """Attempts after the first when the receiver fails (5xx, 408, 429, no answer)."""
     link_base: str | None = None
-    """The web UI's address (``http://127.0.0.1:8765``): the body then links the finding."""
+    """The web UI's address (``http://127.0.0.1:8700``): the body then links the finding."""
 
     @field_validator("webhook_url", "link_base")
     @classmethod
