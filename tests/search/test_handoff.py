@@ -65,6 +65,13 @@ def _documents(store: SqlStore) -> int:
         )
 
 
+class _Ended:
+    """What the stand-in "starts": a process that has already ended."""
+
+    def poll(self) -> int:
+        return 0
+
+
 class _Started:
     """Stands in for ``subprocess.Popen`` in the hand-off: records what would be started."""
 
@@ -74,7 +81,7 @@ class _Started:
     def __call__(self, command: list[str], **options: Any) -> object:
         self.calls.append((command, options["env"]))
         assert options["start_new_session"] is True
-        return object()
+        return _Ended()
 
 
 @pytest.fixture

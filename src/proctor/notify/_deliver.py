@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from proctor._util.clock import utcnow
+from proctor._util.detached import start_detached
 from proctor.errors import ProctorError
 from proctor.notify._webhook import PostResult, post_webhook, webhook_body
 from proctor.rules import Notify, find_policy
@@ -155,14 +156,7 @@ def hand_off_webhooks(store: SqlStore) -> subprocess.Popen[bytes] | None:
         env[SQLITE_VARIABLE] = store.description
     else:
         env["PROCTOR_DATABASE_URL"] = store.database_url()
-    return subprocess.Popen(
-        [sys.executable, "-m", "proctor.notify"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    return start_detached([sys.executable, "-m", "proctor.notify"], env)
 
 
 class WebhookThread:

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from sqlalchemy import text
 
+from proctor._util.detached import start_detached
 from proctor.errors import ProctorError
 from proctor.search._embed import count_unembedded
 from proctor.search._encoder import installed_encoder_name
@@ -143,11 +144,4 @@ def hand_off_indexing(store: SqlStore) -> subprocess.Popen[bytes] | None:
         env[SQLITE_VARIABLE] = store.description
     else:
         env["PROCTOR_DATABASE_URL"] = store.database_url()
-    return subprocess.Popen(
-        [sys.executable, "-m", "proctor.search"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    return start_detached([sys.executable, "-m", "proctor.search"], env)
