@@ -14,6 +14,13 @@ from tests.search.conftest import needs_embeddings
 from tests.search.helpers import FRIENDS, dialogue, write
 
 
+class _Ended:
+    """What the stand-in for ``subprocess.Popen`` "starts": a process that has already ended."""
+
+    def poll(self) -> int:
+        return 0
+
+
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
@@ -152,7 +159,7 @@ def test_a_search_embeds_nothing_itself_hands_off_and_says_how_far_the_index_is(
     monkeypatch.setenv("PROCTOR_BACKGROUND_INDEXING", "1")
     monkeypatch.setattr(
         "proctor.search._handoff.subprocess.Popen",
-        lambda command, **options: started.append(command) or object(),
+        lambda command, **options: started.append(command) or _Ended(),
     )
     first = json.loads(_json_of(run("search", "adopting a child", "--json").output))
     assert first["mode"] == "hybrid"
