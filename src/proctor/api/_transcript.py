@@ -85,29 +85,9 @@ class SubagentCardOut(BaseModel):
 
 
 def card_out(card: SubagentCard) -> SubagentCardOut:
-    """The API shape of a sub-agent card."""
-    return SubagentCardOut(
-        conversation_id=card.conversation_id,
-        parent_conversation_id=card.parent_conversation_id,
-        parent_tool_call_id=card.parent_tool_call_id,
-        title=card.title,
-        agent_type=card.agent_type,
-        description=card.description,
-        status=card.status,
-        stop_kind=card.stop_kind,
-        finished=card.finished,
-        summary=card.summary,
-        rounds=card.rounds,
-        total_tokens=card.total_tokens,
-        tool_uses=card.tool_uses,
-        tool_calls=card.tool_calls,
-        messages=card.messages,
-        duration_ms=card.duration_ms,
-        started_at=card.started_at,
-        ended_at=card.ended_at,
-        findings=card.findings,
-        open_findings=card.open_findings,
-    )
+    """The API shape of a sub-agent card: the store's card read field by field (``finished``
+    is its property)."""
+    return SubagentCardOut.model_validate(card, from_attributes=True)
 
 
 class TranscriptItem(BaseModel):
