@@ -39,16 +39,23 @@ export class DetailPanel {
   /** Show one object (type is only a hint: the API answers with the object's type). */
   async show(objectId, { focus = false } = {}) {
     replace(this.container, h("h2", null, "Details"), h("p", { class: "muted" }, "Loading…"));
+    // While loading, a "go to its details" button asks for focus through this flag
+    // (graph-timeline.js): the heading it would focus does not exist yet.
+    this.container.dataset.loading = "true";
     let data;
     try {
       data = await latest("graph:detail", `/results/${encodeURIComponent(this.resultId)}/objects/${encodeURIComponent(objectId)}`);
     } catch (error) {
       if (error instanceof Superseded) return;
+      delete this.container.dataset.loading;
       replace(this.container, h("h2", null, "Details"), errorBox(error));
       return;
     }
+    delete this.container.dataset.loading;
     this.render(data);
-    if (focus) /** @type {HTMLElement | null} */ (this.container.querySelector("h2"))?.focus();
+    const asked = this.container.dataset.focusWhenLoaded === "true";
+    delete this.container.dataset.focusWhenLoaded;
+    if (focus || asked) /** @type {HTMLElement | null} */ (this.container.querySelector("h2"))?.focus();
   }
 
   render(data) {

@@ -165,8 +165,11 @@ export function applySelection(root, graph, selection) {
 
 function showDetail() {
   const detail = document.getElementById("graph-detail");
-  detail?.scrollIntoView({ block: "start" });
-  /** @type {HTMLElement | null | undefined} */ (detail?.querySelector("h2"))?.focus({ preventScroll: true });
+  if (!detail) return;
+  detail.scrollIntoView({ block: "start" });
+  // Still loading: the detail panel focuses its heading once it has one.
+  if (detail.dataset.loading === "true") detail.dataset.focusWhenLoaded = "true";
+  else /** @type {HTMLElement | null} */ (detail.querySelector("h2"))?.focus({ preventScroll: true });
 }
 
 /** The list panel: every object of the (possibly replayed) graph, each opening its detail. */
