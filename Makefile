@@ -61,7 +61,12 @@ $(EMBED): $(STAMP)
 # browser tests load axe-core from node_modules/axe-core/axe.min.js.
 NPM_STAMP := node_modules/.installed
 UI_VENDOR := src/proctor/api/ui/vendor
-UI_FILES  := $(UI_VENDOR)/markdown-it.min.js $(UI_VENDOR)/markdown-it.LICENSE.txt
+UI_FILES  := $(UI_VENDOR)/markdown-it.min.js $(UI_VENDOR)/markdown-it.LICENSE.txt \
+	$(UI_VENDOR)/d3.min.js $(UI_VENDOR)/d3.LICENSE.txt
+# The story graph's timeline: d3's modules as their own UMD builds, dependencies first, in
+# one file (each extends window.d3; the graph page loads it when it first draws).
+D3_MODULES := d3-array d3-color d3-interpolate d3-format d3-time d3-time-format d3-scale \
+	d3-selection d3-axis d3-dispatch d3-timer d3-ease d3-transition d3-drag d3-zoom d3-brush
 $(NPM_STAMP): package-lock.json package.json
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
@@ -74,6 +79,13 @@ $(UI_VENDOR)/markdown-it.min.js: $(NPM_STAMP)
 $(UI_VENDOR)/markdown-it.LICENSE.txt: $(NPM_STAMP)
 	@mkdir -p $(UI_VENDOR)
 	cp node_modules/markdown-it/LICENSE $@
+$(UI_VENDOR)/d3.min.js: $(NPM_STAMP)
+	@mkdir -p $(UI_VENDOR)
+	for m in $(D3_MODULES); do cat node_modules/$$m/dist/$$m.min.js; echo; done > $@.tmp && mv $@.tmp $@
+$(UI_VENDOR)/d3.LICENSE.txt: $(NPM_STAMP)
+	@mkdir -p $(UI_VENDOR)
+	for m in $(D3_MODULES); do echo "== $$m $$(sed -n 's/.*"version": "\(.*\)".*/\1/p' node_modules/$$m/package.json) =="; \
+		cat node_modules/$$m/LICENSE; echo; done > $@.tmp && mv $@.tmp $@
 ui-assets: $(UI_FILES)
 
 demo: $(STAMP) $(EMBED) ui-assets
