@@ -134,13 +134,17 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 
 # The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
 # the whole suite again with each store a PostgreSQL database (tests/backends.py), but for
-# tests/store (already both) and tests/jobs (PostgreSQL workers already).
-PG_PASS := --ignore=tests/store --ignore=tests/jobs
+# tests/store (already both), tests/jobs (PostgreSQL workers already) and the test files
+# the SQLite pass recorded as never reaching a store (tests/store_use.py: they run the same
+# code on either backend; without a whole, current record everything runs).
+PG_PASS   := --ignore=tests/store --ignore=tests/jobs
+STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
 pytest: pytest-sqlite pytest-postgresql
 pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
-	$(WITH_PG) $(PYTEST)
+	rm -rf build/store-use
+	$(WITH_PG) $(STORE_USE) $(PYTEST)
 pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
-	$(WITH_PG) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
+	$(WITH_PG) $(STORE_USE) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
 
 # The fuzz suite has its own targets: a slice of it in `make test`, all of it in `make fuzz`.
 unit: $(STAMP) $(EMBED) ui-assets

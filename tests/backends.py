@@ -38,6 +38,7 @@ from proctor.store import SqlStore
 from proctor.store._location import configured_database_url
 from proctor.store._location import database_exists as real_database_exists
 from proctor.store._store import open_store as open_real_store
+from tests.store_use import note_store_use
 
 T = TypeVar("T")
 
@@ -216,6 +217,7 @@ def _open_from_template(
     goes to the real function unchanged, and so does a new file the copy cannot be made
     for: the real function then reports what is wrong with the path.
     """
+    note_store_use()
     from proctor._util.paths import database_path
 
     if url is None and not read_only and (path is not None or configured_database_url() is None):
@@ -230,6 +232,7 @@ def _open_mapped_store(
     path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
 ) -> SqlStore:
     """``open_store`` with every SQLite path standing for its own PostgreSQL database."""
+    note_store_use()
     from proctor._util.paths import database_path
 
     assert DATABASES is not None
@@ -244,6 +247,7 @@ def _open_mapped_store(
 
 def _mapped_database_exists() -> bool:
     """``database_exists`` with the default file standing for its PostgreSQL database."""
+    note_store_use()
     from proctor._util.paths import database_path
 
     assert DATABASES is not None
@@ -288,6 +292,7 @@ def database_env(home: Path, *, create: bool = True) -> dict[str, str]:
     ``create`` is false, when a home without a store gets nothing (the process then sees
     no database, as it would see no file).
     """
+    note_store_use()
     if DATABASES is None:
         return {}
     database = home / "proctor.db"
@@ -343,6 +348,7 @@ def until(check: Callable[[], T], seconds: float = 60.0) -> T:
 
 def database_exists(path: Path) -> bool:
     """Whether the store at ``path`` was created (the file, or its PostgreSQL database)."""
+    note_store_use()
     if DATABASES is None:
         return path.exists()
     return DATABASES.exists(path)
@@ -350,6 +356,7 @@ def database_exists(path: Path) -> bool:
 
 def copy_database(source: Path, target: Path) -> None:
     """A private copy of the store at ``source`` at ``target``, committed state included."""
+    note_store_use()
     if DATABASES is not None:
         DATABASES.copy(source, target)
         return
@@ -367,6 +374,7 @@ def stored_bytes(path: Path) -> bytes:
     SQLite: the file and any WAL/SHM left beside it. PostgreSQL: every row of every
     table as the server renders the whole row as text.
     """
+    note_store_use()
     if DATABASES is None:
         return b"".join(p.read_bytes() for p in sorted(path.parent.glob(path.name + "*")))
     from proctor.store._schema import metadata
@@ -385,6 +393,7 @@ def stored_bytes(path: Path) -> bytes:
 @contextmanager
 def raw_connection(path: Path, *, read_only: bool = False) -> Iterator[Connection]:
     """A SQLAlchemy connection straight to the store at ``path``, outside Proctor's store."""
+    note_store_use()
     if DATABASES is None:
         file = path.resolve()
         engine = create_engine(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import backends
+from tests import backends, store_use
 
 backends.install()
 
@@ -52,6 +52,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if backends.DATABASES is not None:
         backends.DATABASES.drop_all()
     backends.SQLITE_TEMPLATE.remove()
+    store_use.write_record(session, exitstatus, on_postgres=backends.ON_POSTGRES)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object]) -> Iterator[None]:
+    """Which fixtures reach a store while they are set up (``tests/store_use.py``)."""
+    with store_use.setting_up(fixturedef.argname):
+        yield
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    store_use.note_report(report)
 
 
 @pytest.fixture(scope="session")
@@ -74,6 +86,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark what each test needs (``make check`` leaves out ``browser`` and ``postgres``);
     tests marked ``shared`` read ../shared directly; without it they skip, not fail."""
     backends.install()  # test modules imported during collection may have bound the real one
+    if backends.ON_POSTGRES:
+        store_use.leave_out_files_without_store(config, items, REPO_ROOT)
     for item in items:
         mark_resources(item)
     long_first(items)

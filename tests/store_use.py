@@ -1,0 +1,140 @@
+"""Which test files reach a store, so the PostgreSQL pass runs only those.
+
+``make test`` runs every suite on SQLite, then again with each store a PostgreSQL database
+(``tests/backends.py``). A test that never opens a store, names a database to a subprocess
+or copies one runs the same code in both passes: the adapters, the rules, the transcript
+types. The SQLite pass therefore records, per test file, whether any of its tests reached
+the store through ``tests/backends.py`` (every such path goes through it: ``open_store`` is
+swapped wherever it is bound, subprocesses get their database from ``database_env``) or
+was skipped (a test may skip on SQLite and run only on PostgreSQL). The PostgreSQL pass
+then leaves out the files recorded as never reaching one.
+
+The record is trusted only when it is whole and current: written by a SQLite pass that
+collected the whole suite (no ``-k``, ``-m`` or paths) and passed; a file it did not
+collect, or one changed after it was written, runs on PostgreSQL regardless. Without a
+record (``make pytest-postgresql`` alone), everything runs.
+
+``PROCTOR_TEST_STORE_USE`` names the folder of the record; unset, nothing is recorded or
+left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+_FOLDER_VARIABLE = "PROCTOR_TEST_STORE_USE"
+_COMPLETE = "complete.json"
+
+_reached: set[str] = set()
+_store_fixtures: set[str] = set()
+_setting_up: list[str] = []
+
+
+def record_folder() -> Path | None:
+    """The folder of the record, when this run keeps or reads one."""
+    raw = os.environ.get(_FOLDER_VARIABLE, "").strip()
+    return Path(raw) if raw else None
+
+
+def note_store_use() -> None:
+    """Record that the running test reached a store, and the fixtures being set up when it
+    did: a module- or session-wide fixture sets up once, during the first test that asks
+    for it, and every file whose tests ask for it reaches the store through it."""
+    current = os.environ.get("PYTEST_CURRENT_TEST")
+    if current:
+        _reached.add(current.split("::", 1)[0])
+    _store_fixtures.update(_setting_up)
+
+
+@contextmanager
+def setting_up(fixture: str) -> Iterator[None]:
+    """Mark ``fixture`` as being set up for the block (``pytest_fixture_setup``)."""
+    _setting_up.append(fixture)
+    try:
+        yield
+    finally:
+        _setting_up.pop()
+
+
+def note_report(report: pytest.TestReport) -> None:
+    """A skipped test counts as reaching a store: it may run only on PostgreSQL."""
+    if report.skipped:
+        _reached.add(report.nodeid.split("::", 1)[0])
+
+
+def _worker_file(folder: Path) -> Path:
+    return folder / f"reached-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json"
+
+
+def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool) -> None:
+    """Each process writes the files and fixtures its tests reached a store through; the
+    controller (or a serial run) adds each collected file's fixtures and marks the record
+    whole when the pass was."""
+    folder = record_folder()
+    if folder is None or on_postgres:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    reached = {"files": sorted(_reached), "fixtures": sorted(_store_fixtures)}
+    _worker_file(folder).write_text(json.dumps(reached))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    option = session.config.option
+    whole = (
+        exitstatus == 0
+        and not option.keyword
+        and not option.markexpr
+        and session.config.args_source != pytest.Config.ArgsSource.ARGS
+    )
+    if whole:
+        fixtures: dict[str, set[str]] = {}
+        for item in session.items:
+            name = item.nodeid.split("::", 1)[0]
+            fixtures.setdefault(name, set()).update(getattr(item, "fixturenames", ()))
+        collected = {name: sorted(names) for name, names in sorted(fixtures.items())}
+        (folder / _COMPLETE).write_text(json.dumps({"collected": collected}))
+
+
+def files_without_store(root: Path) -> set[str] | None:
+    """Test files the whole, current record shows never reached a store; None without one."""
+    folder = record_folder()
+    complete = folder / _COMPLETE if folder is not None else None
+    if folder is None or complete is None or not complete.is_file():
+        return None
+    written = complete.stat().st_mtime
+    collected: dict[str, list[str]] = json.loads(complete.read_text())["collected"]
+    files: set[str] = set()
+    store_fixtures: set[str] = set()
+    for path in folder.glob("reached-*.json"):
+        reached = json.loads(path.read_text())
+        files.update(reached["files"])
+        store_fixtures.update(reached["fixtures"])
+    return {
+        name
+        for name, fixtures in collected.items()
+        if name not in files
+        and store_fixtures.isdisjoint(fixtures)
+        and (root / name).is_file()
+        and (root / name).stat().st_mtime < written
+    }
+
+
+def leave_out_files_without_store(
+    config: pytest.Config, items: list[pytest.Item], root: Path
+) -> None:
+    """On the PostgreSQL pass, deselect the tests of files recorded as never reaching a store."""
+    unused = files_without_store(root)
+    if not unused:
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (dropped if item.nodeid.split("::", 1)[0] in unused else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -1,0 +1,73 @@
+"""The PostgreSQL pass leaves out only the test files the SQLite pass saw never reach a store
+(tests/store_use.py): a file reached directly or through a fixture, a file without a record,
+and a file changed since the record all run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests import store_use
+
+
+@pytest.fixture
+def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "store-use"
+    folder.mkdir()
+    monkeypatch.setenv("PROCTOR_TEST_STORE_USE", str(folder))
+    return folder
+
+
+def _tree(root: Path, *names: str) -> None:
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("def test_x(): pass\n")
+        os.utime(root / name, (1_000_000, 1_000_000))
+
+
+def _complete(folder: Path, collected: dict[str, list[str]], **reached: list[str]) -> None:
+    (folder / "reached-gw0.json").write_text(
+        json.dumps({"files": reached.get("files", []), "fixtures": reached.get("fixtures", [])})
+    )
+    (folder / "complete.json").write_text(json.dumps({"collected": collected}))
+
+
+def test_only_files_that_never_reached_a_store_are_left_out(record: Path, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _tree(root, "tests/a.py", "tests/b.py", "tests/c.py", "tests/d.py")
+    _complete(
+        record,
+        {
+            "tests/a.py": ["proctor_home"],
+            "tests/b.py": ["proctor_home"],
+            "tests/c.py": ["proctor_home", "seeded_server"],
+            "tests/d.py": ["proctor_home"],
+        },
+        files=["tests/b.py"],
+        fixtures=["seeded_server"],
+    )
+    assert store_use.files_without_store(root) == {"tests/a.py", "tests/d.py"}
+    # A file changed after the record was written runs again.
+    (root / "tests/d.py").write_text("def test_y(): pass\n")
+    assert store_use.files_without_store(root) == {"tests/a.py"}
+
+
+def test_without_a_whole_record_everything_runs(record: Path, tmp_path: Path) -> None:
+    (record / "reached-gw0.json").write_text(json.dumps({"files": [], "fixtures": []}))
+    assert store_use.files_without_store(tmp_path) is None
+
+
+def test_a_fixture_set_up_when_a_store_is_reached_is_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(store_use, "_reached", set())
+    monkeypatch.setattr(store_use, "_store_fixtures", set())
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x/test_y.py::test_z (setup)")
+    with store_use.setting_up("module_store"):
+        store_use.note_store_use()
+    store_use.note_store_use()
+    assert store_use._reached == {"tests/x/test_y.py"}
+    assert store_use._store_fixtures == {"module_store"}
