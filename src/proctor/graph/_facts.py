@@ -56,12 +56,14 @@ EventKind = Literal[
     "commit",
     "subagent_run",
     "task_status",
+    "episode",
     "decision",
     "discussion",
     "milestone",
     "other",
 ]
-"""What happened. The structural extractor uses the first eleven."""
+"""What happened. The structural extractor uses the first twelve: an ``episode`` is a user's
+request and the work it caused (``review/structural/_episodes.py``)."""
 
 RelationType = Literal[
     "relates_to",
