@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner, Result
 
 from proctor.cli.main import cli
@@ -50,16 +49,27 @@ def test_proctor_mcp_without_a_conversation_says_how_to_bind_one(mcp_home: McpHo
     assert "--conversation" in result.output and "PROCTOR_CONVERSATION" in result.output
 
 
-def test_reviews_of_every_project_never_reach_an_agent_bound_to_one(mcp_home: McpHome) -> None:
-    from proctor.mcp import ToolContext, ToolRefusal, call_tool
+def test_reviews_of_every_project_reach_an_agent_bound_to_one_only_as_its_own_facts(
+    mcp_home: McpHome,
+) -> None:
+    from proctor.mcp import ToolContext, call_tool
 
     store = mcp_home.store
     bound = ToolContext(store, mcp_home.main_id)
     everywhere = [r for r in store.overview(None, 20) if r.is_global]
     assert everywhere, "the fixture published a global review"
     listed = call_tool(bound, "overview", {})["results"]
-    assert listed and all(r["scope_key"].startswith("project:") for r in listed)
-    with pytest.raises(ToolRefusal, match="No result of project"):
-        call_tool(bound, "graph", {"result_id": everywhere[0].result_id})
+    assert listed[0]["scope_key"].startswith("project:")
+    assert listed[-1]["scope"] == "global"
+    own = {
+        c.conversation_id
+        for c in store.list_conversations(
+            project=store.conversation(mcp_home.main_id).project, include_children=True
+        )
+    }
+    narrowed = call_tool(bound, "graph", {"result_id": everywhere[0].result_id})
+    assert narrowed["answered_from"]["scope"] == "global"
+    assert narrowed["events"]
+    assert {event["conversation_id"] for event in narrowed["events"]} <= own
     newest = call_tool(bound, "graph", {})
     assert newest["result"]["scope_key"].startswith("project:")

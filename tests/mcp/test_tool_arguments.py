@@ -129,19 +129,21 @@ def test_a_foreign_conversation_is_answered_as_one_that_does_not_exist(
     assert trace["conversation_id"] == shared_mcp_home.subagent_id
 
 
-def test_a_result_of_another_scope_is_answered_as_one_that_does_not_exist(
+def test_an_unknown_result_is_refused_and_a_global_one_is_read_by_prefix(
     shared_mcp_home: McpHome, bound: ToolContext
 ) -> None:
     store = shared_mcp_home.store
     (everywhere,) = [r for r in store.overview(None, 20) if r.is_global]
     own = call_tool(bound, "overview", {})["results"][0]["result_id"]
-    for ref in (everywhere.result_id, everywhere.result_id[:8], "ffffffff"):
-        message = _refusal(bound, "graph", {"result_id": ref})
-        assert message == (
-            f"No result of project 'invoice-service' matches {ref!r}; call `overview` for "
-            "this project's results."
-        )
+    message = _refusal(bound, "graph", {"result_id": "ffffffff"})
+    assert message == (
+        "No result covering project 'invoice-service' matches 'ffffffff'; call `overview` "
+        "for the results this project can read."
+    )
     assert call_tool(bound, "graph", {"result_id": own[:8]})["result"]["result_id"] == own
+    narrowed = call_tool(bound, "graph", {"result_id": everywhere.result_id[:8]})
+    assert narrowed["result"]["result_id"] == everywhere.result_id
+    assert narrowed["answered_from"]["scope"] == "global"
 
 
 def test_a_flood_of_undeclared_arguments_is_named_briefly(bound: ToolContext) -> None:

@@ -5,7 +5,8 @@ and returns JSON-ready data; a mistake the agent can fix raises ``ToolRefusal`` 
 sentence saying what to do. Arguments are checked against the tool's input schema first:
 one it does not declare, a wrong type or a limit out of range is refused, never ignored
 or clamped. Ids and prefixes an agent gives are resolved among its project's own
-conversations and results only, so no answer names or hints at another project's ids.
+conversations and the results covering it (its own and global ones, which are narrowed
+to the project's facts), so no answer names or hints at another project's facts.
 The server (``_server.py``) only wires these to the MCP protocol.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from proctor.errors import ProctorError
 from proctor.graph.views import GraphView, ResultSummary
+from proctor.mcp._scope import answered_from, covering_results, narrowed, project_id_of
 from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
 from proctor.store import SqlStore
 
@@ -160,27 +162,17 @@ def _result_json(result: ResultSummary) -> dict[str, Any]:
     }
 
 
-_GLOBAL_ALLOWANCE = 50
-"""Extra rows read past the limit, so global results filtered out do not shorten it."""
-
-
 def overview(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
-    """Published reviews of the bound conversation's project, newest first."""
+    """Published reviews that cover the bound conversation's project: its own, newest first,
+    then global ones; ``answered_from`` names the one ``graph`` answers from by default."""
     project = _project(context.store, context.conversation_id)
     limit = _limit(arguments, "limit", 10)
+    results = covering_results(context.store, project, limit)
     return {
         "project": project,
-        "results": [
-            _result_json(result) for result in _project_results(context.store, project, limit)
-        ],
+        "answered_from": answered_from(results[0], project) if results else None,
+        "results": [_result_json(result) for result in results],
     }
-
-
-def _project_results(store: SqlStore, project: str, limit: int) -> list[ResultSummary]:
-    """The project's own results. Global results cover every project: an agent bound to
-    one project must not read another's facts through them."""
-    found = store.overview(project, limit + _GLOBAL_ALLOWANCE)
-    return [result for result in found if not result.is_global][:limit]
 
 
 def _refs(sources: Any) -> list[dict[str, str]]:
@@ -244,57 +236,69 @@ def _view_json(view: GraphView) -> dict[str, Any]:
 
 
 def graph(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
-    """What one result of the project published (the newest by default), bounded."""
+    """What a result covering the project published (its own newest review, else the newest
+    global one narrowed to the project's facts), bounded; ``answered_from`` says which."""
     store = context.store
     project = _project(store, context.conversation_id)
     limit = _limit(arguments, "limit", 50)
     ref = _text(arguments, "result_id")
     if ref is None:
-        newest = _project_results(store, project, 1)
+        newest = covering_results(store, project, 1)
         if not newest:
             raise ToolRefusal(
-                f"Project {project!r} has no published review of its own yet; a person can "
-                f"run `proctor review run --project {project}` to publish one."
+                f"No published review covers project {project!r} yet; a person can run "
+                f"`proctor review run` (or `proctor review run --project {project}`) to "
+                "publish one."
             )
-        result_id = newest[0].result_id
+        result = newest[0]
     else:
-        result_id = _project_result_id(store, project, ref)
-    view = store.graph(result_id, _text(arguments, "story_line_id"), limit=limit)
-    return _view_json(view)
+        result = _covering_result(store, project, ref)
+    story_line_id = _text(arguments, "story_line_id")
+    if result.is_global:
+        whole = store.graph(result.result_id, story_line_id, limit=None)
+        view = narrowed(whole, project_id_of(store, project), limit)
+    else:
+        view = store.graph(result.result_id, story_line_id, limit=limit)
+    return {"answered_from": answered_from(result, project)} | _view_json(view)
 
 
-def _project_result_id(store: SqlStore, project: str, ref: str) -> str:
-    """The project's own result an id or prefix names; other results do not exist here."""
-    matches: list[str] = []
+def _covering_result(store: SqlStore, project: str, ref: str) -> ResultSummary:
+    """The result covering the project that an id or prefix names; others do not exist here."""
+    matches: dict[str, ResultSummary] = {}
     offset = 0
     while True:
         page = store.overview(project, offset + _PAGE)[offset:]
-        matches += [r.result_id for r in page if not r.is_global and r.result_id.startswith(ref)]
+        for result in page:
+            if result.result_id.startswith(ref):
+                matches[result.result_id] = result
         if ref in matches:
-            return ref
+            return matches[ref]
         if len(page) < _PAGE:
             break
         offset += _PAGE
     if len(matches) == 1:
-        return matches[0]
+        return next(iter(matches.values()))
     if not matches:
         raise ToolRefusal(
-            f"No result of project {project!r} matches {ref!r}; call `overview` for this "
-            "project's results."
+            f"No result covering project {project!r} matches {ref!r}; call `overview` for "
+            "the results this project can read."
         )
     raise ToolRefusal(
-        f"{ref!r} matches {len(matches)} results of project {project!r}; give more of the id "
-        "(`overview` lists them)."
+        f"{ref!r} matches {len(matches)} results covering project {project!r}; give more of "
+        "the id (`overview` lists them)."
     )
 
 
 def stories(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
-    """Story lines of the project, most recently updated first."""
+    """Story lines of the project, most recently updated first, and the newest result
+    covering the project they were read alongside (``answered_from``)."""
     project = _project(context.store, context.conversation_id)
     limit = _limit(arguments, "limit", 50)
     lines = context.store.stories(project)
+    newest = covering_results(context.store, project, 1)
     return {
         "project": project,
+        "answered_from": answered_from(newest[0], project) if newest else None,
         "stories": [
             {
                 "story_line_id": s.story_line_id,
@@ -462,15 +466,16 @@ def _int(description: str, maximum: int) -> dict[str, Any]:
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "overview",
-        "Published story-graph reviews of this project, newest first: summary, time span, "
-        "what changed.",
+        "Published story-graph reviews covering this project (its own newest first, then "
+        "global ones): summary, time span, what changed, and which one `graph` answers from.",
         _schema({"limit": _int("How many results (default 10).", 50)}),
         overview,
     ),
     ToolSpec(
         "graph",
-        "Events, entities, relations and open items one review published (the newest by "
-        "default), each with the source ids that support it.",
+        "Events, entities, relations and open items one review published (by default the "
+        "project's newest, else the newest global one narrowed to this project), each with "
+        "the source ids that support it; `answered_from` says which review.",
         _schema(
             {
                 "result_id": {"type": "string", "description": "A result id or prefix."},
