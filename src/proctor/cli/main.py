@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "suggestions": ("proctor.cli.suggestions", "suggestions"),
     "findings": ("proctor.cli.findings", "findings"),
     "memories": ("proctor.cli.memories", "memories"),
+    "tasks": ("proctor.cli.tasks", "tasks"),
     "notifications": ("proctor.cli.notifications", "notifications"),
     "gate": ("proctor.cli.gate", "gate_command"),
     "rules": ("proctor.cli.rules", "rules_command"),
