@@ -29,7 +29,13 @@ def list_command(project: str | None, as_json: bool) -> None:
         print_json(
             {
                 "memories": [
-                    {"memory_id": m.memory_id, "project_id": m.project_id, "text": m.text}
+                    {
+                        "memory_id": m.memory_id,
+                        "project_id": m.project_id,
+                        "text": m.text,
+                        "entity_id": m.entity_id,
+                        "suggestion_id": m.suggestion_id,
+                    }
                     for m in confirmed
                 ],
                 "candidates": [_candidate_json(c) for c in pending],
@@ -45,9 +51,11 @@ def list_command(project: str | None, as_json: bool) -> None:
             + Text(candidate.text)
         )
     for memory in confirmed:
+        origin = f" (from suggestion {memory.suggestion_id[:8]})" if memory.suggestion_id else ""
         console.print(
             Text.assemble(("memory    ", "green"), (memory.memory_id[:12], "dim"), " ")
             + Text(memory.text)
+            + Text(origin, style="dim")
         )
 
 

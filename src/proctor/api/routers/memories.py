@@ -3,7 +3,9 @@
 ``POST /findings/{finding}/remember`` drafts a candidate from the finding (text
 editable); only ``POST /memories/{candidate}/confirm`` makes it a memory, which the
 supervisor's window then carries, labelled as memory, for conversations of the same
-project (SUP-3). ``GET /memories`` lists the confirmed memories and pending candidates.
+project (SUP-3). ``GET /memories`` lists the confirmed memories (those accepted
+suggestions recorded too) and pending candidates; ``GET /tasks`` lists the tasks accepted
+suggestions made (HB-6): nothing Proctor creates is write-only.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._deps import StoreDep
 from proctor.store._memory_store import MEMORY_TEXT_CHARS, MemoryCandidate
-from proctor.store._suggestion_records import MemoryRecord
+from proctor.store._suggestion_records import MemoryRecord, UserTaskRecord
 
 router = APIRouter(tags=["memories"])
 
@@ -58,12 +60,16 @@ class CandidateOut(BaseModel):
 
 
 class MemoryOut(BaseModel):
-    """A confirmed memory."""
+    """A confirmed memory, and what made it."""
 
     memory_id: str
     project_id: str | None
     text: str
     created_at: datetime
+    entity_id: str | None = None
+    """The confirmed convention (entity) it remembers, when a suggestion made it."""
+    suggestion_id: str | None = None
+    """The accepted suggestion that made it (None: confirmed from a finding)."""
 
     @classmethod
     def of(cls, memory: MemoryRecord) -> MemoryOut:
@@ -72,7 +78,15 @@ class MemoryOut(BaseModel):
             project_id=memory.project_id,
             text=memory.text,
             created_at=memory.created_at,
+            entity_id=memory.entity_id,
+            suggestion_id=memory.suggestion_id,
         )
+
+
+class TasksOut(BaseModel):
+    """Tasks people took on by accepting suggestions, newest first."""
+
+    tasks: list[UserTaskRecord]
 
 
 class MemoriesOut(BaseModel):
@@ -115,3 +129,15 @@ def list_memories(
         memories=[MemoryOut.of(m) for m in store.memories(project=project)],
         candidates=[CandidateOut.of(c) for c in store.memory_candidates(project=project)],
     )
+
+
+@router.get("/tasks", tags=["heartbeat"])
+def list_tasks(
+    store: StoreDep,
+    project: Annotated[
+        str | None, Query(max_length=200, description="Only this project (id or name).")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 100,
+) -> TasksOut:
+    """Tasks accepted suggestions made (paused until a person takes them on), newest first."""
+    return TasksOut(tasks=store.user_tasks(project=project, limit=limit))

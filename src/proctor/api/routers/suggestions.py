@@ -6,14 +6,25 @@ and records a memory. Both actions are idempotent; deciding the other way is ref
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel
 
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._heartbeat_models import SuggestionPage
+from proctor.errors import NotFoundError
 from proctor.heartbeat.suggestions import accept_suggestion, ignore_suggestion
-from proctor.store._suggestion_records import Decision, SuggestionRecord, SuggestionStatus
+from proctor.store import SqlStore
+from proctor.store._suggestion_records import (
+    Decision,
+    EvidenceRef,
+    MemoryRecord,
+    SuggestionRecord,
+    SuggestionStatus,
+    UserTaskRecord,
+)
 
 router = APIRouter(prefix="/suggestions", tags=["heartbeat"])
 
@@ -43,6 +54,97 @@ def list_suggestions(
 def show_suggestion(store: StoreDep, suggestion_ref: SuggestionRef) -> SuggestionRecord:
     """One suggestion with its evidence."""
     return store.suggestion(suggestion_ref)
+
+
+EXCERPT_CHARS = 300
+"""How much of each evidence source the changes behind a suggestion quote."""
+EVIDENCE_SHOWN = 20
+"""At most this many evidence sources are quoted (``evidence_total`` counts them all)."""
+_MADE_SCAN = 500
+"""Tasks and memories read to find the ones a suggestion made."""
+
+
+class EvidenceSource(BaseModel):
+    """One source behind a suggestion, quoted as it reads now."""
+
+    source_type: str
+    source_id: str
+    exists: bool
+    """False when the source was deleted since (its conversation is gone)."""
+    conversation_id: str | None = None
+    title: str = ""
+    excerpt: str = ""
+    occurred_at: datetime | None = None
+
+
+class SuggestionChanges(BaseModel):
+    """What a suggestion stands on and what accepting it made (HB-5: nothing write-only)."""
+
+    suggestion_id: str
+    result_id: str
+    """The published result whose changes it was made from."""
+    object_type: str | None
+    object_id: str | None
+    """The graph object (open item, entity, relation, entity change) behind it."""
+    why: str
+    """The rule's own words: why this is suggested."""
+    evidence: list[EvidenceSource]
+    evidence_total: int
+    task: UserTaskRecord | None = None
+    """The paused task accepting it made (an open item)."""
+    memory: MemoryRecord | None = None
+    """The memory accepting it recorded (a convention)."""
+
+
+def _evidence(store: SqlStore, ref: EvidenceRef) -> EvidenceSource:
+    try:
+        source = store.source_text(ref.source_type, ref.source_id)
+    except NotFoundError:
+        return EvidenceSource(source_type=ref.source_type, source_id=ref.source_id, exists=False)
+    text = " ".join(source.text.split())
+    excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    return EvidenceSource(
+        source_type=ref.source_type,
+        source_id=ref.source_id,
+        exists=True,
+        conversation_id=source.conversation_id,
+        title=source.title,
+        excerpt=excerpt,
+        occurred_at=source.occurred_at,
+    )
+
+
+@router.get("/{suggestion_ref}/changes")
+def suggestion_changes(store: StoreDep, suggestion_ref: SuggestionRef) -> SuggestionChanges:
+    """The changes behind one suggestion: its graph object, its evidence quoted, and the
+    task or memory accepting it made."""
+    found = store.suggestion(suggestion_ref)
+    task = None
+    memory = None
+    if found.status == "accepted":
+        task = next(
+            (
+                t
+                for t in store.user_tasks(limit=_MADE_SCAN)
+                if t.suggestion_id == found.suggestion_id
+            ),
+            None,
+        )
+        memory = next(
+            (m for m in store.memories(limit=_MADE_SCAN) if m.suggestion_id == found.suggestion_id),
+            None,
+        )
+    return SuggestionChanges(
+        suggestion_id=found.suggestion_id,
+        result_id=found.result_id,
+        object_type=found.object_type,
+        object_id=found.object_id,
+        why=found.rule_text,
+        evidence=[_evidence(store, ref) for ref in found.evidence[:EVIDENCE_SHOWN]],
+        evidence_total=len(found.evidence),
+        task=task,
+        memory=memory,
+    )
 
 
 @router.post("/{suggestion_ref}/accept")
