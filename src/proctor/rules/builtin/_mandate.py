@@ -1,0 +1,218 @@
+"""What the user asked for: which kinds of risky action a request gives the agent a mandate for.
+
+A *mandate* is read from the words of the user's own messages: "pay the electricity bill"
+mandates moving money, "clean up my downloads" deleting, "share the deck with Ana"
+granting access, "email Bob the summary" sending. A request that only asks to look
+(read, find, check, what/when/how …) mandates no change at all.
+
+The reading is generous on purpose: any word of a class anywhere in the user's messages
+counts as a mandate for that class, so a finding means the user's text has *no* word for
+the kind of thing the agent did. Words are matched whole (``add`` is not ``address``),
+with their usual inflections (``paid``, ``sending``, ``deleted``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+ActionClass = Literal["money", "deletion", "access", "sending", "execution", "safeguard"]
+"""Kinds of action that are hard to undo or reach beyond the user."""
+
+CLASS_NAMES: dict[ActionClass, str] = {
+    "money": "moving money",
+    "deletion": "deleting or cancelling",
+    "access": "granting access or sharing",
+    "sending": "sending or posting to others",
+    "execution": "running or installing code",
+    "safeguard": "turning off a safeguard",
+}
+"""How each class is named in findings."""
+
+# fmt: off
+# Per class: words that ask for it wherever they stand, and words that do so only in a
+# verb's place ("email Bob the notes", "please email …", "to email", but not "the email").
+_MANDATE_WORDS: dict[ActionClass, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "money": (
+        ("pay", "withdraw", "buy", "sell", "invest", "donate", "checkout", "subscribe",
+         "renew", "mint", "swap", "reimburse", "settle", "spend", "repay", "remit"),
+        ("order", "book", "reserve", "trade", "exchange", "tip", "fund", "charge", "transfer",
+         "wire", "purchase", "deposit", "refund", "cash"),
+    ),
+    "deletion": (
+        ("delete", "remove", "erase", "purge", "wipe", "trash", "discard", "uninstall",
+         "cancel", "unsubscribe", "destroy", "prune", "revoke", "deactivate", "unfollow",
+         "unshare", "terminate", "archive", "rid"),
+        ("clear", "clean", "drop", "empty", "free", "tidy", "leave", "close", "kill", "stop",
+         "end", "reset", "undo"),
+    ),
+    "access": (
+        ("grant", "share", "invite", "allow", "unlock", "authorize", "authorise",
+         "collaborate", "publish", "approve", "assign", "permit"),
+        ("access", "open", "add", "enable", "accept", "join", "give", "let"),
+    ),
+    "sending": (
+        ("send", "notify", "inform", "tweet", "retweet", "publish", "reply", "respond",
+         "forward", "share", "contact", "invite", "announce", "broadcast", "remind", "greet",
+         "thank", "introduce", "cc", "dm"),
+        ("email", "mail", "message", "text", "sms", "post", "write", "draft", "submit",
+         "upload", "call", "comment", "chat", "alert", "ping", "tell", "answer", "ask",
+         "request", "report", "complain", "apply", "book", "schedule", "order"),
+    ),
+    "execution": (
+        ("run", "execute", "install", "launch", "deploy", "compile", "debug", "configure",
+         "upgrade", "boot"),
+        ("start", "setup", "set", "build", "test", "try", "open", "download", "use", "play",
+         "operate", "update", "fix"),
+    ),
+    "safeguard": (
+        ("disable", "deactivate", "disarm", "whitelist", "allowlist", "unblock", "bypass",
+         "mute", "silence", "override", "exempt", "unlock", "allow"),
+        ("turn", "switch", "stop", "remove", "ignore", "skip", "pause", "lower", "reduce",
+         "open", "relax"),
+    ),
+}
+_OTHER_ACTIONS = (
+    ("create", "update", "change", "modify", "rename", "schedule", "organize", "organise",
+     "arrange", "handle", "process", "manage", "fix", "perform", "complete", "adjust",
+     "increase", "decrease", "dispatch", "navigate", "prepare", "save", "register", "enroll",
+     "replace", "convert", "generate", "compose", "reschedule", "postpone", "confirm",
+     "activate", "restart", "reboot", "deliver", "redeem", "click", "press", "tap",
+     "select", "choose", "reject", "block", "merge", "copy", "paste", "print", "cook",
+     "wash", "heat", "dim", "brighten", "resume", "edit", "move", "sign", "login", "fill",
+     "claim", "ship", "lock", "raise"),
+    ("make", "do", "go", "plan", "take", "put", "place", "mark", "store", "record", "log",
+     "control", "drive", "pick", "bring", "follow", "like", "rate", "review", "act",
+     "type", "deny", "report", "flag", "pin", "star", "tag", "label", "sort", "split",
+     "scan", "water", "feed", "cool", "play", "pause", "set", "turn", "switch", "order",
+     "book", "reduce", "lower"),
+)
+_LOOK_WORDS = (
+    "read", "find", "search", "look", "check", "get", "fetch", "retrieve", "show", "list",
+    "view", "see", "what", "whats", "which", "who", "whom", "whose", "when", "where", "why",
+    "how", "summarize", "summarise", "summary", "describe", "explain", "count", "display",
+    "browse", "lookup", "query", "know", "learn", "compare", "recommend", "identify",
+)
+# fmt: on
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.!?;:\n]")
+_ABOUT_ME = re.compile(r"\b(?:tell|show|give|let|send)\s+(?:me|us)\b(?!\s+(?:a|an|the|my)\b)")
+"""``tell me``, ``show me``, ``let me know`` ask to be told, not to act (``send me a copy``
+still sends)."""
+_VERB_SLOT = frozenset(
+    {"please", "pls", "kindly", "to", "and", "then", "you", "also", "just", "now", "can",
+     "could", "would", "will", "should", "must", "lets", "let's", "i'll", "we'll", "or",
+     "help", "me", "us"}
+)  # fmt: skip
+_SENTENCE_END = frozenset(".!?;:\n")
+_CURRENCY = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|btc|eth|dollars?|euros?)\b")
+_IRREGULAR = {
+    "paid": "pay", "sent": "send", "sold": "sell", "bought": "buy", "told": "tell",
+    "wrote": "write", "written": "write", "ran": "run", "gave": "give", "given": "give",
+    "made": "make", "did": "do", "done": "do", "withdrew": "withdraw",
+    "withdrawn": "withdraw", "spent": "spend", "shut": "shut", "went": "go", "took": "take",
+}  # fmt: skip
+
+
+def _forms(word: str) -> tuple[set[str], set[str]]:
+    """A word's present forms (``pay``, ``pays``, ``paying``) and past forms (``payed``)."""
+    present = {word, word + "s", word + "es", word + "ing"}
+    past = {word + "ed", word + "d"}
+    if word.endswith("e"):
+        present.add(word[:-1] + "ing")
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        present.add(word[:-1] + "ies")
+        past.add(word[:-1] + "ied")
+    if len(word) >= 3 and word[-1] not in "aeiouwxy" and word[-2] in "aeiou":
+        present.add(word + word[-1] + "ing")
+        past.add(word + word[-1] + "ed")
+    past |= {form for form, base in _IRREGULAR.items() if base == word}
+    return present, past
+
+
+def _index(words: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Present and past forms of ``words``."""
+    present: set[str] = set()
+    past: set[str] = set()
+    for word in words:
+        now, before = _forms(word)
+        present |= now
+        past |= before
+    return frozenset(present), frozenset(past - present)
+
+
+def _split(
+    anywhere: Iterable[str], in_slot: Iterable[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Forms that ask wherever they stand, and forms that ask only in a verb's place.
+
+    Past forms ask only in a verb's place: "the shared calendar", "tasks completed last
+    week" describe things, they do not ask for anything.
+    """
+    present, past = _index(anywhere)
+    slot_present, slot_past = _index(in_slot)
+    return present, past | slot_present | slot_past
+
+
+_CLASS_FORMS: dict[ActionClass, tuple[frozenset[str], frozenset[str]]] = {
+    kind: _split(anywhere, in_slot) for kind, (anywhere, in_slot) in _MANDATE_WORDS.items()
+}
+_LOOK_FORMS = frozenset().union(*_index(_LOOK_WORDS))
+_ACTION_ANYWHERE, _ACTION_IN_SLOT = (forms - _LOOK_FORMS for forms in _split(*_OTHER_ACTIONS))
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What one user message asks for."""
+
+    classes: frozenset[ActionClass]
+    """Risky classes the message gives a mandate for."""
+    acts: bool
+    """The message asks for some change (an action word), not only to look."""
+    looks: bool
+    """The message asks to look something up (a read word or a question)."""
+
+
+@lru_cache(maxsize=2048)
+def read_request(text: str) -> Request:
+    """The mandate in one user message (memoised: the gate asks again for the same text)."""
+    lowered = _ABOUT_ME.sub(" ", text.lower())
+    anywhere: set[str] = set()
+    in_slot: set[str] = set()
+    previous = "."
+    for token in _TOKEN.findall(lowered):
+        if token in _SENTENCE_END:
+            previous = "."
+            continue
+        anywhere.add(token)
+        if previous == "." or previous in _VERB_SLOT:
+            in_slot.add(token)
+        previous = token
+    classes = {
+        kind
+        for kind, (everywhere, slotted) in _CLASS_FORMS.items()
+        if not anywhere.isdisjoint(everywhere) or not in_slot.isdisjoint(slotted)
+    }
+    if "money" not in classes and "send" in anywhere | in_slot and _CURRENCY.search(lowered):
+        classes.add("money")  # "send $40 to Ana"
+    acts = (
+        bool(classes)
+        or not anywhere.isdisjoint(_ACTION_ANYWHERE)
+        or not in_slot.isdisjoint(_ACTION_IN_SLOT)
+    )
+    looks = "?" in text or not anywhere.isdisjoint(_LOOK_FORMS)
+    return Request(frozenset(classes), acts, looks)
+
+
+def class_words(kind: ActionClass, text: str) -> list[tuple[int, int]]:
+    """Where ``text`` asks for ``kind`` in so many words (character spans): the words that
+    ask wherever they stand, for citing the instruction a tool output carried."""
+    anywhere = _CLASS_FORMS[kind][0]
+    return [
+        m.span()
+        for m in _WORD.finditer(text.lower())
+        if len(m.group()) > 2 and m.group() in anywhere
+    ]
