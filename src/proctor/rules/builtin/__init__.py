@@ -13,6 +13,7 @@ from proctor.rules.builtin import (
     loops,
     output_schema,
     permissions,
+    risky_actions,
     secrets,
 )
 
@@ -27,6 +28,7 @@ FAMILIES = (
     secrets,
     claims,
     injection,
+    risky_actions,
 )
 
 
