@@ -103,6 +103,10 @@ class GraphRecords(Protocol):
         """What one result published (or one story line of it), at most ``limit`` events."""
         ...
 
+    def project_graph(self, result_id: str, *, limit: int | None = GRAPH_LIMIT) -> GraphView:
+        """A result's scope as of that result: its results up to it, merged."""
+        ...
+
     def stories(self, target: str) -> list[StoryLineView]:
         """Story lines of a project or review scope."""
         ...

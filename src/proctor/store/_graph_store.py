@@ -12,8 +12,9 @@ bounded), ``_graph_snapshot`` (what a result said then) and ``_graph_sources``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
@@ -34,7 +35,9 @@ from proctor.graph.views import (
     SourceText,
     StoryLineView,
 )
+from proctor.store import _graph_cumulative as cumulative_graph
 from proctor.store import _graph_edits as edits
+from proctor.store import _graph_findings as graph_findings
 from proctor.store import _graph_object_detail as details
 from proctor.store import _graph_queries as queries
 from proctor.store import _graph_snapshot as snapshots
@@ -194,6 +197,45 @@ class GraphStore(StoreBase):
                 for ref in item.sources
             }
             return dataclasses.replace(view, sources=sources.excerpts(c, cited))
+
+    def project_graph(self, result_id: str, *, limit: int | None = GRAPH_LIMIT) -> GraphView:
+        """The graph of a result's scope as of that result (id or unique prefix): every
+        result of the scope published up to it, merged, with the objects' current state.
+
+        At most ``limit`` events are shown (None: all), the newest, with what they involve;
+        ``totals`` count distinct objects over the merged results (``_graph_cumulative``).
+        """
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1 (or None for every event), not {limit}")
+        with self._snapshot() as c:
+            summary = queries.result_summary(c, queries.resolve_result_id(c, result_id))
+            view = cumulative_graph.project_graph(c, summary, limit)
+            cited = {
+                (ref.source_type, ref.source_id)
+                for group in (
+                    view.events,
+                    view.entities,
+                    view.relations,
+                    view.changes,
+                    view.open_items,
+                )
+                for item in group
+                for ref in item.sources
+            }
+            return dataclasses.replace(view, sources=sources.excerpts(c, cited))
+
+    def result_conversations(self, result_id: str, *, cumulative: bool = False) -> list[str]:
+        """The conversations a result's events come from (``cumulative``: of every result
+        of its scope up to it), sorted."""
+        with self._snapshot() as c:
+            summary = queries.result_summary(c, queries.resolve_result_id(c, result_id))
+            merged = cumulative_graph.merged_results(c, summary) if cumulative else [summary]
+            return graph_findings.event_conversations(c, [r.result_id for r in merged])
+
+    def source_times(self, refs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], datetime]:
+        """When each (source_type, source_id) happened, for those that exist and say."""
+        with self._snapshot() as c:
+            return graph_findings.source_times(c, refs)
 
     def stories(self, target: str) -> list[StoryLineView]:
         """Story lines of a project (name or id) or review scope, most recently updated first."""

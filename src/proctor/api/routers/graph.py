@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel
 
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._models import EditResponse, ResultPage, Revision, StoryList
 from proctor.api._source_models import Attention, AttentionHour, ResultOverview
+from proctor.errors import ConfigError
 from proctor.graph.views import GraphView, ResultObject, ResultSummary
+from proctor.store._findings_inbox import FindingFilter
 
 router = APIRouter(tags=["graph"])
 
@@ -76,10 +80,94 @@ def result_graph(
             "as the result said them when it was published, without later edits (REV-8)."
         ),
     ] = False,
+    cumulative: Annotated[
+        bool,
+        Query(
+            description="The scope's graph as of this result: every result of its scope "
+            "published up to it, merged (the newest ``limit`` events; not with story_line, "
+            "offset or as_published)."
+        ),
+    ] = False,
 ) -> GraphView:
-    """What one result published, the newest ``limit`` events after skipping ``offset``."""
+    """What one result published, the newest ``limit`` events after skipping ``offset``;
+    with ``cumulative``, what every result of its scope up to it published."""
     result_id = store.resolve_result_id(result_ref)
+    if cumulative:
+        if story_line is not None or offset or as_published:
+            raise ConfigError(
+                "cumulative=true reads the whole scope's newest events: leave out "
+                "story_line, offset and as_published"
+            )
+        return store.project_graph(result_id, limit=limit)
     return store.graph(result_id, story_line, as_published=as_published, limit=limit, offset=offset)
+
+
+class TimelineFinding(BaseModel):
+    """A finding as the story graph's timeline places it: at its evidence time."""
+
+    finding_id: str
+    title: str
+    rule: str
+    severity: str
+    status: str
+    conversation_id: str
+    at: datetime | None
+    """When the earliest source it cites happened (None: no cited source has a time)."""
+
+
+class TimelineFindings(BaseModel):
+    """The most severe findings about the conversations a result's events come from."""
+
+    result_id: str
+    total: int
+    """How many findings those conversations have (the list holds at most ``limit``)."""
+    findings: list[TimelineFinding]
+
+
+@router.get("/results/{result_ref}/findings")
+def result_findings(
+    store: StoreDep,
+    result_ref: str,
+    cumulative: Annotated[
+        bool, Query(description="Of every result of its scope up to this one (as the graph).")
+    ] = False,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many.")] = 300,
+) -> TimelineFindings:
+    """Findings about the conversations the result's events come from, most severe first,
+    each at the time of the earliest source it cites."""
+    result_id = store.resolve_result_id(result_ref)
+    conversations = store.result_conversations(result_id, cumulative=cumulative)
+    if not conversations:
+        return TimelineFindings(result_id=result_id, total=0, findings=[])
+    page = store.findings_page(
+        FindingFilter(conversation_ids=conversations), sort="severity", limit=limit
+    )
+    refs = {
+        (ev.source_type, ev.source_id)
+        for finding in page.findings
+        for ev in finding.evidence
+        if ev.source_type != "conversation"
+    }
+    times = store.source_times(refs)
+    findings = []
+    for finding in page.findings:
+        cited = [
+            times[(ev.source_type, ev.source_id)]
+            for ev in finding.evidence
+            if (ev.source_type, ev.source_id) in times
+        ]
+        findings.append(
+            TimelineFinding(
+                finding_id=finding.finding_id or finding.key,
+                title=finding.title,
+                rule=finding.rule,
+                severity=finding.severity,
+                status=finding.status,
+                conversation_id=finding.conversation_id,
+                at=min(cited, default=None),
+            )
+        )
+    return TimelineFindings(result_id=result_id, total=page.total, findings=findings)
 
 
 @router.get("/stories")
