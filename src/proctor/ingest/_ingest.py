@@ -9,8 +9,10 @@ each conversation either fully old or fully new (ING-9, STO-3).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from proctor.sources import (
 from proctor.sources._detect import unreadable_unit
 from proctor.sources._source import ReadUnit
 from proctor.store import ImportedFile, ImportRecord, Store
+from proctor.store._import_batch import ImportBatch
 from proctor.transcript import PreparedBundle, SourceIssue, clean_text
 
 ProgressCallback = Callable[[int, str], None]
@@ -193,10 +196,11 @@ def ingest_plan(
         jobs = auto_jobs(sum(p.stat().st_size for _, unit in plan.units for p in unit.paths))
     status = "failed"
     try:
-        with fewer_collections():
+        with fewer_collections(), _Batches(store) as batches:
             tasks = _changed_units(store, plan, report, progress, force)
             for task, items in prepared_units(tasks, limits, jobs):
-                _write_unit(store, task, items, report, project)
+                _write_unit(batches.current(), task, items, report, project)
+                batches.wrote()
                 if progress is not None:
                     progress(task.size, str(task.unit.path))
         status = report.status
@@ -239,8 +243,53 @@ def _changed_units(
             progress(digest[1], str(unit.path))
 
 
+BATCH_SOURCES = 20_000
+"""Sources an import writes in one transaction before it commits (``_Batches``)."""
+
+BATCH_SECONDS = 2.0
+"""The longest an import holds a write transaction open, so other writers (a live
+intake, a review) wait no longer than this for their turn."""
+
+
+class _Batches:
+    """The import's write transactions: one open at a time, committed once it holds
+    ``BATCH_SOURCES`` sources or has been open ``BATCH_SECONDS``, and when the import
+    ends; rolled back when the import fails (``store/_import_batch.py``)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._open: contextlib.ExitStack | None = None
+        self._batch: ImportBatch | None = None
+        self._started = 0.0
+
+    def __enter__(self) -> _Batches:
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        if self._open is not None:
+            stack, self._open, self._batch = self._open, None, None
+            stack.__exit__(type(error) if error is not None else None, error, None)
+
+    def current(self) -> ImportBatch:
+        """The open batch, begun when none is."""
+        if self._batch is None:
+            stack = contextlib.ExitStack()
+            self._batch = stack.enter_context(self._store.import_batch())
+            self._open = stack
+            self._started = time.monotonic()
+        return self._batch
+
+    def wrote(self) -> None:
+        """A unit was written: commit when the batch is full or old enough."""
+        batch = self._batch
+        if batch is None:
+            return
+        if batch.sources >= BATCH_SOURCES or time.monotonic() - self._started >= BATCH_SECONDS:
+            self.__exit__(None, None, None)
+
+
 def _write_unit(
-    store: Store,
+    store: ImportBatch,
     task: UnitTask,
     items: Iterable[PreparedItem],
     report: IngestReport,
@@ -281,7 +330,7 @@ def _guarded(task: UnitTask, items: Iterable[PreparedItem]) -> Iterator[Prepared
 
 
 def _write_bundle(
-    store: Store,
+    store: ImportBatch,
     prepared: PreparedBundle,
     report: IngestReport,
     stats: FormatStats,

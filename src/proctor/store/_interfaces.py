@@ -7,6 +7,7 @@ MCP server) receive; ``Store`` adds the write paths (import, delete, findings).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from proctor.findings import Finding, Status
@@ -15,6 +16,7 @@ from proctor.store._goal_store import GoalStoreProtocol
 from proctor.store._graph_access import GraphAccessRecords
 from proctor.store._graph_interfaces import GraphRecords
 from proctor.store._heartbeat_records import HeartbeatRecords
+from proctor.store._import_batch import ImportBatch
 from proctor.store._memory_store import MemoryCandidateRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
@@ -198,6 +200,11 @@ class Store(
 
     def record_imported_file(self, imported: ImportedFile) -> None:
         """Remember that a read unit was imported with this content."""
+        ...
+
+    def import_batch(self) -> AbstractContextManager[ImportBatch]:
+        """One transaction for many conversations and unit records of an import, each
+        conversation in a savepoint; committed when the block ends."""
         ...
 
     def record_findings(self, findings: Sequence[Finding]) -> RecordOutcome:

@@ -6,10 +6,11 @@ Core on SQLite (the default) or PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -27,6 +28,7 @@ from proctor.store._goal_store import GoalStore
 from proctor.store._graph_access import GraphAccessStore
 from proctor.store._graph_store import GraphStore
 from proctor.store._heartbeat_store import HeartbeatStore
+from proctor.store._import_batch import ImportBatch, store_imported_file
 from proctor.store._import_store import ImportStore
 from proctor.store._inbox_store import FindingsInboxStore
 from proctor.store._location import configured_database_url
@@ -315,18 +317,15 @@ class SqlStore(
     def record_imported_file(self, imported: ImportedFile) -> None:
         """Remember that a read unit was imported with this content."""
         with self._write() as c:
-            c.execute(delete(t.import_files).where(t.import_files.c.path == imported.path))
-            c.execute(
-                insert(t.import_files).values(
-                    path=imported.path,
-                    content_hash=imported.content_hash,
-                    size=imported.size,
-                    adapter=imported.adapter,
-                    adapter_version=imported.adapter_version,
-                    conversation_ids=list(imported.conversation_ids),
-                    imported_at=utcnow(),
-                )
-            )
+            store_imported_file(c, imported, utcnow())
+
+    @contextmanager
+    def import_batch(self) -> Iterator[ImportBatch]:
+        """One transaction for many conversations and unit records of an import, each
+        conversation in a savepoint (``_import_batch.py``); committed when the block ends,
+        rolled back when it raises."""
+        with self._write() as c:
+            yield ImportBatch(c, self._project_for)
 
 
 def open_store(

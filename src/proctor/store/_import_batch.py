@@ -1,0 +1,83 @@
+"""An import's writes, many read units to one transaction (SPEC ING-9, STO-3).
+
+A file import writes each conversation and then the record of the unit it came from.
+Committing each of those on its own costs more than writing them: every commit writes
+the pages it touched again (the same index pages, conversation after conversation).
+``ImportBatch`` writes them inside one transaction of the caller's choosing, each
+conversation inside a savepoint of its own, so:
+
+- a conversation the database refuses (a constraint) is rolled back to its savepoint
+  and reported, exactly as when it had a transaction of its own; the others stay;
+- a process killed mid-batch leaves every conversation of the batch fully old, and a
+  unit's record is never committed without its conversations (nor they without it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import delete, insert
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from proctor._util.clock import utcnow
+from proctor.errors import ConversationWriteError
+from proctor.store import _schema as t
+from proctor.store._records import ImportedFile, WriteOutcome
+from proctor.store._writer import write_conversation
+from proctor.transcript import PreparedBundle
+
+ProjectFor = Callable[[Connection, PreparedBundle], str]
+"""The project a conversation goes to when the import names none."""
+
+
+def store_imported_file(connection: Connection, imported: ImportedFile, now: datetime) -> None:
+    """Remember, inside the caller's transaction, that a read unit was imported."""
+    connection.execute(delete(t.import_files).where(t.import_files.c.path == imported.path))
+    connection.execute(
+        insert(t.import_files).values(
+            path=imported.path,
+            content_hash=imported.content_hash,
+            size=imported.size,
+            adapter=imported.adapter,
+            adapter_version=imported.adapter_version,
+            conversation_ids=list(imported.conversation_ids),
+            imported_at=now,
+        )
+    )
+
+
+class ImportBatch:
+    """Writes of an import inside one open transaction (module docstring)."""
+
+    def __init__(self, connection: Connection, project_for: ProjectFor) -> None:
+        self._connection = connection
+        self._project_for = project_for
+        self.sources = 0
+        """Sources of the conversations written so far: how much the batch holds."""
+
+    def write_conversation(
+        self, prepared: PreparedBundle, *, project: str | None = None
+    ) -> WriteOutcome:
+        """Write one conversation in a savepoint; unchanged sources are not written.
+
+        Raises:
+            ConversationWriteError: the database refused it; nothing of it was written.
+        """
+        connection = self._connection
+        try:
+            with connection.begin_nested():
+                name = project or self._project_for(connection, prepared)
+                outcome = write_conversation(connection, prepared, name, utcnow())
+        except IntegrityError as exc:
+            raise ConversationWriteError(
+                f"conversation {prepared.bundle.conversation_id!r} could not be stored: "
+                f"the write was refused and rolled back ({exc.orig}); nothing of it was stored"
+            ) from exc
+        self.sources += len(prepared.sources)
+        return outcome
+
+    def record_imported_file(self, imported: ImportedFile) -> None:
+        """Remember that a read unit was imported with this content."""
+        store_imported_file(self._connection, imported, utcnow())
