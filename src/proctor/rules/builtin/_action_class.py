@@ -61,6 +61,12 @@ _CLASS_VERBS: dict[str, ActionClass] = {
     "unblock": "safeguard", "mute": "safeguard", "silence": "safeguard",
     "suppress": "safeguard",
 }
+# Words that are as often nouns (``mail_read``, ``GetPayments``): they decide only when
+# the name has no look-up, risky or neutral verb (``EmailUser``, ``PostTweet``).
+_NOUNISH = frozenset({
+    "mail", "email", "message", "post", "tweet", "sms", "comment", "payment", "payments",
+    "permission", "permissions", "sharing", "trash", "tip", "wire", "trade", "dm",
+})
 # Verbs that change something but say not what: the object words or an action argument decide.
 _NEUTRAL_VERBS = frozenset({
     "manage", "handle", "update", "edit", "modify", "set", "change", "create", "make",
@@ -107,6 +113,23 @@ _AGENT_OWN_TOOLS = frozenset({
     "writestdin", "askuserquestion", "todo", "plan", "notebookedit",
 })
 # fmt: on
+_ACCESS_KEYS = frozenset(
+    {
+        "role",
+        "roles",
+        "permission",
+        "permissions",
+        "access_level",
+        "access",
+        "sharing_level",
+        "acl",
+        "grant",
+        "privileges",
+        "scope",
+        "scopes",
+    }
+)  # fmt: skip
+"""Arguments that say a neutral call (``add_binding``, ``update_member``) grants access."""
 _TEAM_WORDS = frozenset({"team", "teammate", "teammates", "subagent", "subagents"})
 """Tools that run the agent's own team of sub-agents (``TeamCreate``, ``TeamDelete``)."""
 _RECIPIENT_KEYS = ("recipient", "to", "agent", "agent_name", "teammate", "target")
@@ -165,15 +188,18 @@ def _by_name(name: str) -> tuple[str, str] | None:
     for word in words:
         if word in _READ_VERBS:
             return ("read", word)
-        if word in _CLASS_VERBS:
+        if word in _CLASS_VERBS and word not in _NOUNISH:
             return (_CLASS_VERBS[word], word)
     neutral = next((index for index, word in enumerate(words) if word in _NEUTRAL_VERBS), None)
     if neutral is None:
-        return None
+        nounish = next((word for word in words if word in _NOUNISH), None)
+        return None if nounish is None else (_CLASS_VERBS[nounish], nounish)
     word = words[neutral]
     for later in words[neutral + 1 :]:
         if later in _OBJECT_CLASSES:
             return (_OBJECT_CLASSES[later], f"{word} {later}")
+        if later in _CLASS_VERBS and later in _NOUNISH:
+            return (_CLASS_VERBS[later], f"{word} {later}")
     return ("neutral", word)
 
 
@@ -242,6 +268,10 @@ def _refine(
         if off is not None:
             return ActionKind("safeguard", f"{off[0]}={off[1]}", off[0])
     if group == "neutral":
+        granted = _ACCESS_KEYS.intersection(key.lower() for key in arguments)
+        if granted:
+            key = sorted(granted)[0]
+            return ActionKind("access", f"{key}={arguments[key]}", key)
         if word in _EXECUTION_WORDS or not _CODE_WORDS.isdisjoint(words):
             remote = _remote_code(call, downloaded)
             if remote is not None:
