@@ -59,7 +59,6 @@ def test_each_history_entry_and_agent_prompt_becomes_one_message(
     assert result.issues == []
     assert len(result.bundles) == 1
     assert result.messages == len(record["history"]) + len(prompts)
-    assert result.tool_calls == 0
     assert result.bundles[0].tasks[0].goal == record["question"]
 
 
@@ -94,7 +93,38 @@ def test_the_acting_agent_is_the_author(path: Path, reads: Callable[[Path], Read
         assert message.author == entry.get("name", entry["role"].split(" (")[0])
         if "(->" in entry["role"]:
             assert message.attributes["addressee"] == entry["role"].split("(->")[1][:-1].strip()
-        assert message.role == ("user" if entry["role"] == "human" else "assistant")
+        # A group chat's opening message poses the task: it is the run's prompt.
+        opening = index == 0 and "name" in entry
+        assert message.role == ("user" if entry["role"] == "human" or opening else "assistant")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in FILES if p.parent.name == "Hand-Crafted"],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_every_instruction_to_another_agent_is_a_delegated_call_answered_by_its_reply(
+    path: Path, reads: Callable[[Path], ReadResult]
+) -> None:
+    record = json.loads(path.read_text())
+    (bundle,) = reads(path).bundles
+    prefix = expected_id(path, record)
+    calls = {c.message_source_id: c for c in bundle.tool_calls}
+    history = record["history"]
+    for index, entry in enumerate(history):
+        if "(->" not in entry["role"]:
+            continue
+        agent = entry["role"].split("(->")[1][:-1].strip()
+        call = calls[f"{prefix}:{index}"]
+        assert call.name == "delegate_to_agent"
+        assert call.arguments == {"agent": agent, "instruction": entry["content"]}
+        # The reply is the agent's next entry, unless the orchestrator instructs again first.
+        later = history[index + 1 :]
+        reply = next((e for e in later if e["role"] == agent or e["role"] == entry["role"]), None)
+        if reply is not None and reply["role"] == agent:
+            assert (call.status, call.result_text) == ("ok", reply["content"])
+        else:
+            assert (call.status, call.result_text) == ("pending", None)
 
 
 def test_the_same_question_in_both_subsets_gives_two_conversations(

@@ -23,7 +23,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -406,3 +406,145 @@ def any_of(items: Sequence[Any], test: Callable[[Any], bool], look: int = 5) -> 
     """True when one of the first ``look`` items passes ``test`` (one damaged record at
     the top of a file must not hide the format)."""
     return any(test(item) for item in items[:look])
+
+
+# -- Group-chat hand-offs ----------------------------------------------------------------
+
+DELEGATE_TOOL = "delegate_to_agent"
+"""The tool name a hand-off to another agent is recorded under (a sub-agent call)."""
+ROUTING_WORDS = 4
+"""A routing note ("Next speaker WebSurfer") is a first line of at most this many words."""
+_WORDS = re.compile(r"[^\W_]+(?:[_\-][^\W_]+)*")
+_FENCED = re.compile(r"^[ \t]*```[^\n`]*\n(?P<code>.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
+
+
+def agent_key(name: str) -> str:
+    """An agent name compared case- and separator-blind ("WebSurfer" = "Web_Surfer")."""
+    return re.sub(r"[\s_\-]+", "", name).casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupChat:
+    """A multi-agent log's messages and the hand-offs between its agents."""
+
+    messages: tuple[Message, ...]
+    calls: tuple[ToolCall, ...]
+
+
+def group_chat(
+    messages: Sequence[Message], *, executors: frozenset[str] = frozenset()
+) -> GroupChat:
+    """The hand-offs of a multi-agent log as delegated calls, each answered by the agent's reply.
+
+    A group chat is one conversation with one participant per agent; what moves the work
+    is one agent handing it to another. That structure is read from the messages alone:
+
+    - an instruction addressed to another agent (``attributes["addressee"]``, Magentic-One's
+      ``"Orchestrator (-> WebSurfer)"``) opens a hand-off to that agent;
+    - a routing note, a first line of a few words that names exactly one other
+      participant ("Next speaker WebSurfer", "Handing over to FileSurfer."), opens one
+      too, unless a hand-off to that agent is already waiting (then it restates it);
+      the note becomes a ``notice`` message (the chat's speaker selection);
+    - a message by an ``executor`` (a participant that is a program, such as a group
+      chat's code-running terminal) answers a hand-off from the message before it, whose
+      instruction is the code blocks of that message (what the program runs; none when
+      it holds no code);
+    - the next message by the agent a hand-off waits for is its result.
+
+    Each hand-off is a call named ``delegate_to_agent`` issued by the delegating message,
+    arguments ``{"agent", "instruction"}``; a hand-off nobody answered stays pending.
+    The messages keep their ids and text: the reply is still its author's message
+    (benchmark labels cite it), and also the call's result. Routing notes become
+    ``notice`` messages: they are the chat's speaker selection, not anyone's answer.
+    """
+    participants = _participants(messages)
+    notes: set[str] = set()
+    programs = {agent_key(name) for name in executors}
+    waiting: dict[str, _Call] = {}
+    calls: list[_Call] = []
+    previous: Message | None = None
+    for message in messages:
+        if message.role != "assistant" or message.author is None:
+            previous = message
+            continue
+        author = agent_key(message.author)
+        if author in programs:
+            if previous is not None and previous.role == "assistant":
+                code = code_blocks(previous.text)
+                _answer(_open(calls, previous.source_id, message.author, code), message)
+        elif author in waiting:
+            _answer(waiting.pop(author), message)
+        addressee = message.attributes.get("addressee")
+        target = addressee.strip() if isinstance(addressee, str) else ""
+        if target and agent_key(target) != author:
+            waiting[agent_key(target)] = _open(calls, message.source_id, target, message.text)
+        else:
+            routed = _routed_to(message, participants)
+            if routed is not None:
+                notes.add(message.source_id)
+                if agent_key(routed) not in waiting:
+                    waiting[agent_key(routed)] = _open(calls, message.source_id, routed, None)
+        previous = message
+    return GroupChat(
+        tuple(replace(m, kind="notice") if m.source_id in notes else m for m in messages),
+        tuple(call.build() for call in calls),
+    )
+
+
+def code_blocks(text: str) -> str | None:
+    """The fenced code blocks of a message, joined, or None when it has none."""
+    blocks = [match["code"].strip("\n") for match in _FENCED.finditer(text)]
+    return "\n\n".join(blocks) if blocks else None
+
+
+def _participants(messages: Sequence[Message]) -> dict[str, str]:
+    """Every agent the log names (authors and addressees), by key."""
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.role == "assistant" and message.author:
+            names.setdefault(agent_key(message.author), message.author)
+        addressee = message.attributes.get("addressee")
+        if isinstance(addressee, str) and addressee.strip():
+            names.setdefault(agent_key(addressee), addressee.strip())
+    return names
+
+
+def _routed_to(message: Message, participants: Mapping[str, str]) -> str | None:
+    """The participant a routing note hands to, else None.
+
+    A routing note's first line is a few words that name exactly one other participant
+    beside at least one other word ("Next speaker WebSurfer"); what follows it (a
+    runtime warning printed into the log) does not matter. A bare name over a longer
+    message is an address, not a routing note.
+    """
+    lines = [line for line in message.text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    words = [agent_key(word) for word in _WORDS.findall(lines[0])]
+    if not words or len(words) > ROUTING_WORDS:
+        return None
+    author = agent_key(message.author or "")
+    named = {word for word in words if word in participants and word != author}
+    if len(named) != 1 or all(word in participants for word in words):
+        return None
+    return participants[named.pop()]
+
+
+def _open(calls: list[_Call], issuer: str, agent: str, instruction: str | None) -> _Call:
+    taken = {call.source_id for call in calls}
+    source_id, number = f"{issuer}:handoff", 0
+    while source_id in taken:  # one message may hand off more than once
+        number += 1
+        source_id = f"{issuer}:handoff:{number}"
+    arguments: dict[str, JSONValue] = {"agent": agent}
+    if instruction is not None:
+        arguments["instruction"] = instruction
+    call = _Call(source_id, DELEGATE_TOOL, arguments, None, issuer)
+    calls.append(call)
+    return call
+
+
+def _answer(call: _Call, reply: Message) -> None:
+    call.result_text = reply.text
+    call.status = "ok"
+    call.attributes["reply_message"] = reply.source_id

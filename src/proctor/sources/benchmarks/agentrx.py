@@ -35,6 +35,7 @@ from proctor.sources.benchmarks._common import (
     UniqueIds,
     check_nesting,
     content_key,
+    group_chat,
     is_magentic_role,
     load_document,
     load_path,
@@ -285,7 +286,10 @@ class AgentRxAdapter(SourceAdapter):
                     status="completed",
                 ),
             )
-        yield ConversationBundle(conversation, tuple(messages), tasks=tasks, origin=str(path))
+        chat = group_chat(messages)
+        yield ConversationBundle(
+            conversation, chat.messages, chat.calls, tasks=tasks, origin=str(path)
+        )
 
 
 def _tau_error(item: Mapping[str, Any]) -> str | None:

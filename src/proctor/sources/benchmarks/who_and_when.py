@@ -29,9 +29,11 @@ from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.sources.benchmarks._common import (
     RECORD_ERRORS,
     RecordError,
+    agent_key,
     any_of,
     check_nesting,
     content_key,
+    group_chat,
     load_document,
     magentic_message,
     record_issue,
@@ -118,7 +120,9 @@ class WhoAndWhenAdapter(SourceAdapter):
         warnings: list[str] = []
         skipped: list[tuple[int, str]] = []
         """Steps that could not be read: their index and why."""
-        messages = self._system_prompts(record.get("system_prompt"), conversation_id)
+        prompts = record.get("system_prompt")
+        messages = self._system_prompts(prompts, conversation_id)
+        history_messages: list[Message] = []
         for index, entry in enumerate(history):
             # A damaged step is skipped alone; the others keep their index (mistake_step).
             if not isinstance(entry, Mapping):
@@ -128,7 +132,12 @@ class WhoAndWhenAdapter(SourceAdapter):
             if too_deep is not None:
                 skipped.append((index, f"{too_deep}; step skipped"))
                 continue
-            messages.append(self._message(entry, f"{conversation_id}:{index}", subset))
+            opening = index == 0 and subset == ALGORITHM_GENERATED
+            history_messages.append(
+                self._message(entry, f"{conversation_id}:{index}", subset, opening=opening)
+            )
+        chat = group_chat(history_messages, executors=_executors(prompts, history_messages))
+        messages.extend(chat.messages)
         labels: dict[str, Any] = {k: record[k] for k in _LABEL_FIELDS if k in record}
         step = record.get("mistake_step")
         if step is not None:
@@ -153,7 +162,9 @@ class WhoAndWhenAdapter(SourceAdapter):
                     attributes={"level": level} if level is not None else {},
                 ),
             )
-        bundle = ConversationBundle(conversation, tuple(messages), tasks=tasks, origin=origin)
+        bundle = ConversationBundle(
+            conversation, tuple(messages), chat.calls, tasks=tasks, origin=origin
+        )
         return bundle, warnings, skipped
 
     @staticmethod
@@ -173,17 +184,35 @@ class WhoAndWhenAdapter(SourceAdapter):
         ]
 
     @staticmethod
-    def _message(entry: Mapping[str, Any], source_id: str, subset: str) -> Message:
+    def _message(
+        entry: Mapping[str, Any], source_id: str, subset: str, *, opening: bool
+    ) -> Message:
         text = text_of(entry.get("content"))
         role = string(entry.get("role")) or ""
         name = string(entry.get("name"))
         if subset == HAND_CRAFTED or name is None:
             return magentic_message(source_id, role or "unknown", text)
+        attributes = {"role": role}
+        if opening:
+            # A group chat starts with the message that poses the task to the group
+            # (recorded under the name of the agent that relayed it): the run's prompt.
+            return Message(source_id, "user", "prompt", text, author=name, attributes=attributes)
         # CaptainAgent's user/assistant roles are the recorder's point of view; every
         # named speaker is an agent of the group chat.
-        return Message(
-            source_id, "assistant", "reply", text, author=name, attributes={"role": role}
-        )
+        return Message(source_id, "assistant", "reply", text, author=name, attributes=attributes)
+
+
+def _executors(prompts: Any, messages: list[Message]) -> frozenset[str]:
+    """Speakers that are programs: in a chat whose agents each have a system prompt, the
+    speakers without one (the group chat's code-running terminal)."""
+    if not isinstance(prompts, Mapping) or not prompts:
+        return frozenset()
+    agents = {agent_key(str(name)) for name in prompts}
+    return frozenset(
+        m.author
+        for m in messages
+        if m.role == "assistant" and m.author and agent_key(m.author) not in agents
+    )
 
 
 def _step(value: Any, length: int, warnings: list[str]) -> Any:
