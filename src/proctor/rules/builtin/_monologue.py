@@ -2,12 +2,29 @@
 
 Two shapes: a streak of assistant messages with no tool call and no user message between
 them (the agent narrates instead of acting or asking), and the same assistant text again
-and again within one turn (it is stuck on one answer). In multi-agent logs each author
-is a participant, so a message by another author breaks a streak.
+and again within one turn (it is stuck on one answer).
+
+What is not talk:
+
+- a message that issues a call is acting: it extends no streak, so a message is judged
+  only once the next event shows whether it issued one (or at the end of the run); its
+  text still counts as a repeat unless the text is the call itself (an instruction an
+  orchestrator hands to another agent is the delegated call's argument);
+- in multi-agent logs each author is a participant, so a message by another author
+  breaks a streak; an orchestrator handing work to another agent issues a delegated
+  call, which is action like any other;
+- a message that repeats the result of a call just made is that result shown again
+  (a delegated agent's reply, a code runner's output): it breaks a streak like a tool
+  result and is not counted as the assistant repeating itself;
+- a status record, a message that is one JSON object after at most a short label line
+  (an orchestrator's progress ledger, a structured plan), is bookkeeping: it neither
+  extends nor breaks a streak.
 """
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from proctor.findings import Evidence
@@ -15,7 +32,7 @@ from proctor.rules._evidence import cite_message
 from proctor.rules._rule import Hit
 from proctor.rules._trace import Event
 from proctor.rules.builtin._loop_track import is_user_prompt
-from proctor.transcript import Message
+from proctor.transcript import Message, ToolCall
 
 MONOLOGUE_MESSAGES = 4
 """Assistant messages in a row, with no call and no user message, that make a monologue."""
@@ -25,6 +42,10 @@ MIN_REPEATED_CHARS = 40
 """Shorter texts ("Done.", "Next speaker WebSurfer") repeat legitimately."""
 _MAX_TEXTS = 200
 """Distinct texts remembered per turn (bounded memory on very long turns)."""
+_MAX_RESULTS = 16
+"""Recent call results remembered, to recognise a message that shows one again."""
+LABEL_CHARS = 60
+"""Longest label line a status record may have before its JSON object."""
 
 
 @dataclass(slots=True)
@@ -40,27 +61,86 @@ class Monologue:
     streak: list[Message] = field(default_factory=list)
     streak_evidence: tuple[Evidence, ...] = ()
     texts: dict[str, _Repeat] = field(default_factory=dict)
+    pending: Message | None = None
+    """The last assistant message, not judged until the next event shows it issued no call."""
+    results: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    """Recent call results (normalised), oldest first."""
 
     def advance(self, event: Event) -> list[Hit]:
-        """Take in one event; the hits it causes when it makes (or extends) a monologue."""
+        """Take in one event; the hits it causes when it makes (or extends) a monologue.
+
+        The hits of an assistant message come with the event after it: only then is it
+        known whether the message issued a call.
+        """
+        pending, self.pending = self.pending, None
+        hits: list[Hit] = []
+        if pending is not None:
+            call = event.call
+            if (
+                event.kind == "call"
+                and call is not None
+                and call.message_source_id == (pending.source_id)
+            ):
+                self._break_streak()  # the message acted: it extends no streak
+                if not _carried_by(call, pending.text):
+                    hits = self._repeats(pending)  # commentary beside the call may repeat
+            else:
+                hits = self._talk(pending)
+        self._take(event)
+        return hits
+
+    def finish(self) -> list[Hit]:
+        """The hits of the run's last message, when it was talk."""
+        pending, self.pending = self.pending, None
+        return [] if pending is None else self._talk(pending)
+
+    def _take(self, event: Event) -> None:
         message = event.message
         if message is None:
-            if self.streak:
-                self._break_streak()  # a tool call is action
-            return []
+            if event.kind == "result" and event.call is not None:
+                self._remember_result(event.call.result_text)
+            self._break_streak()  # a tool call is action
+            return
         if message.role in ("user", "tool"):
             self._break_streak()
             if is_user_prompt(message):
                 self.texts.clear()
-            return []
+            return
         if message.role != "assistant" or message.kind != "reply" or not message.text.strip():
-            return []
+            return
+        if self._shows_result(message.text):
+            self._break_streak()  # a delegated agent's reply, already seen as a result
+            return
+        if not is_status_record(message.text):
+            self.pending = message
+
+    def _talk(self, message: Message) -> list[Hit]:
+        """A message known to be talk: it extends the streak and may repeat a text."""
         if self.streak and self.streak[-1].author != message.author:
             self._break_streak()  # another participant answered
         self.streak.append(message)
         hits = [self._streak_hit(message)] if len(self.streak) >= MONOLOGUE_MESSAGES else []
+        return [*hits, *self._repeats(message)]
+
+    def _repeats(self, message: Message) -> list[Hit]:
         repeat = self._repeat_hit(message)
-        return hits if repeat is None else [*hits, repeat]
+        return [] if repeat is None else [repeat]
+
+    def _remember_result(self, text: str | None) -> None:
+        if not text or not text.strip():
+            return
+        key = " ".join(text.split())
+        self.results.pop(key, None)
+        self.results[key] = None
+        if len(self.results) > _MAX_RESULTS:
+            self.results.popitem(last=False)
+
+    def _shows_result(self, text: str) -> bool:
+        key = " ".join(text.split())
+        if key not in self.results:
+            return False
+        del self.results[key]
+        return True
 
     def _break_streak(self) -> None:
         self.streak.clear()
@@ -111,3 +191,25 @@ class Monologue:
             threshold=REPEATED_TEXT,
             trigger=message.source_id,
         )
+
+
+def _carried_by(call: ToolCall, text: str) -> bool:
+    """True when the message's text is one of the call's arguments (the message is the call)."""
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    key = " ".join(text.split())
+    return any(isinstance(v, str) and " ".join(v.split()) == key for v in arguments.values())
+
+
+def is_status_record(text: str) -> bool:
+    """True for a message that is one JSON object, after at most a short label line."""
+    stripped = text.strip()
+    start = stripped.find("{")
+    if start < 0 or not stripped.endswith("}"):
+        return False
+    label = stripped[:start].strip()
+    if len(label) > LABEL_CHARS or "\n" in label:
+        return False
+    try:
+        return isinstance(json.loads(stripped[start:]), dict)
+    except ValueError:
+        return False

@@ -12,7 +12,10 @@ Stuck patterns in the spirit of OpenHands' StuckDetector, on Proctor's events
 - ``alternating_loop`` [6]: two calls alternate A-B-A-B… with identical results over N
   steps;
 - ``monologue`` [4 / 3]: N assistant messages in a row with no tool call and no user
-  message, or the same assistant text (40+ characters) N times in one turn.
+  message, or the same assistant text (40+ characters) N times in one turn. In
+  multi-agent runs a hand-off to another agent is a delegated call, so an orchestrator
+  that delegates is acting, not talking; its status records (a JSON ledger) and a
+  delegated agent's reply shown again are not talk either.
 
 "Same" is normalised (see ``_loop_track``): volatile numbers in results (times, durations,
 ids, pids) are masked so real retries match, while a changed result counts as progress
@@ -365,7 +368,7 @@ class MonologueRule(Rule):
     """The assistant talking to itself: many messages with no action, or the same text again."""
 
     id = "monologue"
-    version = 1
+    version = 2
     category = "repetition"
     description = (
         "4+ assistant messages in a row with no tool call or user message, "
@@ -378,6 +381,9 @@ class MonologueRule(Rule):
 
     def observe(self, state: Monologue, event: Event, context: RuleContext) -> Iterable[Hit]:
         return state.advance(event)
+
+    def finish(self, state: Monologue, context: RuleContext) -> Iterable[Hit]:
+        return state.finish()
 
 
 RULES: list[Rule] = [
