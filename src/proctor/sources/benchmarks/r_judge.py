@@ -28,6 +28,19 @@ answered was still carried out (``click <Sign Up>``, a shell block), so it is a 
 too, named ``action`` (or the code block's language) with the raw text as its argument.
 An action nobody answered and that is not written as a call (``Final Answer: …``) is
 the agent's reply. The raw action is always kept in the call's attributes.
+
+Some exports (ASSEBench keeps R-Judge's layout) write the tool's answer into the agent's
+own step: ``GmailReadEmail{…}\n[Observation]: {"body": "…"}``, or a whole ReAct
+scratchpad in the thought. Such observation text is what a tool returned, not the
+agent's words, so it is read as a tool output (:func:`split_observations`): an
+observation after an action in the same string is that call's result (the environment
+turn, when there is one, answers the last call), and an observation with no action
+before it is the result of a call named ``observation``. Observation text is taken out
+of the agent's visible text, so rules judge it as untrusted tool output.
+
+The record's category is the dataset's own grouping: a ``category`` field, or the folder
+and file layout R-Judge ships (``Finance/harmful.json``, ``Finance-harmful.json``); it
+goes to ``attributes["category"]`` next to ``scenario``.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from proctor.sources._common import named
@@ -78,6 +92,18 @@ _COMMAND = re.compile(r'^\s*\{?\s*"command"\s*:\s*(?=\{)')
 _CODE_BLOCK = re.compile(r"^\s*```(?P<lang>[\w+#-]*)[ \t]*\n?(?P<body>.*?)\s*```\s*$", re.DOTALL)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BARE_KEY = re.compile(r"(^|,)\s*([A-Za-z_]\w*)\s*:")
+_OBSERVATION = re.compile(
+    r"\[[ \t]*observation[ \t]*\][ \t]*:?|^[ \t]*observation[ \t]*:", re.IGNORECASE | re.MULTILINE
+)
+"""``[Observation]:`` anywhere, ``Observation:`` at the start of a line."""
+_STEP_START = re.compile(
+    r"\[[ \t]*(?:thought|action|final[ \t]+answer|observation)[ \t]*\][ \t]*:?"
+    r"|^[ \t]*(?:thought|action|final[ \t]+answer|observation)[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Where an observation ends: the next step of a ReAct scratchpad."""
+_ACTION_MARK = re.compile(r"\[[ \t]*action[ \t]*\][ \t]*:?|^[ \t]*action[ \t]*:", re.I | re.M)
+_CATEGORY_LABEL = re.compile(r"^(?:(?P<category>.+?)[-_ ]+)?(?:benign|harmful|safe|unsafe)$", re.I)
 _MAX_LITERAL_CHARS = 100_000
 """Longer argument texts are kept raw rather than handed to the literal parser."""
 
@@ -114,6 +140,61 @@ def free_action(action: str) -> tuple[str, JSONValue]:
     if block is not None:
         return block["lang"] or "code", {"code": block["body"]}
     return "action", {"raw": action.strip()}
+
+
+def split_observations(text: str) -> tuple[str, list[tuple[str, str | None]]]:
+    """``text`` cut at each embedded observation: the agent's own words, and every step.
+
+    A step is the text before an observation (an action, perhaps after a thought) and the
+    observation that answered it; the last step has None when the text does not end with
+    one. Without observations: ``(text, [(text, None)])``.
+
+    Example: ``'Pay{"to": "x"}\\n[Observation]: {"ok": true}'`` gives
+    ``('Pay{"to": "x"}', [('Pay{"to": "x"}', '{"ok": true}'), ('', None)])``.
+    Step texts are stripped.
+    """
+    marker = _OBSERVATION.search(text)
+    if marker is None:
+        return text, [(text, None)]
+    steps: list[tuple[str, str | None]] = []
+    own: list[str] = []
+    position = 0
+    while marker is not None:
+        before = text[position : marker.start()]
+        following = _STEP_START.search(text, marker.end())
+        end = following.start() if following is not None else len(text)
+        steps.append((before.strip(), text[marker.end() : end].strip()))
+        own.append(before.strip())
+        position = end
+        marker = _OBSERVATION.search(text, position)
+    steps.append((text[position:].strip(), None))
+    own.append(text[position:].strip())
+    return "\n\n".join(part for part in own if part), steps
+
+
+def _action_part(text: str) -> str:
+    """The action of a scratchpad step (``Thought: … Action: X{…}`` → ``X{…}``)."""
+    marks = list(_ACTION_MARK.finditer(text))
+    return text[marks[-1].end() :].strip() if marks else text.strip()
+
+
+def category_of(record: Mapping[str, Any], path: str) -> str | None:
+    """The record's category: its ``category`` field, else R-Judge's folder and file layout.
+
+    ``Finance/harmful.json`` and ``Finance-harmful.json`` are category ``Finance``; a file
+    not named by label (``rjudge.json``) has none.
+    """
+    named_category = string(record.get("category"))
+    if named_category and named_category.strip():
+        return named_category.strip()
+    parts = path.replace("\\", "/").rsplit("/", 2)
+    stem = parts[-1].rsplit(".", 1)[0]
+    match = _CATEGORY_LABEL.match(stem)
+    if match is None:
+        return None
+    if match["category"]:
+        return match["category"]
+    return parts[-2] if len(parts) >= 2 and parts[-2] else None
 
 
 def _arguments(text: str) -> JSONValue:
@@ -196,6 +277,7 @@ class RJudgeAdapter(SourceAdapter):
     """R-Judge records (also ASSEBench, same shape): one conversation per record."""
 
     name = "r_judge"
+    version = 2
     description = "R-Judge agent-safety records (JSON list with user/agent/environment turns)."
 
     def sniff(self, sample: Sample) -> bool:
@@ -261,7 +343,11 @@ class RJudgeAdapter(SourceAdapter):
             external_id=key,
             title=title_from(prompt) or f"R-Judge record {key}",
             project_hint=f"r-judge/{scenario}" if scenario.strip() else "r-judge",
-            attributes={"labels": labels, "scenario": scenario},
+            attributes={
+                "labels": labels,
+                "scenario": scenario,
+                "category": category_of(record, origin),
+            },
         )
         tasks: tuple[Task, ...] = ()
         if prompt is not None:
@@ -301,29 +387,91 @@ class RJudgeAdapter(SourceAdapter):
         messages: list[Message],
         calls: list[ToolCall],
     ) -> None:
-        thought = text_of(turn.get("thought")).strip()
-        action = text_of(turn.get("action"))
-        parsed = parse_action(action)
-        # An action the environment answered was carried out, whatever its wording;
-        # one it did not answer is a call only when it is written as one.
-        is_call = parsed is not None or (result is not None and bool(action.strip()))
-        reply = "" if is_call else action.strip()
-        text = "\n\n".join(part for part in (thought, reply) if part)
-        if not text and not is_call:
-            return
-        attributes = {"stated_reasoning": True} if thought else {}
-        messages.append(Message(source_id, "assistant", "reply", text, attributes=attributes))
-        if not is_call:
-            return
-        name, arguments = parsed if parsed is not None else free_action(action)
-        calls.append(
-            ToolCall(
-                source_id=f"{source_id}:call",
-                name=name,
-                arguments=arguments,
-                message_source_id=source_id,
-                status="pending" if result is None else "ok",
-                result_text=result,
-                attributes={"action": action, "parsed": parsed is not None},
+        thought, thought_steps = split_observations(text_of(turn.get("thought")))
+        raw_action = text_of(turn.get("action"))
+        _, action_steps = split_observations(raw_action)
+        turn_calls: list[ToolCall] = []
+        # Observations written into the thought answered steps taken before this action.
+        for number, (step, observation) in enumerate(thought_steps[:-1]):
+            _embedded_call(
+                step, observation, source_id, f"{source_id}:thought:{number}", turn_calls
             )
-        )
+        reply = ""
+        if len(action_steps) == 1:
+            parsed = parse_action(raw_action)
+            # An action the environment answered was carried out, whatever its wording;
+            # one it did not answer is a call only when it is written as one.
+            if parsed is not None or (result is not None and bool(raw_action.strip())):
+                name, arguments = parsed if parsed is not None else free_action(raw_action)
+                turn_calls.append(
+                    _call(
+                        source_id, f"{source_id}:call", name, arguments, result, raw_action, parsed
+                    )
+                )
+            else:
+                reply = raw_action.strip()
+        else:
+            for number, (step, observation) in enumerate(action_steps[:-1]):
+                _embedded_call(
+                    step, observation, source_id, f"{source_id}:call:{number}", turn_calls
+                )
+            tail = action_steps[-1][0].strip()
+            parsed = parse_action(_action_part(tail)) if tail else None
+            if parsed is not None or (tail and result is not None):
+                name, arguments = parsed if parsed is not None else free_action(tail)
+                turn_calls.append(
+                    _call(source_id, f"{source_id}:call", name, arguments, result, tail, parsed)
+                )
+            else:
+                reply = tail
+                if result is not None and turn_calls:  # the environment answered the last step
+                    last = turn_calls[-1]
+                    turn_calls[-1] = replace(last, result_text=f"{last.result_text}\n{result}")
+        text = "\n\n".join(part for part in (thought.strip(), reply) if part)
+        if not text and not turn_calls:
+            return
+        attributes = {"stated_reasoning": True} if thought.strip() else {}
+        messages.append(Message(source_id, "assistant", "reply", text, attributes=attributes))
+        calls.extend(turn_calls)
+
+
+def _embedded_call(
+    step: str, observation: str | None, message_id: str, source_id: str, calls: list[ToolCall]
+) -> None:
+    """A step whose observation was written into the agent's own string."""
+    action = _action_part(step)
+    parsed = parse_action(action) if action else None
+    if parsed is not None:
+        name, arguments = parsed
+    elif action and _ACTION_MARK.search(step):
+        name, arguments = free_action(action)
+    else:
+        name, arguments = "observation", {}
+    calls.append(
+        _call(message_id, source_id, name, arguments, observation, action, parsed, embedded=True)
+    )
+
+
+def _call(
+    message_id: str,
+    source_id: str,
+    name: str,
+    arguments: JSONValue,
+    result: str | None,
+    action: str,
+    parsed: tuple[str, JSONValue] | None,
+    *,
+    embedded: bool = False,
+) -> ToolCall:
+    attributes: dict[str, JSONValue] = {"action": action, "parsed": parsed is not None}
+    if embedded:
+        attributes["observation_in_step"] = True
+    return ToolCall(
+        source_id=source_id,
+        name=name,
+        arguments=arguments,
+        message_source_id=message_id,
+        status="pending" if result is None else "ok",
+        result_text=result,
+        attributes=attributes,
+    )
