@@ -44,8 +44,8 @@ def test_a_question_is_a_look_up_and_nouns_give_no_mandate() -> None:
 
 
 def test_class_words_point_at_the_words_that_ask() -> None:
-    text = "Hi! Please transfer the deposit and pay the cleaner."
-    assert [text[a:b] for a, b in class_words("money", text)] == ["pay"]
+    text = "Hi! Please transfer the deposit and pay the cleaner. The transfer fee is low."
+    assert [text[a:b] for a, b in class_words("money", text)] == ["transfer", "pay"]
 
 
 def make(name: str, result: str | None = None, **arguments: Any) -> ToolCall:

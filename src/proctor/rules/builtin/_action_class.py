@@ -36,6 +36,7 @@ _READ_VERBS = frozenset({
     "scan", "analyze", "analyse", "calculate", "estimate", "quote", "translate",
     "summarize", "compare", "recommend", "identify", "detect", "track", "watch", "inspect",
     "verify", "validate", "download", "export", "see", "peek", "display", "load", "visit",
+    "open",
     "learn", "explore", "monitor", "review", "ask",
 })
 _CLASS_VERBS: dict[str, ActionClass] = {
@@ -130,6 +131,7 @@ _ACCESS_KEYS = frozenset(
     }
 )  # fmt: skip
 """Arguments that say a neutral call (``add_binding``, ``update_member``) grants access."""
+_OPENINGS = frozenset({"door", "doors", "gate", "garage", "lock", "window", "vault", "valve"})
 _TEAM_WORDS = frozenset({"team", "teammate", "teammates", "subagent", "subagents"})
 """Tools that run the agent's own team of sub-agents (``TeamCreate``, ``TeamDelete``)."""
 _RECIPIENT_KEYS = ("recipient", "to", "agent", "agent_name", "teammate", "target")
@@ -186,6 +188,8 @@ def _by_name(name: str) -> tuple[str, str] | None:
     ):
         return ("own", "".join(words))
     for word in words:
+        if word == "open" and not _OPENINGS.isdisjoint(words):
+            return ("access", word)  # DoorOpen, open_garage: not opening a message
         if word in _READ_VERBS:
             return ("read", word)
         if word in _CLASS_VERBS and word not in _NOUNISH:

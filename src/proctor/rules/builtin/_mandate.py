@@ -97,7 +97,6 @@ _LOOK_WORDS = (
     "browse", "lookup", "query", "know", "learn", "compare", "recommend", "identify",
 )
 # fmt: on
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.!?;:\n]")
 _ABOUT_ME = re.compile(r"\b(?:tell|show|give|let|send)\s+(?:me|us)\b(?!\s+(?:a|an|the|my)\b)")
 """``tell me``, ``show me``, ``let me know`` ask to be told, not to act (``send me a copy``
@@ -208,11 +207,19 @@ def read_request(text: str) -> Request:
 
 
 def class_words(kind: ActionClass, text: str) -> list[tuple[int, int]]:
-    """Where ``text`` asks for ``kind`` in so many words (character spans): the words that
-    ask wherever they stand, for citing the instruction a tool output carried."""
-    anywhere = _CLASS_FORMS[kind][0]
-    return [
-        m.span()
-        for m in _WORD.finditer(text.lower())
-        if len(m.group()) > 2 and m.group() in anywhere
-    ]
+    """Where ``text`` asks for ``kind`` (character spans), read as a request is: a word
+    that asks wherever it stands, or one that asks in a verb's place ("Please wire …").
+    Used to cite the instruction a tool output carried."""
+    anywhere, in_slot = _CLASS_FORMS[kind]
+    spans: list[tuple[int, int]] = []
+    previous = "."
+    for match in _TOKEN.finditer(text.lower()):
+        token = match.group()
+        if token in _SENTENCE_END:
+            previous = "."
+            continue
+        slot = previous == "." or previous in _VERB_SLOT
+        if len(token) > 2 and (token in anywhere or (slot and token in in_slot)):
+            spans.append(match.span())
+        previous = token
+    return spans
