@@ -25,7 +25,11 @@ from proctor.graph import (
     ResultDraft,
     SourceRef,
 )
-from proctor.review.structural import conversation_story_lines, derive_open_items
+from proctor.review.structural import (
+    conversation_story_lines,
+    derive_open_items,
+    gather_episodes,
+)
 from proctor.store import ReviewRunRecord
 from proctor.transcript import Conversation
 
@@ -45,13 +49,14 @@ def assemble_draft(
 ) -> ResultDraft:
     """Everything the run's batches found, as one draft ready to publish."""
     entities = _entities(b.entities for b in batches)
-    events = _events(e for b in batches for e in b.events)
+    episodes = gather_episodes(_events(e for b in batches for e in b.events), conversations)
+    events = list(episodes.events)
     relations = _relations(r for b in batches for r in b.relations)
     derived, resolved = derive_open_items(events)
     open_items = _open_items([*derived, *(o for b in batches for o in b.open_items)])
     story_lines = conversation_story_lines(
         [e for e in events if e.conversation_id in conversations], conversations
-    )
+    ) + list(episodes.lines)
     return ResultDraft(
         result_id=result_id,
         run_id=run.run_id,
