@@ -258,14 +258,25 @@ def test_the_codex_turn_is_a_task_that_went_from_running_to_completed(
     assert {e.entity_ids for e in task_events} == {(task.entity_id,)}
 
 
-def test_messages_yield_no_structural_facts(
+def test_messages_yield_no_structural_facts_but_a_users_request_opens_an_episode(
     examples_facts: BatchFacts, examples_batch: SourceBatch
 ) -> None:
     messages = {s.source_id for s in examples_batch.sources if s.source_type == "message"}
-    assert messages
+    requests = {
+        s.source_id
+        for s in examples_batch.sources
+        if s.message is not None
+        and s.message.role == "user"
+        and s.message.kind == "prompt"
+        and examples_batch.conversations[s.conversation_id].kind == "main"
+    }
+    assert messages and requests
     citing = {r.source_id for e in examples_facts.entities for r in e.sources}
-    citing |= {r.source_id for e in examples_facts.events for r in e.sources}
+    citing |= {r.source_id for e in examples_facts.events if e.kind != "episode" for r in e.sources}
     assert not citing & messages
+    episodes = [e for e in examples_facts.events if e.kind == "episode"]
+    assert {r.source_id for e in episodes for r in e.sources} == requests
+    assert all(len(e.sources) == 1 and e.sources[0].field == "text" for e in episodes)
 
 
 @pytest.mark.parametrize(

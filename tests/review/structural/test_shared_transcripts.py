@@ -48,7 +48,7 @@ def test_every_fact_cites_a_source_of_its_batch_and_ranges_lie_inside_the_field(
     # No shared transcript installs a package (see test_classification for installs).
     assert kinds == {
         "file_read", "file_edit", "file_create", "command", "test_run", "error",
-        "url_fetch", "commit", "subagent_run", "task_status",
+        "url_fetch", "commit", "subagent_run", "task_status", "episode",
     }  # fmt: skip
 
 
@@ -101,11 +101,12 @@ def test_gemini_shell_commands_take_their_outcome_from_the_printed_exit_code(
 ) -> None:
     # Gemini CLI records no exit code field; its result says "Exit Code: 1".
     batch, facts = facts_of(shared_store, "session-2025-12-16T23-47-b4f17607")
-    assert [(e.kind, e.title, e.outcome) for e in facts.events] == [
+    commands = [e for e in facts.events if e.kind != "episode"]
+    assert [(e.kind, e.title, e.outcome) for e in commands] == [
         ("command", "Ran printf 'line1\\nline2\\nline3\\n'", "ok"),
         ("command", "ls /non-existent-directory failed (exit 1)", "failed"),
     ]
-    assert text_of(batch, facts.events[1].sources[1]) == "Exit Code: 1"
+    assert text_of(batch, commands[1].sources[1]) == "Exit Code: 1"
 
 
 def test_teammate_sub_agents_and_their_task_list_become_agents_and_task_updates(
