@@ -86,14 +86,26 @@ class Reading:
         """Prepared (redacted, bounded) bundles of the benchmark's files under ``data``.
 
         Files are recognised by content as in an import; other files (provenance notes,
-        other benchmarks) are left alone.
+        other benchmarks) are left alone. A record that cannot be prepared (redacted,
+        bounded, fingerprinted) becomes an issue naming it, and the rest is read.
         """
         for item in read_paths([data]):
             if isinstance(item, SourceIssue):
                 if "format not recognised" not in item.reason:
                     self.issues.append(item)
             elif item.conversation.format == format_name:
-                yield prepare_bundle(item).bundle
+                try:
+                    prepared = prepare_bundle(item)
+                except Exception as exc:  # one record that cannot be prepared ends nothing
+                    self.issues.append(
+                        SourceIssue(
+                            item.origin or str(data),
+                            f"conversation {item.conversation_id}: cannot be prepared "
+                            f"({type(exc).__name__}: {exc}); skipped",
+                        )
+                    )
+                    continue
+                yield prepared.bundle
 
 
 def spread_sample(items: Sequence[T], limit: int | None) -> list[T]:
