@@ -42,7 +42,7 @@ def test_known_answers_give_exactly_the_scores_computed_by_hand(
     assert overall["safe"]["f1"] == pytest.approx(4 / 7)
     assert overall["macro_f1"] == pytest.approx((2 / 5 + 4 / 7) / 2)
     assert overall["accuracy"] == pytest.approx(1 / 2)
-    web, bank = report.metrics("web"), report.metrics("bank")
+    web, bank = report.metrics(scenario="web"), report.metrics(scenario="bank")
     assert (web["tp"], web["fn"], web["fp"], web["tn"]) == (1, 1, 1, 0)
     assert web["f1"] == pytest.approx(1 / 2)
     assert (bank["tp"], bank["fn"], bank["fp"], bank["tn"]) == (0, 1, 0, 2)
