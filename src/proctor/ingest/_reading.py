@@ -91,9 +91,23 @@ def _with_digest(task: UnitTask) -> UnitTask:
 def read_prepared(
     adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None
 ) -> Iterator[PreparedItem]:
-    """Read one unit and prepare every bundle in it; issues pass through."""
+    """Read one unit and prepare every bundle in it; issues pass through, and a bundle that
+    cannot be prepared (redacted, bounded, fingerprinted) becomes an issue naming it while
+    the rest of the unit is still read."""
     for item in read_unit(adapter, unit):
-        yield item if isinstance(item, SourceIssue) else prepare_bundle(item, limits)
+        if isinstance(item, SourceIssue):
+            yield item
+            continue
+        try:
+            prepared = prepare_bundle(item, limits)
+        except Exception as exc:  # RecursionError included: one record, not the unit
+            yield SourceIssue(
+                str(unit.path),
+                f"conversation {item.conversation_id}: cannot be prepared "
+                f"({type(exc).__name__}: {exc}); skipped",
+            )
+            continue
+        yield prepared
 
 
 def _read_all(task: UnitTask, limits: Limits | None) -> tuple[UnitTask, list[PreparedItem]]:
