@@ -11,6 +11,7 @@ import pytest
 
 import proctor.ingest._reading as reading
 from proctor.ingest import ingest
+from proctor.sources import prepare_bundle
 from proctor.store import open_store
 from proctor.transcript import ConversationBundle, PreparedBundle
 
@@ -35,7 +36,7 @@ def test_a_record_that_cannot_be_prepared_is_named_and_its_neighbours_are_import
     ]
     path = tmp_path / "records.json"
     path.write_text(json.dumps(records))
-    real = reading.prepare_bundle
+    real = prepare_bundle
 
     def failing(bundle: ConversationBundle, *args: Any) -> PreparedBundle:
         if bundle.conversation_id == "rjudge:1":
