@@ -38,9 +38,6 @@ from proctor.sources.jsonl import (
 from proctor.sources.otel import read_exports
 from proctor.transcript import ConversationBundle, SourceIssue
 
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
-"""The largest request body the intake accepts (16 MiB); larger ones are refused whole."""
-
 _SKIPPED = re.compile(r"; (?:span|record) skipped(?= \(|$)")
 
 MAX_PROBLEMS = 50
