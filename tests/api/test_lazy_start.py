@@ -3,7 +3,8 @@
 Each check runs a fresh interpreter and lists which of Proctor's heavy packages an import
 left in ``sys.modules``: the review pipeline, the job queue, the heartbeat (plans and
 suggestions), webhook delivery (and httpx) are imported by the route or the background
-pass that first uses them, not while the server starts (issue 18: start < 1 s).
+pass that first uses them, not while the server starts (issue 18: start < 1 s); webhook
+delivery starts a moment after the server, on its own thread.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
+from proctor.api._app import DeferredStart
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.heartbeat import worker_owner
 from proctor.store import SqlStore
@@ -47,18 +50,61 @@ def test_the_serve_command_module_loads_no_review_jobs_heartbeat_or_webhook_code
 
 
 @pytest.mark.parametrize(
-    ("make", "expected"),
+    "make",
     [
-        ("create_app(open_store, token=None)", []),
-        ("create_app(open_store, token=None, deliver_webhooks=True)", ["proctor.notify", "httpx"]),
+        "create_app(open_store, token=None)",
+        "create_app(open_store, token=None, deliver_webhooks=True)",
     ],
     ids=["without-webhooks", "with-webhooks"],
 )
-def test_building_the_app_imports_webhook_delivery_only_when_it_delivers_webhooks(
-    make: str, expected: list[str]
+def test_building_the_app_imports_no_webhook_delivery_even_when_it_delivers_webhooks(
+    make: str,
 ) -> None:
     code = f"from proctor.api import create_app\nfrom proctor.store import open_store\n{make}"
-    assert _imported_after(code, ("proctor.notify", "httpx")) == expected
+    assert _imported_after(code, ("proctor.notify", "httpx")) == []
+
+
+def test_building_the_app_imports_no_source_adapter() -> None:
+    code = "from proctor.api import create_app\nfrom proctor.store import open_store\n"
+    code += "create_app(open_store, token=None)"
+    watched = ("proctor.ingest._ingest", "proctor.ingest._intake", "proctor.sources.claude_code")
+    assert _imported_after(code, watched) == []
+
+
+class _Service:
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.stopped = threading.Event()
+
+    def start(self) -> None:
+        self.started.set()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def test_a_deferred_service_stopped_before_its_delay_is_never_built() -> None:
+    built: list[_Service] = []
+
+    def make() -> _Service:
+        built.append(_Service())
+        return built[-1]
+
+    deferred = DeferredStart(make, delay=3600.0)
+    deferred.start()
+    deferred.stop()
+    assert not deferred.started
+    assert built == []
+
+
+def test_a_deferred_service_starts_after_its_delay_and_stops_with_the_app() -> None:
+    service = _Service()
+    deferred = DeferredStart(lambda: service, delay=0.0)
+    deferred.start()
+    assert service.started.wait(30)
+    assert deferred.started
+    deferred.stop()
+    assert service.stopped.is_set()
 
 
 def _no_store() -> SqlStore:

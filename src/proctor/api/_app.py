@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -110,6 +110,66 @@ async def _proctor_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=_status_for(exc))
 
 
+START_DELAY_SECONDS = 2.0
+"""Background work a server hosts (the heartbeat's first pass, webhook delivery) starts this
+long after the server does, so it does not compete with the first requests for the one
+interpreter (it imports and opens what it needs on its own thread)."""
+
+
+class _Service(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class DeferredStart:
+    """Builds and starts a background service ``delay`` seconds after ``start``, on a timer
+    thread; ``stop`` before then means it never starts."""
+
+    def __init__(self, make: Callable[[], _Service], delay: float = START_DELAY_SECONDS) -> None:
+        self._make = make
+        self._delay = delay
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._service: _Service | None = None
+        self._timer = threading.Timer(delay, self._start)
+        self._timer.daemon = True
+
+    @property
+    def started(self) -> bool:
+        """Whether the service was built and started."""
+        return self._service is not None
+
+    def start(self) -> None:
+        """Start the service after the delay."""
+        self._timer.start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._service = self._make()
+            self._service.start()
+
+    def stop(self) -> None:
+        """Stop the service if it started; never start it otherwise."""
+        self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+            service = self._service
+        if service is not None:
+            service.stop()
+
+
+def _webhook_thread(store: Callable[[], SqlStore]) -> Callable[[], _Service]:
+    def make() -> _Service:
+        from proctor.notify import WebhookThread  # and httpx: imported on the timer's thread
+
+        return WebhookThread(store)
+
+    return make
+
+
 def create_app(
     store_opener: StoreOpener,
     *,
@@ -163,11 +223,7 @@ def create_app(
 
     holder = StoreHolder(store_opener)
     loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
-    webhooks = None
-    if deliver_webhooks:
-        from proctor.notify import WebhookThread
-
-        webhooks = WebhookThread(holder.get)
+    webhooks = DeferredStart(_webhook_thread(holder.get)) if deliver_webhooks else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

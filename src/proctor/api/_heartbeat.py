@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("proctor.api.heartbeat")
 
+FIRST_PASS_DELAY_SECONDS = 2.0
+"""The first pass starts this long after the server (or after one interval, if shorter)."""
+
 
 @dataclass
 class HeartbeatState:
@@ -88,6 +91,10 @@ class HeartbeatLoop:
         self.state.last_tick_at = utcnow()
 
     def _run(self) -> None:
+        # The first pass waits a moment (at most one interval): it imports the heartbeat
+        # and the review pipeline and opens the store, which would compete with the
+        # server's first requests.
+        self._stop.wait(min(self.state.interval, FIRST_PASS_DELAY_SECONDS))
         while not self._stop.is_set():
             try:
                 self.state.passing = True

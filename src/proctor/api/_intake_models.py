@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from proctor.ingest import IntakeReport, PayloadError
 from proctor.supervision import QUEUED, ScheduleOutcome
+
+if TYPE_CHECKING:
+    from proctor.ingest import IntakeReport, PayloadError
 
 
 class PayloadProblemOut(BaseModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import orjson
@@ -28,10 +28,16 @@ from proctor.api._intake_models import (
     OtlpPartialSuccess,
 )
 from proctor.api._otlp_proto import PROTOBUF, decode_protobuf, encode_response
-from proctor.ingest import MAX_PAYLOAD_BYTES, Intake, IntakeReport, PayloadError
+from proctor.ingest import MAX_PAYLOAD_BYTES
 from proctor.jobs import AnalysisQueue, queue_analyses
 from proctor.store import SqlStore
 from proctor.supervision import ScheduleOutcome
+
+if TYPE_CHECKING:
+    from proctor.ingest import Intake, IntakeReport, PayloadError
+
+# The intake itself (and with it every source adapter) is imported by the first request
+# that stores something, not when the server starts.
 
 router = APIRouter(prefix="/intake", tags=["intake"])
 
@@ -74,6 +80,8 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
 
 def _intake(request: Request, store: SqlStore) -> Intake:
     """The app's one intake (created on first use): appends to one conversation in turn."""
+    from proctor.ingest import Intake
+
     with _intake_lock:
         intake: Intake | None = getattr(request.app.state, "intake", None)
         if intake is None or intake.store is not store:
@@ -143,6 +151,8 @@ async def post_events(
     require_media_type(
         request, _JSONL_TYPES, "send Proctor JSONL as application/x-ndjson (one event a line)"
     )
+    from proctor.ingest import PayloadError
+
     chosen = project or x_proctor_project
     body = await read_body(request)
     intake = _intake(request, store)
@@ -167,6 +177,8 @@ _OTLP_BODY = {
 
 
 async def _export(request: Request, store: SqlStore, signal: str, project: str | None) -> Response:
+    from proctor.ingest import PayloadError
+
     kind = require_media_type(
         request,
         _OTLP_TYPES,
