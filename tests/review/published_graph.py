@@ -5,7 +5,8 @@ after more sessions arrive) with run and result ids drawn from a counter instead
 ``uuid4``, and returns every row the reviews wrote to the graph, the checkpoints and the
 run records, without the wall-clock columns. Two implementations that publish the same
 graph give equal data. ``python -m tests.review.published_graph OUT.json.gz`` writes it (the
-stored copy in ``data/`` was written by the code before issue 18's batching).
+stored copy in ``data/`` was written by the code before issue 18's batching, and written
+again when issue 20 added episodes: only episode rows were added).
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 ``data/published_graph_before.json.gz`` holds every row two structural reviews wrote
 (the examples in batches of 20, then a Claude Code and the Codex sessions that arrived
 later), recorded with the code before manifest updates were set-based and merged facts
-gathered their sources once. The same reviews today must write the same rows, on SQLite
-and on PostgreSQL.
+gathered their sources once, and recorded again (from a clean tree at the commit that
+added them) when issue 20's episodes added their events, story lines and links — every
+earlier row unchanged. The same reviews today must write the same rows, on SQLite and on
+PostgreSQL.
 """
 
 from __future__ import annotations
