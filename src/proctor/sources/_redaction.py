@@ -120,8 +120,19 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "url_password": ("://",),
     "secret_assignment": ("key", "secret", "token", "passw"),
 }
+# A further test for the patterns whose anchor is common in ordinary text: substrings
+# (case as written) one of which every match holds. They are what the pattern itself
+# spells in fixed case, so the test never skips a text the pattern would match; it
+# spares the regex scan of a long text that says "key" or "://" in passing.
+_EXACT: dict[str, tuple[tuple[str, ...], ...]] = {
+    # An upper-case name that ends in or holds one of these, then "=" or ":".
+    "secret_assignment": (("KEY", "SECRET", "TOKEN", "PASSW"), ("=", ":")),
+    # scheme://user:password@host
+    "url_password": (("@",),),
+    "stripe_key": (("sk_live_", "sk_test_", "rk_live_", "rk_test_"),),
+}
 _COMPILED = [
-    (kind, re.compile(pattern), group, needs_random, frozenset(_ANCHORS[kind]))
+    (kind, re.compile(pattern), group, needs_random, frozenset(_ANCHORS[kind]), _EXACT.get(kind))
     for kind, pattern, group, needs_random in _PATTERNS
 ]
 _ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
@@ -175,8 +186,10 @@ class Redactor:
         found = _anchors_in(text)
         if not found:
             return text
-        for kind, pattern, group, needs_random, anchors in _COMPILED:
-            if not anchors.isdisjoint(found):
+        for kind, pattern, group, needs_random, anchors, exact in _COMPILED:
+            if anchors.isdisjoint(found):
+                continue
+            if exact is None or all(any(part in text for part in parts) for parts in exact):
                 text = pattern.sub(
                     partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
                 )

@@ -15,13 +15,15 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Table, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
+
+from proctor.store._schema import UTCDateTime
 
 Processor = Callable[[Any], Any]
 
@@ -70,6 +72,21 @@ def _remembered(process: Processor) -> Processor:
     return bind
 
 
+def _sqlite_utc_text(general: Processor) -> Processor:
+    """SQLite's bind of a ``UTCDateTime`` (``general``: the UTC naive time, then SQLite's
+    ``YYYY-MM-DD HH:MM:SS.ffffff`` text) done by ``datetime.isoformat`` in C for a plain
+    datetime: the same text, without a Python-level format of seven fields."""
+
+    def bind(value: Any) -> Any:
+        if type(value) is not datetime:
+            return general(value)
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.isoformat(" ", "microseconds")
+
+    return bind
+
+
 _Key = tuple[str, tuple[str, ...], bool]
 _compiled: weakref.WeakKeyDictionary[Dialect, dict[_Key, _Statement]] = weakref.WeakKeyDictionary()
 
@@ -86,7 +103,14 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
     order = tuple(compiled.positiontup or ()) if compiled.positional else keys
     processors: list[tuple[int, str, Processor]] = []
     for index, key in enumerate(order):
-        process = table.c[key].type.dialect_impl(dialect).bind_processor(dialect)
+        column_type = table.c[key].type
+        process = column_type.dialect_impl(dialect).bind_processor(dialect)
+        if (
+            process is not None
+            and dialect.name == "sqlite"
+            and isinstance(column_type, UTCDateTime)
+        ):
+            process = _sqlite_utc_text(process)
         if process is not None:
             processors.append((index, key, process))
     return _Statement(compiled.string, order, tuple(processors), compiled.positional)
