@@ -15,11 +15,14 @@ worker watches its parent and ends the worker within ``PARENT_WATCH_SECONDS`` of
 
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import ctypes.util
+import dataclasses
 import gc
 import hashlib
 import multiprocessing
+import operator
 import os
 import signal
 import sys
@@ -30,11 +33,24 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 from proctor.sources import Limits, SourceAdapter, prepare_bundle, read_unit
 from proctor.sources._detect import unreadable_unit
 from proctor.sources._source import ReadUnit
-from proctor.transcript import PreparedBundle, SourceIssue
+from proctor.transcript import (
+    Conversation,
+    ConversationBundle,
+    Message,
+    PreparedBundle,
+    PreparedSource,
+    SourceIssue,
+    SubagentRun,
+    Task,
+    TaskEvent,
+    ToolCall,
+    Usage,
+)
 
 PreparedItem = PreparedBundle | SourceIssue
 
@@ -48,6 +64,37 @@ IMPORT_GC_THRESHOLD = (50_000, 20, 100)
 """Garbage collector thresholds while importing. Parsing allocates millions of short-lived
 dicts and lists, none in cycles; at Python's default (700 allocations) the collector runs
 thousands of times over them and takes a fifth of the reading time."""
+
+
+def _pickle_by_fields(cls: type[Any]) -> None:
+    """Pickle ``cls`` (a frozen dataclass with slots) as its class and field values.
+
+    A worker's bundles travel to the writing process by pickle. Python's own pickling
+    of a dataclass with slots looks its fields up for every object, both ways, which
+    costs as much as the writer's own work on the rows; this reduces each object to
+    ``(cls, values)`` in C (``attrgetter``) and rebuilds it through its ``__init__``."""
+    values = operator.attrgetter(*(one.name for one in dataclasses.fields(cls)))
+
+    def reduce(obj: Any) -> tuple[type[Any], tuple[Any, ...]]:
+        return cls, values(obj)
+
+    copyreg.pickle(cls, reduce)
+
+
+for _travelling in (
+    PreparedBundle,
+    PreparedSource,
+    ConversationBundle,
+    Conversation,
+    Message,
+    Usage,
+    ToolCall,
+    Task,
+    TaskEvent,
+    SubagentRun,
+    SourceIssue,
+):
+    _pickle_by_fields(_travelling)
 
 PARENT_WATCH_SECONDS = 0.5
 """How often a worker checks that the process that started it is still there."""
