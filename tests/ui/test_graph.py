@@ -1,6 +1,7 @@
-"""The story graph page (SPEC UI-3, UI-5) in a real browser: the timeline by day with
-same-day clusters, entity selection, replay, the list view, a person's edits, the
-continue-discussion draft and the knowledge-base note.
+"""The story graph page (SPEC UI-3, UI-5) in a real browser: the timeline chart (a lane
+per story line, zoom, a brushed window, a replay cursor), the entity panel and its
+highlights, the list view, a person's edits, the continue-discussion draft and the
+knowledge-base note.
 
 The tests share one server (one store per module); each edits a different object.
 """
@@ -18,10 +19,10 @@ from playwright.sync_api import Page, Route, expect
 from tests.ui.conftest import PHONE, screenshot
 
 
-def _graph(page: Page) -> dict[str, Any]:
+def _graph(page: Page, **params: object) -> dict[str, Any]:
     result_id = page.request.get("/api/results").json()["results"][0]["result_id"]
     graph: dict[str, Any] = page.request.get(
-        f"/api/results/{result_id}/graph", params={"limit": 500}
+        f"/api/results/{result_id}/graph", params={"limit": 500, "cumulative": "true", **params}
     ).json()
     return graph
 
@@ -33,78 +34,190 @@ def _entity(graph: dict[str, Any], name: str) -> dict[str, Any]:
 def _open(page: Page, path: str = "/#/graph") -> None:
     page.goto(path)
     expect(page.get_by_role("heading", name="Story graph", level=1)).to_be_visible()
-    expect(page.locator("#panel-timeline .day").first).to_be_visible()
+    expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
+    expect(page.locator("#panel-timeline .event").first).to_be_visible()
 
 
 def _chip(page: Page, name: str) -> Any:
-    return page.locator(".chip-groups").get_by_role("button", name=name, exact=True)
+    return page.locator("#graph-entities").get_by_role("button", name=name, exact=True)
 
 
-def test_the_page_opens_the_latest_result_as_a_timeline_of_days_with_clusters(
-    page: Page,
-) -> None:
+def _mark_x(page: Page, event_id: str) -> float:
+    return float(
+        page.locator(f'.event-mark[data-event="{event_id}"]').first.get_attribute("cx") or "nan"
+    )
+
+
+def test_the_page_draws_one_lane_per_story_line_with_a_mark_per_event(page: Page) -> None:
     graph = _graph(page)
     _open(page)
     expect(page.locator("#graph-result")).to_have_value(graph["result"]["result_id"])
-    per_day = Counter(e["occurred_at"][:10] for e in graph["events"])
-    days = sorted(per_day)
-    expect(page.locator("#panel-timeline .day")).to_have_count(len(days))
-    clusters = page.locator("#panel-timeline .day.cluster")
-    expect(clusters).to_have_count(sum(1 for count in per_day.values() if count > 1))
-    assert per_day[days[0]] > 1 and per_day[days[-1]] > 1, per_day
-    oldest, newest = clusters.first, clusters.last
-    expect(oldest).to_have_attribute("data-day", days[0])
-    # The newest day starts open; an older day is one collapsed cluster that expands.
-    expect(newest.locator(".cluster-toggle")).to_have_attribute("aria-expanded", "true")
-    expect(oldest.locator(".cluster-toggle")).to_have_attribute("aria-expanded", "false")
-    expect(oldest.locator(".event").first).to_be_hidden()
-    on_oldest = per_day[days[0]]
-    expect(oldest.locator(".cluster-toggle")).to_have_text(f"{on_oldest} events")
-    oldest.locator(".cluster-toggle").click()
-    expect(oldest.locator(".event")).to_have_count(on_oldest)
-    expect(oldest.locator(".event").first).to_be_visible()
+    lines = graph["story_lines"]
+    assert len(lines) >= 2, "the examples tell several story lines"
+    # A lane per story line and one for the findings, each story line's title as its label.
+    lanes = page.locator(".timeline-chart .lane")
+    expect(lanes).to_have_count(len(lines) + 1)
+    for line in lines:
+        lane = page.locator(f'.timeline-chart .lane[data-lane="{line["story_line_id"]}"]')
+        expect(lane.locator("title")).to_have_text(line["title"])
+    timed = [e for e in graph["events"] if e["occurred_at"]]
+    expect(page.locator(".timeline-chart .event-mark")).to_have_count(
+        sum(len(line["event_ids"]) for line in lines)
+    )
+    # Marks sit in time order along the axis, each in its story line's lane.
+    ordered = sorted(timed, key=lambda e: e["occurred_at"])
+    xs = [
+        _mark_x(page, e["event_id"]) for e in (ordered[0], ordered[len(ordered) // 2], ordered[-1])
+    ]
+    assert xs == sorted(xs) and xs[0] < xs[-1], xs
+    failed = [e for e in graph["events"] if e["outcome"] == "failed"]
+    assert failed, "the examples hold failed commands"
+    # A failed event's marks (one in each of its lanes) are ringed: still open or fixed.
+    expect(page.locator(".event-mark.outcome-open, .event-mark.outcome-fixed")).to_have_count(
+        sum(len(e["story_line_ids"]) for e in failed)
+    )
+    # The list under the chart holds every event, newest day first.
     expect(page.locator("#panel-timeline .event")).to_have_count(len(graph["events"]))
-    oldest.locator(".cluster-toggle").click()
-    expect(oldest.locator(".event").first).to_be_hidden()
+    days = page.locator("#panel-timeline .day").evaluate_all("els => els.map(el => el.dataset.day)")
+    assert days == sorted(days, reverse=True), days
 
 
-def test_selecting_an_entity_highlights_exactly_the_events_that_involve_it(page: Page) -> None:
+def test_zooming_spreads_the_marks_and_show_all_brings_the_whole_span_back(page: Page) -> None:
     graph = _graph(page)
-    entity = _entity(graph, "npm run db:migrate")
-    involving = [e for e in graph["events"] if entity["entity_id"] in e["entity_ids"]]
-    assert involving, "the examples run npm run db:migrate"
     _open(page)
-    chip = _chip(page, "npm run db:migrate")
+    timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
+    first, last = timed[0]["event_id"], timed[-1]["event_id"]
+    whole = _mark_x(page, last) - _mark_x(page, first)
+    ticks = page.locator(".timeline-chart .axis .tick text").all_text_contents()
+    page.get_by_role("button", name="Zoom in").click()
+    page.get_by_role("button", name="Zoom in").click()
+    expect(page.locator(".timeline-chart .axis .tick text").first).not_to_have_text(ticks[0])
+    assert _mark_x(page, last) - _mark_x(page, first) > 3.5 * whole
+    # The mouse wheel zooms too, around the pointer.
+    page.get_by_role("button", name="Show all").click()
+    expect(page.locator(".timeline-chart .axis .tick text")).to_have_text(ticks)
+    box = page.locator(".timeline-chart").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.6)
+    page.mouse.wheel(0, -600)
+    expect(page.locator(".timeline-chart .axis .tick text").first).not_to_have_text(ticks[0])
+    # Down to minutes: enough zooming in shows an axis in minutes.
+    for _ in range(12):
+        page.get_by_role("button", name="Zoom in").click()
+    labels = page.locator(".timeline-chart .axis .tick text").all_text_contents()
+    assert any(re.fullmatch(r"\d\d:\d\d|:\d\d", label) for label in labels), labels
+
+
+def test_a_brushed_window_filters_the_event_list_and_the_list_tab(page: Page) -> None:
+    graph = _graph(page)
+    _open(page)
+    timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
+    first, middle = timed[0], timed[len(timed) // 2]
+    # Brushed from just before the first event's mark to just after the middle one's.
+    chart = page.locator(".timeline-chart").bounding_box()
+    band = page.locator(".timeline-chart .brush .overlay").bounding_box()
+    assert chart is not None and band is not None
+    y = band["y"] + band["height"] / 2
+    page.mouse.move(chart["x"] + _mark_x(page, first["event_id"]) - 2, y)
+    page.mouse.down()
+    page.mouse.move(chart["x"] + _mark_x(page, middle["event_id"]) + 2, y, steps=5)
+    page.mouse.up()
+    note = page.locator(".window-note")
+    expect(note).to_contain_text("Window:")
+    start, end = note.locator("time").evaluate_all(
+        "els => els.map(el => el.getAttribute('datetime'))"
+    )
+    inside = [
+        e
+        for e in graph["events"]
+        if e["occurred_at"] and _ms(start) <= _ms(e["occurred_at"]) <= _ms(end)
+    ]
+    assert 0 < len(inside) < len(graph["events"]), (start, end)
+    expect(page.locator("#event-list-title")).to_have_text(f"Events in the window ({len(inside)})")
+    expect(page.locator("#panel-timeline .event")).to_have_count(len(inside))
+    shown = page.locator("#panel-timeline .event time").evaluate_all(
+        "els => els.map(el => el.getAttribute('datetime'))"
+    )
+    assert all(_ms(start) <= _ms(when) <= _ms(end) for when in shown)
+    page.get_by_role("tab", name="List").click()
+    expect(page.locator("#panel-list h3", has_text="Events")).to_have_text(
+        f"Events ({len(inside)})"
+    )
+    page.get_by_role("tab", name="Timeline").click()
+    # The window follows the zoom; clearing it brings every event back.
+    page.get_by_role("button", name="Clear the window").click()
+    expect(page.locator("#panel-timeline .event")).to_have_count(len(graph["events"]))
+    expect(page.locator(".timeline-chart .brush .selection")).to_be_hidden()
+    # From the keyboard: the visible range as the window.
+    page.get_by_role("button", name="Zoom in").click()
+    page.get_by_role("button", name="Window: the visible range").press("Enter")
+    expect(note).to_contain_text("Window:")
+
+
+def test_selecting_an_entity_highlights_its_events_in_every_lane(page: Page) -> None:
+    graph = _graph(page)
+    # The entity whose events run through most story lines.
+    lines_of = {
+        entity["entity_id"]: {
+            line
+            for e in graph["events"]
+            if entity["entity_id"] in e["entity_ids"]
+            for line in e["story_line_ids"]
+        }
+        for entity in graph["entities"]
+    }
+    entity = max(graph["entities"], key=lambda e: (len(lines_of[e["entity_id"]]), e["name"]))
+    assert len(lines_of[entity["entity_id"]]) >= 2, "an example entity spans two story lines"
+    involving = {e["event_id"] for e in graph["events"] if entity["entity_id"] in e["entity_ids"]}
+    _open(page)
+    chip = _chip(page, entity["name"])
+    if not chip.count():
+        page.get_by_label("Find an entity").fill(entity["name"])
     chip.click()
     expect(chip).to_have_attribute("aria-pressed", "true")
-    highlighted = page.locator("#panel-timeline .event.highlight")
-    expect(highlighted).to_have_count(len(involving))
-    for event in involving:
-        expect(
-            page.locator(f'#panel-timeline .event[data-event="{event["event_id"]}"]')
-        ).to_have_class(re.compile(r"\bhighlight\b"))
-    expect(page.locator("#panel-timeline .event.dimmed")).to_have_count(
-        len(graph["events"]) - len(involving)
+    marks = page.locator(".timeline-chart .event-mark.highlight")
+    in_lanes = sum(len(e["story_line_ids"]) for e in graph["events"] if e["event_id"] in involving)
+    expect(marks).to_have_count(in_lanes)
+    lanes = marks.evaluate_all("els => [...new Set(els.map(el => el.getAttribute('cy')))]")
+    assert len(lanes) == len(lines_of[entity["entity_id"]]), lanes
+    expect(page.locator(".timeline-chart .event-mark.dimmed")).to_have_count(
+        page.locator(".timeline-chart .event-mark").count() - in_lanes
     )
+    expect(page.locator("#panel-timeline .event.highlight")).to_have_count(len(involving))
     expect(page.locator("#selection-note")).to_contain_text(
         f"{len(involving)} of {len(graph['events'])} events involve the selected entity."
     )
-    expect(page.locator("#graph-detail h2")).to_have_text("npm run db:migrate")
+    expect(page.locator("#graph-detail h2")).to_have_text(entity["name"])
     page.evaluate("() => window.scrollTo(0, 0)")
-    screenshot(page, "graph-desktop", full_page=True)
-    # Selecting another entity moves the highlight; a collapsed day holding its events opens.
-    other = _entity(graph, "invoice/totals.py")
-    others = [e for e in graph["events"] if other["entity_id"] in e["entity_ids"]]
-    _chip(page, "invoice/totals.py").click()
-    expect(chip).to_have_attribute("aria-pressed", "false")
-    expect(highlighted).to_have_count(len(others))
-    oldest = page.locator("#panel-timeline .day.cluster").first
-    expect(oldest.locator(".cluster-toggle")).to_have_attribute("aria-expanded", "true")
-    expect(oldest.locator(".badge.match")).to_have_text(f"{len(others)} highlighted")
-    # Pressing the selected chip again clears the selection.
-    _chip(page, "invoice/totals.py").click()
-    expect(highlighted).to_have_count(0)
-    expect(page.locator("#panel-timeline .event.dimmed")).to_have_count(0)
+    screenshot(page, "graph-desktop")
+    screenshot(page, "graph-timeline-examples", full_page=True)
+    # Pressing it again clears the highlight.
+    chip.click()
+    expect(marks).to_have_count(0)
+    expect(page.locator(".timeline-chart .event-mark.dimmed")).to_have_count(0)
+
+
+def test_the_entity_panel_groups_by_kind_top_first_and_finds_by_name(page: Page) -> None:
+    graph = _graph(page)
+    _open(page)
+    panel = page.locator("#graph-entities")
+    kinds = Counter(e["kind"] for e in graph["entities"])
+    headings = panel.locator(".kind-group h3").all_text_contents()
+    expected = sorted(kinds.items(), key=lambda item: (-item[1], item[0]))
+    assert headings[: len(expected)] == [f"{k.replace('_', ' ')} ({n})" for k, n in expected]
+    # The panel folds away and opens again.
+    panel.locator("summary").click()
+    expect(panel.get_by_label("Find an entity")).to_be_hidden()
+    panel.locator("summary").click()
+    search = panel.get_by_label("Find an entity")
+    search.fill("MIGRATE")
+    matching = [e for e in graph["entities"] if "migrate" in e["name"].lower()]
+    assert matching
+    expect(panel.locator(".chip[data-select-type=entity]")).to_have_count(len(matching))
+    search.fill("no entity is called this")
+    expect(panel).to_contain_text("No entity or relation matches")
+    search.fill("")
+    expect(panel.locator(".kind-group h3")).to_have_count(len(headings))
 
 
 def test_tabs_and_entity_selection_work_from_the_keyboard_alone(page: Page) -> None:
@@ -132,13 +245,13 @@ def test_tabs_and_entity_selection_work_from_the_keyboard_alone(page: Page) -> N
     page.keyboard.press("Enter")
     expect(chip).to_have_attribute("aria-pressed", "true")
     expect(page.locator("#panel-timeline .event.highlight").first).to_be_visible()
+    expect(page.locator(".timeline-chart .event-mark.highlight").first).to_be_attached()
     page.keyboard.press(" ")
     expect(chip).to_have_attribute("aria-pressed", "false")
-    # A collapsed day opens from the keyboard too.
-    toggle = page.locator("#panel-timeline .day.cluster").first.locator(".cluster-toggle")
-    toggle.focus()
+    # Every event is reachable from the keyboard in the list under the chart.
+    page.locator("#panel-timeline .event button.linkish").first.focus()
     page.keyboard.press("Enter")
-    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#graph-detail h2")).to_be_focused()
 
 
 def test_replay_shows_only_what_was_known_at_the_chosen_moment(page: Page) -> None:
@@ -148,6 +261,8 @@ def test_replay_shows_only_what_was_known_at_the_chosen_moment(page: Page) -> No
     slider = page.locator("#replay")
     expect(page.locator("#replay-moment")).to_have_text(re.compile("^Now"))
     expect(page.locator("#panel-timeline .event")).to_have_count(total)
+    cursor = page.locator(".timeline-chart .replay-cursor")
+    expect(cursor).to_have_class(re.compile(r"\bhidden\b"))
     slider.focus()
     page.keyboard.press("Home")
     expect(page.locator("#replay-moment")).to_contain_text("As known at")
@@ -155,7 +270,20 @@ def test_replay_shows_only_what_was_known_at_the_chosen_moment(page: Page) -> No
     first = min(e["occurred_at"] for e in graph["events"])
     known_first = [e for e in graph["events"] if e["occurred_at"] == first]
     expect(page.locator("#panel-timeline .event")).to_have_count(len(known_first))
+    # The cursor stands on the first events' marks; later marks fade.
+    expect(cursor).not_to_have_class(re.compile(r"\bhidden\b"))
+    at_first = _mark_x(page, known_first[0]["event_id"])
+    assert abs(float(cursor.get_attribute("x1") or "nan") - at_first) < 0.5
+    expect(page.locator(".timeline-chart .event-mark.future")).to_have_count(
+        page.locator(".timeline-chart .event-mark").count()
+        - sum(len(e["story_line_ids"]) for e in known_first)
+    )
     expect(page.locator(".graph-summary")).to_contain_text(f"{len(known_first)} of {total} events")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(".graph-summary")).not_to_contain_text(
+        f"{len(known_first)} of {total} events"
+    )
+    assert float(cursor.get_attribute("x1") or "nan") > at_first
     # Halfway: every event shown happened at or before the moment shown, and some did not yet.
     half = int(slider.get_attribute("max") or "0") // 2
     slider.fill(str(half))
@@ -176,6 +304,7 @@ def test_replay_shows_only_what_was_known_at_the_chosen_moment(page: Page) -> No
     expect(page.locator(".replay")).to_contain_text(
         "filters this result's facts by their recorded times"
     )
+    expect(cursor).to_have_class(re.compile(r"\bhidden\b"))
 
 
 def _ms(iso: str) -> float:
@@ -256,7 +385,7 @@ def test_confirm_revise_and_remove_are_reflected_at_once(page: Page) -> None:
     expect(_chip(page, "pytest suite")).to_be_visible()
 
     relation = graph["relations"][0]
-    page.locator(f'.chip-groups [data-select-id="{relation["relation_id"]}"]').click()
+    page.locator(f'#graph-entities [data-select-id="{relation["relation_id"]}"]').click()
     expect(detail.locator("h2")).to_have_text(f"Relation: {relation['type']}")
     cited = {(s["source_type"], s["source_id"]) for s in relation["sources"]}
     ends = {relation["from_entity_id"], relation["to_entity_id"]}
@@ -273,7 +402,7 @@ def test_confirm_revise_and_remove_are_reflected_at_once(page: Page) -> None:
     expect(detail.locator(".state-badge")).to_have_text("revoked")
     expect(detail).to_contain_text("automatic runs leave it alone")
     expect(
-        page.locator(f'.chip-groups [data-select-id="{relation["relation_id"]}"]')
+        page.locator(f'#graph-entities [data-select-id="{relation["relation_id"]}"]')
     ).to_have_class(re.compile(r"\bstate-revoked\b"))
     stored = page.request.get(f"/api/results/{graph['result']['result_id']}/graph").json()
     assert (
@@ -356,7 +485,10 @@ def test_a_late_answer_for_a_result_switched_away_from_is_never_shown(page: Page
 def test_hostile_names_render_as_inert_text_on_the_graph_page(page: Page) -> None:
     _open(page)
     page.get_by_role("tab", name="List").click()
-    for selector in ("main script", "main img", "main iframe", "main svg", "main b"):
+    # The timeline chart is the page's only SVG; names inside it are text too.
+    expect(page.locator("main svg")).to_have_count(1)
+    expect(page.locator("main svg.timeline-chart")).to_have_count(1)
+    for selector in ("main script", "main img", "main iframe", "main b", "main foreignObject"):
         assert page.locator(selector).count() == 0, selector
     assert page.evaluate("() => window.__pwned") is None
 
@@ -368,6 +500,10 @@ def test_the_graph_page_is_usable_at_375_pixels(page: Page) -> None:
     assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
     _chip(page, "npm run db:migrate").click()
     expect(page.locator("#panel-timeline .event.highlight").first).to_be_visible()
+    chart = page.locator(".timeline-chart")
+    box = chart.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"], box
+    expect(page.locator(".timeline-chart .event-mark.highlight").first).to_be_attached()
     # The details sit below the timeline here: one button takes you there.
     page.get_by_role("button", name="Go to its details").click()
     expect(page.locator("#graph-detail h2")).to_have_text("npm run db:migrate")

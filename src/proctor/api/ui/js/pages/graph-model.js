@@ -126,3 +126,98 @@ export function asKnownAt(graph, moment) {
       .filter((line) => line.event_ids.length > 0),
   };
 }
+
+/**
+ * The timeline's lanes: one per story line, oldest line first (a sub-thread right after
+ * its parent), each with its events in time order; events in no shown line get one last
+ * lane. Only events with a recorded time are placed; `untimed` counts the others.
+ */
+export function lanes(graph) {
+  const byId = new Map(graph.events.map((e) => [e.event_id, e]));
+  const placed = new Set();
+  const lines = [...graph.story_lines];
+  const known = new Set(lines.map((line) => line.story_line_id));
+  const children = new Map();
+  for (const line of lines) {
+    if (!line.parent_id || !known.has(line.parent_id)) continue;
+    if (!children.has(line.parent_id)) children.set(line.parent_id, []);
+    children.get(line.parent_id).push(line);
+  }
+  const ordered = [];
+  const visit = (line, depth) => {
+    ordered.push({ line, depth });
+    for (const child of children.get(line.story_line_id) ?? []) visit(child, depth + 1);
+  };
+  for (const line of lines) if (!line.parent_id || !known.has(line.parent_id)) visit(line, 0);
+  const result = ordered.map(({ line, depth }) => {
+    const events = line.event_ids.map((id) => byId.get(id)).filter((e) => e && millis(e.occurred_at) !== null);
+    for (const id of line.event_ids) placed.add(id);
+    return { id: line.story_line_id, title: line.title || "Untitled story line", depth, events };
+  });
+  const rest = graph.events.filter((e) => !placed.has(e.event_id) && millis(e.occurred_at) !== null);
+  if (rest.length) result.push({ id: "", title: "In no story line", depth: 0, events: rest });
+  return result;
+}
+
+/** The events without a recorded time (the timeline cannot place them; the list shows them). */
+export function untimed(graph) {
+  return graph.events.filter((e) => millis(e.occurred_at) === null);
+}
+
+/**
+ * What became of each failed event: "fixed" when a later event of the same kind in one of
+ * its story lines (or, in none, touching one of its entities) went well, else "open".
+ * Other events map to their own outcome ("ok", "unknown" …).
+ */
+export function outcomes(graph) {
+  const result = new Map();
+  const sorted = [...graph.events].sort((a, b) => (millis(a.occurred_at) ?? Infinity) - (millis(b.occurred_at) ?? Infinity));
+  sorted.forEach((event, index) => {
+    if (event.outcome !== "failed") {
+      result.set(event.event_id, event.outcome);
+      return;
+    }
+    const related = (later) => later.kind === event.kind && (
+      later.story_line_ids.some((id) => event.story_line_ids.includes(id))
+      || later.entity_ids.some((id) => event.entity_ids.includes(id)));
+    const fixed = sorted.slice(index + 1).some((later) => later.outcome === "ok" && related(later));
+    result.set(event.event_id, fixed ? "fixed" : "open");
+  });
+  return result;
+}
+
+/** Words for an outcome `outcomes` gave. */
+export function outcomeLabel(outcome) {
+  return { fixed: "failed, fixed later", open: "failed, still open", ok: "ok" }[outcome] ?? outcome;
+}
+
+/** The graph with only the events inside a window ([from, to] milliseconds; null: all). */
+export function inWindow(graph, window) {
+  if (!window) return graph;
+  const [from, to] = window;
+  const events = graph.events.filter((e) => {
+    const at = millis(e.occurred_at);
+    return at !== null && at >= from && at <= to;
+  });
+  return { ...graph, events };
+}
+
+/**
+ * Entities grouped by kind for the side panel: the kinds with most entities first, in
+ * each the entities involved in most events first (then by name), with their counts.
+ */
+export function entityGroups(graph) {
+  const counts = new Map();
+  for (const event of graph.events) for (const id of event.entity_ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const groups = new Map();
+  for (const entity of graph.entities) {
+    if (!groups.has(entity.kind)) groups.set(entity.kind, []);
+    groups.get(entity.kind).push({ entity, events: counts.get(entity.entity_id) ?? 0 });
+  }
+  return [...groups.entries()]
+    .map(([kind, items]) => ({
+      kind,
+      items: items.sort((a, b) => b.events - a.events || a.entity.name.localeCompare(b.entity.name)),
+    }))
+    .sort((a, b) => b.items.length - a.items.length || a.kind.localeCompare(b.kind));
+}

@@ -1,35 +1,17 @@
-// The story graph's two views of one result: the timeline (events by day, same-day
-// events clustered, entity and relation chips that highlight what they touch) and the
-// list (every object in tables). Both only build DOM; the page owns the state.
+// The story graph's lists: the events under the timeline chart (newest day first, the
+// chart's equivalent for the keyboard), the list tab (every object in tables), and the
+// selection marks shared by the chart, the lists and the entity panel. Only DOM; the
+// page owns the state.
 
 import { h, replace, timeEl } from "../dom.js";
-import { dayLabel, groupByDay, sourceKey, touchedEvents } from "./graph-model.js";
+import { relationLabel } from "./graph-entities.js";
+import { dayLabel, groupByDay, outcomeLabel, sourceKey, touchedEvents } from "./graph-model.js";
 
 /**
  * @typedef {{ type: string, id: string }} Selection
  * @typedef {{ select: (selection: Selection) => void, open: (selection: Selection) => void,
- *             expanded: Set<string> }} ViewHandlers
+ *             more: () => void }} ViewHandlers
  */
-
-/** A button that selects an entity or relation (pressed while selected). */
-function chip(type, id, label, state, handlers) {
-  return h("button", {
-    type: "button",
-    class: `chip state-${state}`,
-    "aria-pressed": "false",
-    dataset: { selectType: type, selectId: id },
-    on: { click: () => handlers.select({ type, id }) },
-  }, label);
-}
-
-function entityNames(graph) {
-  return new Map(graph.entities.map((e) => [e.entity_id, e.name]));
-}
-
-function relationLabel(relation, names) {
-  const name = (id) => names.get(id) ?? id.slice(0, 8);
-  return `${name(relation.from_entity_id)} ${relation.type} ${name(relation.to_entity_id)}`;
-}
 
 function timeOnly(iso) {
   if (!iso) return h("span", { class: "muted" }, "no time");
@@ -38,94 +20,55 @@ function timeOnly(iso) {
     date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
 }
 
-/** The timeline panel's content for a (possibly replayed) graph. */
-export function timelineView(graph, handlers) {
-  const names = entityNames(graph);
-  const entities = [...graph.entities].sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
-  const days = groupByDay(graph.events);
+const SHOWN = 150;
+
+/**
+ * The events under the chart, newest day first: the chart's equivalent for the keyboard
+ * and screen readers, filtered by the brushed window. `context.limit` caps the rows drawn
+ * ("Show all" raises it); `context.outcome` and `context.lines` come from the whole graph.
+ */
+export function eventList(graph, handlers, context) {
+  const days = groupByDay(graph.events).reverse();
+  const timed = days.filter((day) => day.key !== "undated");
+  const undated = days.filter((day) => day.key === "undated");
+  let budget = context.limit ?? SHOWN;
+  const total = graph.events.length;
+  const items = [];
+  for (const day of [...timed, ...undated]) {
+    if (budget <= 0) break;
+    const events = [...day.events].reverse().slice(0, budget);
+    budget -= events.length;
+    items.push(h("li", { class: "day", dataset: { day: day.key } },
+      h("h3", { class: "day-label" }, dayLabel(day.key), h("span", { class: "muted day-count" }, ` · ${day.events.length} event${day.events.length === 1 ? "" : "s"}`)),
+      h("ol", { class: "events plain" }, events.map((event) => eventItem(event, handlers, context)))));
+  }
+  const drawn = Math.min(total, context.limit ?? SHOWN);
   return [
-    h("div", { class: "chip-groups" },
-      h("details", { open: true },
-        h("summary", null, `Entities (${entities.length}) and relations (${graph.relations.length}): select one to highlight its events`),
-        entities.length
-          ? byKind(entities).map(([kind, group]) => h("div", { class: "kind-row" },
-              h("span", { class: "kind-label", id: kindId(kind) }, kind.replaceAll("_", " ")),
-              h("div", { class: "chips", role: "group", "aria-labelledby": kindId(kind) },
-                group.map((e) => chip("entity", e.entity_id, e.name, e.state, handlers)))))
-          : h("p", { class: "muted" }, "No entities known at this moment."),
-        graph.relations.length > 0 && h("div", { class: "kind-row" },
-          h("span", { class: "kind-label", id: "kind-relations" }, "relations"),
-          h("div", { class: "chips", role: "group", "aria-labelledby": "kind-relations" },
-            graph.relations.map((r) => chip("relation", r.relation_id, relationLabel(r, names), r.state, handlers)))))),
-    h("p", { class: "muted selection-note", id: "selection-note", "aria-live": "polite" }),
-    days.length
-      ? h("ol", { class: "timeline plain", "aria-label": "Events by day" }, days.map((day) => dayItem(day, names, handlers)))
-      : h("p", { class: "muted" }, "No events known at this moment."),
+    h("h2", { class: "list-title", id: "event-list-title" }, context.window ? `Events in the window (${total})` : `Events (${total})`),
+    total === 0
+      ? h("p", { class: "muted" }, context.window ? "No events in the selected window." : "No events known at this moment.")
+      : h("ol", { class: "timeline plain", "aria-labelledby": "event-list-title" }, items),
+    drawn < total && h("button", { type: "button", id: "events-more", on: { click: () => handlers.more() } },
+      `Show all ${total} events (${drawn} shown)`),
   ];
 }
 
-function kindId(kind) {
-  return `kind-${kind.replace(/[^A-Za-z0-9_-]/g, "_")}`;
-}
-
-function byKind(entities) {
-  /** @type {Map<string, any[]>} */
-  const groups = new Map();
-  for (const entity of entities) {
-    if (!groups.has(entity.kind)) groups.set(entity.kind, []);
-    groups.get(entity.kind).push(entity);
-  }
-  return [...groups.entries()];
-}
-
-function dayItem(day, names, handlers) {
-  const listId = `day-${day.key}`;
-  const clustered = day.events.length > 1;
-  const failed = day.events.filter((e) => e.outcome === "failed").length;
-  const list = h("ol", { class: "events plain", id: listId, hidden: clustered && !handlers.expanded.has(day.key) },
-    day.events.map((event) => eventItem(event, names, handlers)));
-  const heading = h("h3", { class: "day-label" }, dayLabel(day.key));
-  if (!clustered) {
-    return h("li", { class: "day", dataset: { day: day.key } }, h("div", { class: "day-head row" }, heading), list);
-  }
-  const toggle = h("button", {
-    type: "button",
-    class: "cluster-toggle",
-    "aria-expanded": String(!list.hidden),
-    "aria-controls": listId,
-    on: { click: () => setExpanded(toggle, list, list.hidden, handlers.expanded, day.key) },
-  }, `${day.events.length} events`);
-  return h("li", { class: "day cluster", dataset: { day: day.key } },
-    h("div", { class: "day-head row" },
-      heading,
-      toggle,
-      failed > 0 && h("span", { class: "badge outcome-failed" }, `${failed} failed`),
-      h("span", { class: "badge match", hidden: true })),
-    list);
-}
-
-function setExpanded(toggle, list, expanded, memory, key) {
-  list.hidden = !expanded;
-  toggle.setAttribute("aria-expanded", String(expanded));
-  if (expanded) memory.add(key);
-  else memory.delete(key);
-}
-
-function eventItem(event, names, handlers) {
-  const failed = event.outcome === "failed";
-  return h("li", { class: `event${failed ? " failed" : ""}`, dataset: { event: event.event_id } },
+function eventItem(event, handlers, context) {
+  const outcome = context.outcome.get(event.event_id) ?? event.outcome;
+  const failed = outcome === "open" || outcome === "fixed" || event.outcome === "failed";
+  const line = event.story_line_ids.map((id) => context.lines.get(id)).find(Boolean);
+  return h("li", { class: `event${failed ? " failed" : ""} outcome-${outcome}`, dataset: { event: event.event_id } },
     h("div", { class: "row event-head" },
       timeOnly(event.occurred_at),
       h("span", { class: "badge" }, event.kind.replaceAll("_", " ")),
-      failed && h("span", { class: "badge outcome-failed" }, "failed"),
+      failed && h("span", { class: `badge outcome-${outcome === "fixed" ? "fixed" : "failed"}` }, outcomeLabel(outcome)),
       h("button", { type: "button", class: "linkish", on: { click: () => handlers.open({ type: "event", id: event.event_id }) } }, event.title)),
-    event.entity_ids.length > 0 && h("div", { class: "chips small" },
-      event.entity_ids.filter((id) => names.has(id)).map((id) => chip("entity", id, names.get(id), "plain", handlers))));
+    line && h("div", { class: "muted small-text lane-name" }, line));
 }
 
 /**
- * Mark the selection: pressed chips, highlighted events (the rest dimmed), and each
- * day cluster holding a highlighted event expanded with a count of them.
+ * Mark the selection: pressed chips, highlighted events in the list and marks in every
+ * lane of the chart (the rest dimmed), and a note of how many events it touches.
  */
 export function applySelection(root, graph, selection) {
   const touched = touchedEvents(graph, selection);
@@ -140,19 +83,10 @@ export function applySelection(root, graph, selection) {
     el.classList.toggle("highlight", !!selection && hit);
     el.classList.toggle("dimmed", !!selection && !hit);
   }
-  for (const day of root.querySelectorAll(".day.cluster")) {
-    const hits = day.querySelectorAll(".event.highlight").length;
-    const badge = /** @type {HTMLElement | null} */ (day.querySelector(".badge.match"));
-    if (badge) {
-      badge.hidden = hits === 0;
-      badge.textContent = `${hits} highlighted`;
-    }
-    const list = /** @type {HTMLElement | null} */ (day.querySelector("ol.events"));
-    const toggle = day.querySelector(".cluster-toggle");
-    if (hits > 0 && list && toggle && list.hidden) {
-      list.hidden = false;
-      toggle.setAttribute("aria-expanded", "true");
-    }
+  for (const mark of root.querySelectorAll(".event-mark[data-event]")) {
+    const hit = touched.has(mark.getAttribute("data-event") ?? "");
+    mark.classList.toggle("highlight", !!selection && hit);
+    mark.classList.toggle("dimmed", !!selection && !hit);
   }
   const note = root.querySelector("#selection-note");
   if (note) {
@@ -174,7 +108,7 @@ function showDetail() {
 
 /** The list panel: every object of the (possibly replayed) graph, each opening its detail. */
 export function listView(graph, handlers) {
-  const names = entityNames(graph);
+  const names = new Map(graph.entities.map((e) => [e.entity_id, e.name]));
   const open = (type, id, label) => h("button", { type: "button", class: "linkish", dataset: { openType: type, openId: id },
     on: { click: () => handlers.open({ type, id }) } }, label);
   const table = (caption, headers, rows) => h("section", { class: "list-section" },

@@ -1,16 +1,21 @@
-// The story graph (SPEC UI-3, UI-5): one published result as a timeline of events by
-// day (same-day events clustered) or as a list of its objects; entity and relation
-// selection highlights what they touch; a replay slider shows what was known at a past
-// moment; the detail panel shows an object with its sources and a person's edits; the
-// continue-discussion card drafts a prompt from the result.
+// The story graph (SPEC UI-3, UI-5). By default the scope's whole graph as of the chosen
+// result (every review of the scope up to it, merged: `cumulative=true`), with "only this
+// review's changes" as a filter. The timeline tab is a d3 chart (graph-chart.js) of one
+// lane per story line with zoom, pan and a brushed window that filters the event list
+// under it; the entity panel beside it highlights an entity's events across lanes; a
+// replay slider moves a cursor along the axis and shows what was known then; the detail
+// panel shows an object with its sources and a person's edits; the continue-discussion
+// card drafts a prompt from the result.
 
 import { guardLeaving, go } from "../app.js";
-import { Superseded, latest, query } from "../api.js";
+import { Superseded, get, latest, query } from "../api.js";
 import { errorBox, h, replace, timeEl, when } from "../dom.js";
+import { TimelineChart, loadD3 } from "./graph-chart.js";
 import { ContinueCard } from "./graph-continue.js";
 import { DetailPanel } from "./graph-detail.js";
-import { asKnownAt, dayKey, moments } from "./graph-model.js";
-import { applySelection, listView, timelineView } from "./graph-timeline.js";
+import { EntityPanel } from "./graph-entities.js";
+import { asKnownAt, inWindow, moments, outcomes } from "./graph-model.js";
+import { applySelection, eventList, listView } from "./graph-timeline.js";
 
 const EVENTS = 500;
 const TABS = [["timeline", "Timeline"], ["list", "List"]];
@@ -21,6 +26,8 @@ export const routes = [
 ];
 
 async function graphPage({ main, params: [ref], query: params, signal }) {
+  // The chart's library loads while the page asks for its data.
+  const d3 = loadD3().catch((error) => error);
   const listed = await latest("graph:results", `/results${query({ limit: 50 })}`);
   // Another page or result was asked for meanwhile: this one must not show.
   if (signal.aborted) return;
@@ -31,13 +38,16 @@ async function graphPage({ main, params: [ref], query: params, signal }) {
   }
   const resultRef = ref ?? listed.results[0].result_id;
   const asPublished = params.get("as_published") === "1";
-  const graph = await loadGraph(resultRef, asPublished);
+  const thisReview = asPublished || params.get("view") === "review";
+  const graph = await loadGraph(resultRef, { asPublished, thisReview });
   if (signal.aborted) return;
-  new GraphPage(main, listed.results, graph, asPublished, params.get("tab") === "list" ? "list" : "timeline");
+  new GraphPage(main, listed.results, graph, { asPublished, thisReview, d3, signal },
+    params.get("tab") === "list" ? "list" : "timeline");
 }
 
-function loadGraph(resultRef, asPublished) {
-  return latest("graph", `/results/${encodeURIComponent(resultRef)}/graph${query({ limit: EVENTS, as_published: asPublished ? "true" : null })}`);
+function loadGraph(resultRef, { asPublished, thisReview }) {
+  const params = { limit: EVENTS, as_published: asPublished ? "true" : null, cumulative: thisReview ? null : "true" };
+  return latest("graph", `/results/${encodeURIComponent(resultRef)}/graph${query(params)}`);
 }
 
 function resultLabel(result) {
@@ -45,27 +55,45 @@ function resultLabel(result) {
 }
 
 class GraphPage {
-  constructor(main, results, graph, asPublished, tab) {
+  constructor(main, results, graph, { asPublished, thisReview, d3, signal }, tab) {
+    this.results = results;
     this.graph = graph;
     this.resultId = graph.result.result_id;
     this.asPublished = asPublished;
+    this.thisReview = thisReview;
+    this.signal = signal;
     this.tab = tab;
     /** @type {null | { type: string, id: string }} */
     this.selection = null;
     /** @type {null | number} index into the replay moments; null: now */
     this.momentIndex = null;
-    this.expanded = new Set();
+    /** @type {null | [number, number]} the brushed window, milliseconds */
+    this.window = null;
+    this.listLimit = null;
+    this.findings = [];
     this.handlers = {
       select: (selection) => this.select(selection),
       open: (selection) => this.open(selection),
-      expanded: this.expanded,
+      more: () => {
+        this.listLimit = Infinity;
+        this.drawLists(this.shown());
+      },
+      refreshSelection: () => this.root && this.mark(this.shown()),
     };
     this.summary = h("div", { class: "graph-summary" });
     this.replay = h("div", { class: "replay card" });
+    this.chartHost = h("div", { class: "chart-host" });
+    this.windowNote = h("div", { class: "window-note", "aria-live": "polite" });
+    this.eventsHost = h("div", { class: "event-list" });
     this.panels = {
-      timeline: h("div", { id: "panel-timeline", role: "tabpanel", "aria-labelledby": "tab-timeline", tabindex: "0", class: "tabpanel" }),
+      timeline: h("div", { id: "panel-timeline", role: "tabpanel", "aria-labelledby": "tab-timeline", tabindex: "0", class: "tabpanel" },
+        this.toolbar(), this.chartHost, legend(), this.windowNote,
+        h("p", { class: "muted selection-note", id: "selection-note", "aria-live": "polite" }),
+        this.eventsHost),
       list: h("div", { id: "panel-list", role: "tabpanel", "aria-labelledby": "tab-list", tabindex: "0", class: "tabpanel" }),
     };
+    const entities = h("section", { class: "card entities", "aria-label": "Entities", id: "graph-entities" });
+    this.entities = new EntityPanel(entities, this.handlers);
     const detail = h("section", { class: "card detail", "aria-label": "Details", id: "graph-detail" });
     const discussion = h("section", { class: "card continue", "aria-label": "Continue the discussion", id: "graph-continue" });
     this.detail = new DetailPanel(detail, this.resultId, {
@@ -77,15 +105,58 @@ class GraphPage {
     this.continueCard = new ContinueCard(discussion, this.resultId);
     guardLeaving(() => this.continueCard.isDirty());
     this.tablist = this.tabs();
-    replace(main,
+    this.root = h("div", { class: "graph-page", dataset: { page: "graph" } },
       h("h1", null, "Story graph"),
       this.picker(results),
       this.summary,
       this.replay,
       h("div", { class: "graph-layout" },
         h("div", { class: "graph-main" }, this.tablist, this.panels.timeline, this.panels.list),
-        h("div", { class: "graph-side" }, detail, discussion)));
+        h("div", { class: "graph-side" }, entities, detail, discussion)));
+    replace(main, this.root);
     this.draw();
+    this.startChart(d3);
+  }
+
+  async startChart(d3Loading) {
+    const d3 = await d3Loading;
+    if (this.signal.aborted || !this.root.isConnected) return;
+    if (d3 instanceof Error) {
+      replace(this.chartHost, errorBox(d3));
+    } else {
+      this.chart = new TimelineChart(this.chartHost, d3, {
+        open: (selection) => this.open(selection),
+        openFinding: (finding) => go(`/findings/${encodeURIComponent(finding.finding_id)}`),
+        brushed: (window) => this.setWindow(window),
+      });
+      this.chart.setGraph(this.graph);
+      this.chart.setMoment(this.moment());
+      this.mark(this.shown());
+      this.signal.addEventListener("abort", () => this.chart?.destroy());
+    }
+    this.root.dataset.ready = "true";
+    this.loadFindings();
+  }
+
+  async loadFindings() {
+    try {
+      const answer = await get(`/results/${encodeURIComponent(this.resultId)}/findings${query({ cumulative: this.thisReview ? null : "true" })}`);
+      this.findings = answer.findings;
+    } catch {
+      this.findings = [];
+    }
+    if (!this.root.isConnected) return;
+    this.chart?.setFindings(this.findings);
+    this.mark(this.shown());
+  }
+
+  toolbar() {
+    const button = (id, label, action) => h("button", { type: "button", id, on: { click: action } }, label);
+    return h("div", { class: "row chart-tools", role: "group", "aria-label": "Timeline zoom and window" },
+      button("zoom-in", "Zoom in", () => this.chart?.zoomBy(2)),
+      button("zoom-out", "Zoom out", () => this.chart?.zoomBy(0.5)),
+      button("zoom-all", "Show all", () => this.chart?.zoomBy(null)),
+      button("window-visible", "Window: the visible range", () => this.chart?.selectWindow(this.chart.visible())));
   }
 
   picker(results) {
@@ -93,13 +164,13 @@ class GraphPage {
     const options = (known ? results : [this.graph.result, ...results]).map((r) =>
       h("option", { value: r.result_id, selected: r.result_id === this.resultId }, resultLabel(r)));
     const select = h("select", { id: "graph-result", on: { change: (event) => go(`/graph/${encodeURIComponent(/** @type {HTMLSelectElement} */ (event.target).value)}`) } }, options);
-    const published = h("button", {
-      type: "button", role: "switch", class: "switch", id: "as-published", "aria-checked": String(this.asPublished),
-      on: { click: () => this.setPublished(!this.asPublished) },
-    }, h("span", { class: "track", "aria-hidden": "true" }), "As published");
-    this.publishedSwitch = published;
+    const switchButton = (id, label, on, action) => h("button", {
+      type: "button", role: "switch", class: "switch", id, "aria-checked": String(on), on: { click: action },
+    }, h("span", { class: "track", "aria-hidden": "true" }), label);
+    this.reviewSwitch = switchButton("this-review", "Only this review's changes", this.thisReview, () => this.setThisReview(!this.thisReview));
+    this.publishedSwitch = switchButton("as-published", "As published", this.asPublished, () => this.setPublished(!this.asPublished));
     return h("div", { class: "row picker" },
-      h("label", { for: "graph-result" }, "Result"), select, published);
+      h("label", { for: "graph-result" }, "Result"), select, this.reviewSwitch, this.publishedSwitch);
   }
 
   tabs() {
@@ -129,52 +200,91 @@ class GraphPage {
       tab.setAttribute("tabindex", selected ? "0" : "-1");
       this.panels[tabName].hidden = !selected;
     }
+    // A chart drawn while hidden had no width: fit it again once shown.
+    if (name === "timeline") this.chart?.refit();
   }
 
   async setPublished(on) {
     this.asPublished = on;
     this.publishedSwitch.setAttribute("aria-checked", String(on));
+    if (on && !this.thisReview) {
+      // A snapshot is one result's: as published is this review's changes.
+      this.thisReview = true;
+      this.reviewSwitch.setAttribute("aria-checked", "true");
+    }
     await this.reload();
+  }
+
+  async setThisReview(on) {
+    this.thisReview = on;
+    this.reviewSwitch.setAttribute("aria-checked", String(on));
+    if (!on && this.asPublished) {
+      this.asPublished = false;
+      this.publishedSwitch.setAttribute("aria-checked", "false");
+    }
+    await this.reload();
+    this.loadFindings();
   }
 
   async reload() {
     try {
-      this.graph = await loadGraph(this.resultId, this.asPublished);
+      this.graph = await loadGraph(this.resultId, { asPublished: this.asPublished, thisReview: this.thisReview });
     } catch (error) {
       if (error instanceof Superseded) return;
       this.summary.appendChild(errorBox(error));
       return;
     }
     this.draw();
+    this.chart?.setGraph(this.graph);
+    this.chart?.setMoment(this.moment());
+    this.mark(this.shown());
+  }
+
+  /** The replay moment (milliseconds) or null for now. */
+  moment() {
+    const times = moments(this.graph);
+    if (this.momentIndex !== null && this.momentIndex >= times.length) this.momentIndex = null;
+    return this.momentIndex === null ? null : times[this.momentIndex];
   }
 
   /** The graph as the replay slider shows it. */
   shown() {
-    const times = moments(this.graph);
-    if (this.momentIndex !== null && this.momentIndex >= times.length) this.momentIndex = null;
-    return asKnownAt(this.graph, this.momentIndex === null ? null : times[this.momentIndex]);
+    return asKnownAt(this.graph, this.moment());
   }
 
   draw() {
     const shown = this.shown();
-    if (!this.openedNewestDay) {
-      // The newest day starts open; older days stay folded into their clusters.
-      const newest = shown.events.map((e) => dayKey(e.occurred_at)).filter((key) => key !== "undated").pop();
-      if (newest) this.expanded.add(newest);
-      this.openedNewestDay = true;
-    }
     this.drawSummary(shown);
     this.drawReplay(shown);
-    replace(this.panels.timeline, timelineView(shown, this.handlers));
-    replace(this.panels.list, listView(shown, this.handlers));
+    this.entities.render(shown, new Map(this.graph.entities.map((e) => [e.entity_id, e.name])));
+    this.drawLists(shown);
     this.setTab(this.tab);
+  }
+
+  /** The event list under the chart and the list tab: the window's events. */
+  drawLists(shown) {
+    const windowed = inWindow(shown, this.window);
+    const lines = new Map(this.graph.story_lines.map((line) => [line.story_line_id, line.title]));
+    replace(this.eventsHost, eventList(windowed, this.handlers, {
+      outcome: outcomes(this.graph), lines, window: this.window, limit: this.listLimit,
+    }));
+    replace(this.panels.list, listView(windowed, this.handlers));
+    replace(this.windowNote, this.window && [
+      h("span", null, "Window: ", timeEl(new Date(this.window[0]).toISOString()), " – ", timeEl(new Date(this.window[1]).toISOString()),
+        ` · ${windowed.events.length} of ${shown.events.length} events. `),
+      h("button", { type: "button", class: "linkish", id: "window-clear", on: { click: () => (this.chart ? this.chart.selectWindow(null) : this.setWindow(null)) } }, "Clear the window"),
+    ]);
     this.mark(shown);
+  }
+
+  setWindow(window) {
+    this.window = window;
+    this.drawLists(this.shown());
   }
 
   mark(shown) {
     if (this.selection && !present(shown, this.selection)) this.selection = null;
-    applySelection(this.panels.timeline, shown, this.selection);
-    applySelection(this.panels.list, shown, this.selection);
+    applySelection(this.root, shown, this.selection);
   }
 
   drawSummary(shown) {
@@ -182,17 +292,21 @@ class GraphPage {
     const counts = [
       ["event", "events", shown.events.length, totals.events],
       ["entity", "entities", shown.entities.length, totals.entities],
+      ["story line", "story lines", shown.story_lines.length, totals.story_lines],
       ["relation", "relations", shown.relations.length, totals.relations],
-      ["change", "changes", shown.changes.length, totals.changes],
       ["open item", "open items", shown.open_items.length, totals.open_items],
     ].map(([one, many, count, total]) => {
       const label = total === 1 ? one : many;
       return count === total ? `${total} ${label}` : `${count} of ${total} ${label}`;
     });
+    const merged = this.results.filter((r) => r.scope_key === result.scope_key && r.created_at <= result.created_at).length;
     replace(this.summary,
       result.summary && h("p", { class: "result-summary" }, result.summary),
-      h("p", { class: "muted" }, `${result.project_name ?? "global"} · ${result.trigger} · published `, timeEl(result.created_at),
-        ` · ${counts.join(" · ")}`),
+      h("p", { class: "muted", id: "graph-scope" },
+        this.thisReview
+          ? `Only this review's changes · ${result.project_name ?? "global"} · ${result.trigger} · published `
+          : `The whole ${result.project_name ? `project ${result.project_name}` : "global"} graph as of this review (${merged} review${merged === 1 ? "" : "s"} merged) · published `,
+        timeEl(result.created_at), ` · ${counts.join(" · ")}`),
       this.asPublished && h("p", { class: "notice" }, "As published: names, states and reasons as this result said them then; a person's later edits are not shown here."),
       this.graph.events.length < totals.events && h("p", { class: "notice" },
         `Showing the newest ${this.graph.events.length} of ${totals.events} events (and what they involve).`));
@@ -211,17 +325,16 @@ class GraphPage {
         this.redrawAfterReplay();
       } },
     });
-    this.slider = slider;
     replace(this.replay,
       h("div", { class: "row spread" },
         h("label", { for: "replay" }, "Replay to a past moment"),
         h("output", { for: "replay", id: "replay-moment" },
-          this.momentIndex === null ? "Now: everything this result holds" : h("span", null, "As known at ", timeEl(new Date(times[value]).toISOString())))),
+          this.momentIndex === null ? "Now: everything this view holds" : h("span", null, "As known at ", timeEl(new Date(times[value]).toISOString())))),
       slider,
       h("div", { class: "row spread" },
         h("p", { class: "muted small-text" },
-          "Replay filters this result's facts by their recorded times (an event by when it happened, anything else by the earliest source it cites); ",
-          "the API keeps no older versions of them. Facts without a recorded time show only at “now”."),
+          "Replay filters this result's facts by their recorded times (an event by when it happened, anything else by the earliest source it cites) ",
+          "and moves a cursor along the timeline; the API keeps no older versions of them. Facts without a recorded time show only at “now”."),
         this.momentIndex !== null && h("button", { type: "button", id: "replay-now", on: { click: () => {
           this.momentIndex = null;
           this.redrawAfterReplay();
@@ -233,6 +346,7 @@ class GraphPage {
   redrawAfterReplay() {
     const focusedId = document.activeElement?.id;
     this.draw();
+    this.chart?.setMoment(this.moment());
     if (focusedId) document.getElementById(focusedId)?.focus();
   }
 
@@ -249,6 +363,17 @@ class GraphPage {
     this.detail.show(selection.id, { focus: true });
     if (window.innerWidth <= 800) document.getElementById("graph-detail")?.scrollIntoView({ block: "start" });
   }
+}
+
+/** What the marks' colours and rings mean. */
+function legend() {
+  const item = (cls, label) => h("li", null, h("span", { class: `swatch ${cls}`, "aria-hidden": "true" }), label);
+  return h("ul", { class: "plain row chart-legend", "aria-label": "Legend" },
+    item("kind", "fill: the event's kind"),
+    item("outcome-open", "failed, still open"),
+    item("outcome-fixed", "failed, fixed later"),
+    item("finding", "finding, at its evidence time"),
+    item("cursor", "replay moment"));
 }
 
 function present(graph, selection) {

@@ -1,0 +1,255 @@
+// The story graph's timeline chart (SPEC UI-3): an SVG drawn with d3's modules (scale,
+// axis, zoom, brush, selection; vendor/d3.min.js, loaded when the page first needs it).
+// One lane per story line, events as marks coloured by kind and ringed by outcome, the
+// findings' lane on top at their evidence time; zoom and pan from minutes to months;
+// brushing the band under the axis selects a window; the replay moment is a cursor.
+// The list under the chart holds the same events for the keyboard and screen readers.
+
+import { h } from "../dom.js";
+import { lanes, millis, outcomeLabel, outcomes } from "./graph-model.js";
+
+const LANE = 24;
+const AXIS = 30;
+const BAND = 20;
+const FINDINGS_LANE = "findings";
+const MINUTE = 60_000;
+const KIND_COLOURS = 8;
+
+let loading = null;
+
+/** window.d3 with the modules the chart uses, loading vendor/d3.min.js once. */
+export function loadD3() {
+  const ready = () => window.d3 && window.d3.zoom && window.d3.brushX;
+  if (ready()) return Promise.resolve(window.d3);
+  loading ??= new Promise((resolve, reject) => {
+    const script = h("script", { src: "/ui/vendor/d3.min.js", on: {
+      load: () => (ready() ? resolve(window.d3) : reject(new Error("vendor/d3.min.js lacks d3's zoom or brush"))),
+      error: () => {
+        loading = null;
+        reject(new Error("The timeline's library (vendor/d3.min.js) is missing: run `make ui-assets`."));
+      },
+    } });
+    document.head.appendChild(script);
+  });
+  return loading;
+}
+
+/** The stable colour index of a kind among the graph's kinds (sorted by name). */
+function kindIndex(kinds, kind) {
+  return kinds.indexOf(kind) % KIND_COLOURS;
+}
+
+function clip(text, length) {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/**
+ * The chart in `host`. `handlers.open` opens an event's or a finding's detail;
+ * `handlers.brushed([from, to] | null)` reports the selected window.
+ */
+export class TimelineChart {
+  constructor(host, d3, handlers) {
+    this.host = host;
+    this.d3 = d3;
+    this.handlers = handlers;
+    this.graph = null;
+    this.findings = [];
+    this.window = null;
+    this.cursor = null;
+    this.transform = d3.zoomIdentity;
+    this.resize = () => this.refit();
+    window.addEventListener("resize", this.resize);
+  }
+
+  /** Stop listening (the page is left or redrawn with another chart). */
+  destroy() {
+    window.removeEventListener("resize", this.resize);
+  }
+
+  /** Draw again when the host's width changed (a resize, a tab shown again). */
+  refit() {
+    if (this.graph && this.host.clientWidth > 0 && this.host.clientWidth !== this.width) this.draw();
+  }
+
+  setGraph(graph) {
+    this.graph = graph;
+    this.transform = this.d3.zoomIdentity;
+    this.draw();
+  }
+
+  setFindings(findings) {
+    this.findings = findings;
+    this.draw();
+  }
+
+  /** The x domain: every placed event and finding, padded (at least an hour wide). */
+  domain() {
+    const times = [
+      ...this.graph.events.map((e) => millis(e.occurred_at)),
+      ...this.findings.map((f) => millis(f.at)),
+    ].filter((t) => t !== null);
+    if (!times.length) return null;
+    let lo = Math.min(...times);
+    let hi = Math.max(...times);
+    const pad = Math.max((hi - lo) * 0.02, 30 * MINUTE);
+    return [lo - pad, hi + pad];
+  }
+
+  draw() {
+    if (!this.graph) return;
+    const d3 = this.d3;
+    const domain = this.domain();
+    const host = d3.select(this.host);
+    host.selectAll("*").remove();
+    if (!domain) {
+      host.append("p").attr("class", "muted").text("No event has a recorded time: the list below shows them.");
+      return;
+    }
+    const width = Math.max(this.host.clientWidth, 280);
+    this.width = this.host.clientWidth;
+    const narrow = width < 600;
+    const left = narrow ? 92 : 190;
+    const right = 12;
+    const laneList = lanes(this.graph);
+    const rows = [{ id: FINDINGS_LANE, title: `Findings (${this.findings.length})`, depth: 0, events: [] }, ...laneList];
+    const height = AXIS + BAND + rows.length * LANE + 6;
+    const x0 = d3.scaleUtc().domain(domain).range([left, width - right]);
+    const kinds = [...new Set(this.graph.events.map((e) => e.kind))].sort();
+    const outcome = outcomes(this.graph);
+    const laneY = (index) => AXIS + BAND + index * LANE + LANE / 2;
+    const span = domain[1] - domain[0];
+    this.x0 = x0;
+
+    const svg = host.append("svg")
+      .attr("class", "timeline-chart")
+      .attr("width", width)
+      .attr("height", height)
+      .attr("viewBox", `0 0 ${width} ${height}`)
+      .attr("role", "img")
+      .attr("aria-label", `Timeline: ${this.graph.events.length} events in ${laneList.length} lanes and ${this.findings.length} findings; the list below holds the same events.`);
+    svg.append("defs").append("clipPath").attr("id", "timeline-clip")
+      .append("rect").attr("x", left).attr("y", 0).attr("width", width - right - left).attr("height", height);
+
+    // Lanes: a band each, the story line's title at the left.
+    const laneGroup = svg.append("g").attr("class", "lanes");
+    rows.forEach((row, index) => {
+      const y = AXIS + BAND + index * LANE;
+      const lane = laneGroup.append("g").attr("class", `lane${index % 2 ? " odd" : ""}${row.id === FINDINGS_LANE ? " findings-lane" : ""}`)
+        .attr("data-lane", row.id);
+      lane.append("rect").attr("class", "lane-band").attr("x", 0).attr("y", y).attr("width", width).attr("height", LANE);
+      const label = lane.append("text").attr("class", "lane-label")
+        .attr("x", 4 + row.depth * 8).attr("y", y + LANE / 2).attr("dy", "0.35em")
+        .text(clip(`${row.depth ? "↳ " : ""}${row.title}`, Math.floor((left - 8 - row.depth * 8) / 6.4)));
+      label.append("title").text(row.title);
+    });
+
+    // The zoom surface under the marks (wheel, drag, pinch), then the marks, clipped.
+    svg.append("rect").attr("class", "zoom-surface")
+      .attr("x", left).attr("y", AXIS + BAND).attr("width", width - right - left).attr("height", rows.length * LANE);
+    const plot = svg.append("g").attr("clip-path", "url(#timeline-clip)");
+    const cursor = plot.append("line").attr("class", "replay-cursor")
+      .attr("y1", AXIS - 4).attr("y2", height);
+    const marks = plot.append("g").attr("class", "marks");
+    const placed = [];
+    laneList.forEach((lane, index) => {
+      for (const event of lane.events) placed.push({ event, y: laneY(index + 1) });
+    });
+    const eventMarks = marks.selectAll("circle.mark").data(placed).join("circle")
+      .attr("class", (d) => `mark event-mark kind-${kindIndex(kinds, d.event.kind)} outcome-${outcome.get(d.event.event_id)}`)
+      .attr("data-event", (d) => d.event.event_id)
+      .attr("r", 5.5)
+      .attr("cy", (d) => d.y)
+      .on("click", (_, d) => this.handlers.open({ type: "event", id: d.event.event_id }));
+    eventMarks.append("title").text((d) =>
+      `${d.event.title}\n${d.event.kind.replaceAll("_", " ")} · ${outcomeLabel(outcome.get(d.event.event_id))} · ${new Date(d.event.occurred_at).toLocaleString()}`);
+    const findingMarks = marks.selectAll("path.finding-mark").data(this.findings.filter((f) => millis(f.at) !== null)).join("path")
+      .attr("class", (f) => `mark finding-mark severity-${f.severity} status-${f.status}`)
+      .attr("data-finding", (f) => f.finding_id)
+      .attr("d", "M0,-7L7,0L0,7L-7,0Z")
+      .on("click", (_, f) => this.handlers.openFinding(f));
+    findingMarks.append("title").text((f) => `${f.severity} · ${f.title} (${f.rule}) · ${new Date(f.at).toLocaleString()}`);
+
+    // The axis on top, and the brush band under it.
+    const axis = svg.append("g").attr("class", "axis").attr("transform", `translate(0,${AXIS - 2})`);
+    const band = svg.append("g").attr("class", "brush").attr("transform", `translate(0,${AXIS})`);
+    svg.append("text").attr("class", "band-label").attr("x", 4).attr("y", AXIS + BAND / 2).attr("dy", "0.35em")
+      .text(narrow ? "Window ↔" : "Drag here: a window ↔");
+
+    let x = this.transform.rescaleX(x0);
+    const place = () => {
+      axis.call(d3.axisTop(x).ticks(Math.max(2, Math.floor((width - left) / 110))).tickSizeOuter(0));
+      eventMarks.attr("cx", (d) => x(millis(d.event.occurred_at)));
+      findingMarks.attr("transform", (f) => `translate(${x(millis(f.at))},${laneY(0)})`);
+      const at = this.cursor;
+      cursor.attr("x1", at === null ? -10 : x(at)).attr("x2", at === null ? -10 : x(at)).classed("hidden", at === null);
+    };
+    this.place = place;
+
+    const brush = d3.brushX().extent([[left, 0], [width - right, BAND]]);
+    let moving = false;
+    brush.on("end", (event) => {
+      if (moving) return;
+      const selection = event.selection;
+      this.window = selection ? [x.invert(selection[0]).getTime(), x.invert(selection[1]).getTime()] : null;
+      this.handlers.brushed(this.window);
+    });
+    band.call(brush);
+    const showWindow = () => {
+      moving = true;
+      band.call(brush.move, this.window ? [Math.max(left, x(this.window[0])), Math.min(width - right, x(this.window[1]))] : null);
+      moving = false;
+    };
+    this.brushTo = (window) => {
+      this.window = window;
+      showWindow();
+      this.handlers.brushed(window);
+    };
+
+    // Zoom from the whole span down to a few minutes (x only); pan by dragging.
+    const zoom = d3.zoom()
+      .scaleExtent([1, Math.max(1, span / (5 * MINUTE))])
+      .extent([[left, 0], [width - right, height]])
+      .translateExtent([[left, 0], [width - right, height]])
+      .on("zoom", (event) => {
+        this.transform = event.transform;
+        x = event.transform.rescaleX(x0);
+        place();
+        if (this.window) showWindow();
+        this.handlers.zoomed?.(this.visible());
+      });
+    this.zoom = zoom;
+    this.svg = svg;
+    svg.call(zoom).call(zoom.transform, this.transform).on("dblclick.zoom", null);
+    this.x = () => x;
+    place();
+    if (this.window) showWindow();
+    this.setMoment(this.cursor);
+  }
+
+  /** The visible time range, [from, to] milliseconds. */
+  visible() {
+    const x = this.x();
+    const [lo, hi] = x.range();
+    return [x.invert(lo).getTime(), x.invert(hi).getTime()];
+  }
+
+  /** Zoom by a factor around the middle (2: in, 0.5: out), or back to everything (null). */
+  zoomBy(factor) {
+    if (!this.svg) return;
+    if (factor === null) this.svg.call(this.zoom.transform, this.d3.zoomIdentity);
+    else this.svg.call(this.zoom.scaleBy, factor);
+  }
+
+  /** Select a window ([from, to] milliseconds; null clears it) as a brush would. */
+  selectWindow(window) {
+    this.brushTo?.(window);
+  }
+
+  /** The replay moment (milliseconds; null: now): a cursor, later events faded. */
+  setMoment(moment) {
+    this.cursor = moment;
+    if (!this.svg) return;
+    this.svg.selectAll(".event-mark").classed("future", (d) => moment !== null && millis(d.event.occurred_at) > moment);
+    this.place?.();
+  }
+}
