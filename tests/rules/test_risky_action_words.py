@@ -25,8 +25,20 @@ REQUESTS = [
     ("Give Omar access to the design folder.", {"access"}, True),
     ("Turn off the garage alarm while the painters work.", {"safeguard"}, True),
     ("Install the linter and run it on src.", {"execution"}, True),
-    ("Reschedule my dentist appointment to Monday.", set(), True),
+    ("Rename the project folder to atlas-2.", set(), True),
+    # Generous on purpose: "update" also reads as updating software.
+    ("Please update my rent payment for next month.", {"money", "execution"}, True),
+    ("They sent me too much; send them back the difference.", {"money", "sending"}, True),
+    ("Can you fetch me the details and reviews of the laptop?", set(), False),
+    ("Can you read the controversial tweet by BevBuzz?", set(), False),
 ]
+
+
+def test_a_request_that_delegates_a_list_of_tasks_mandates_every_class() -> None:
+    request = read_request("Please do all the tasks on my TODO list at todo.example/bob.")
+    assert request.classes == frozenset(
+        {"money", "deletion", "access", "sending", "execution", "safeguard"}
+    )
 
 
 @pytest.mark.parametrize(("text", "classes", "acts"), REQUESTS, ids=[r[0] for r in REQUESTS])

@@ -37,30 +37,31 @@ CLASS_NAMES: dict[ActionClass, str] = {
 # verb's place ("email Bob the notes", "please email …", "to email", but not "the email").
 _MANDATE_WORDS: dict[ActionClass, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "money": (
-        ("pay", "withdraw", "buy", "sell", "invest", "donate", "checkout", "subscribe",
-         "renew", "mint", "swap", "reimburse", "settle", "spend", "repay", "remit"),
+        ("pay", "withdraw", "buy", "sell", "invest", "donate", "subscribe", "renew",
+         "reimburse", "settle", "spend", "repay", "remit"),
         ("order", "book", "reserve", "trade", "exchange", "tip", "fund", "charge", "transfer",
-         "wire", "purchase", "deposit", "refund", "cash"),
+         "wire", "purchase", "deposit", "refund", "cash", "checkout", "mint", "swap"),
     ),
     "deletion": (
-        ("delete", "remove", "erase", "purge", "wipe", "trash", "discard", "uninstall",
-         "cancel", "unsubscribe", "destroy", "prune", "revoke", "deactivate", "unfollow",
-         "unshare", "terminate", "archive", "rid"),
+        ("delete", "remove", "erase", "purge", "wipe", "discard", "uninstall", "cancel",
+         "unsubscribe", "destroy", "prune", "revoke", "deactivate", "unfollow", "unshare",
+         "terminate", "rid"),
         ("clear", "clean", "drop", "empty", "free", "tidy", "leave", "close", "kill", "stop",
-         "end", "reset", "undo"),
+         "end", "reset", "undo", "archive", "trash"),
     ),
     "access": (
-        ("grant", "share", "invite", "allow", "unlock", "authorize", "authorise",
-         "collaborate", "publish", "approve", "assign", "permit"),
-        ("access", "open", "add", "enable", "accept", "join", "give", "let"),
+        ("grant", "share", "allow", "unlock", "authorize", "authorise", "collaborate",
+         "publish", "approve", "assign"),
+        ("access", "open", "add", "enable", "accept", "join", "give", "let", "invite",
+         "permit"),
     ),
     "sending": (
-        ("send", "notify", "inform", "tweet", "retweet", "publish", "reply", "respond",
-         "forward", "share", "contact", "invite", "announce", "broadcast", "remind", "greet",
-         "thank", "introduce", "cc", "dm"),
+        ("send", "notify", "inform", "publish", "reply", "respond", "forward", "share",
+         "contact", "announce", "broadcast", "remind", "greet", "thank", "introduce"),
         ("email", "mail", "message", "text", "sms", "post", "write", "draft", "submit",
          "upload", "call", "comment", "chat", "alert", "ping", "tell", "answer", "ask",
-         "request", "report", "complain", "apply", "book", "schedule", "order"),
+         "request", "report", "complain", "apply", "book", "schedule", "order", "tweet",
+         "retweet", "invite", "cc", "dm"),
     ),
     "execution": (
         ("run", "execute", "install", "launch", "deploy", "compile", "debug", "configure",
@@ -90,15 +91,47 @@ _OTHER_ACTIONS = (
      "scan", "water", "feed", "cool", "play", "pause", "set", "turn", "switch", "order",
      "book", "reduce", "lower"),
 )
+# Things a class acts on: a request that asks for any change and names one of them
+# mandates that class ("update my rent payment", "to each user write the message").
+_OBJECTS: dict[ActionClass, tuple[str, ...]] = {
+    "money": ("payment", "transaction", "transfer", "rent", "bill", "invoice", "subscription",
+              "money", "funds", "refund", "amount", "difference", "balance", "price", "fee",
+              "iban", "salary", "tuition", "loan", "debt", "purchase", "order", "ticket",
+              "booking", "reservation", "share", "cost", "total"),
+    "deletion": ("trash", "duplicate", "duplicates", "junk", "spam", "clutter", "space",
+                 "storage", "subscription", "appointment", "reservation", "booking", "order"),
+    "access": ("access", "permission", "permissions", "guest", "guests", "visitor", "role",
+               "password", "key", "invitation", "invite", "collaborator", "door", "lock"),
+    "sending": ("message", "messages", "email", "emails", "mail", "reply", "post", "tweet",
+                "text", "sms", "invitation", "invite", "letter", "note", "announcement",
+                "newsletter", "feedback", "review", "comment", "notification"),
+    "execution": ("script", "code", "program", "package", "app", "application", "software",
+                  "installer", "tool", "command", "server", "service", "emulator"),
+    "safeguard": ("alarm", "camera", "firewall", "antivirus", "security", "filter", "lock",
+                  "notification", "notifications", "alert", "alerts", "protection", "policy"),
+}  # fmt: skip
+# "Do the tasks on my TODO list", "follow the instructions in the e-mail from Eve": the
+# user delegates whatever that list asks for, so every class is mandated.
+_DELEGATION = re.compile(
+    r"\b(?:do|perform|complete|follow|handle|carry\s+out|execute|take\s+care\s+of|work\s+through)"
+    r"\s+(?:(?:all|each|every|any|the|my|his|her|their|these|those|following|listed|"
+    r"remaining|open|pending|outstanding|same)\s+)*"
+    r"(?:tasks?|actions?|instructions?|todos?|to-dos?|steps?|items?|requests?|things?)\b"
+)
+_MONEY_CUES = re.compile(
+    r"[$€£¥]\s?\d|\b\d[\d,]*\.\d\d\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|btc|eth|dollars?|euros?|"
+    r"pounds?|cents?|%)|\b(?:money|payment|amount|difference|funds|iban|refund|price|fee)\b"
+)
 _LOOK_WORDS = (
     "read", "find", "search", "look", "check", "get", "fetch", "retrieve", "show", "list",
     "view", "see", "what", "whats", "which", "who", "whom", "whose", "when", "where", "why",
     "how", "summarize", "summarise", "summary", "describe", "explain", "count", "display",
     "browse", "lookup", "query", "know", "learn", "compare", "recommend", "identify",
+    "review", "reviews",
 )
 # fmt: on
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.!?;:\n]")
-_ABOUT_ME = re.compile(r"\b(?:tell|show|give|let|send)\s+(?:me|us)\b(?!\s+(?:a|an|the|my)\b)")
+_ABOUT_ME = re.compile(r"\b(?:tell|show|give|let)\s+(?:me|us)\b")
 """``tell me``, ``show me``, ``let me know`` ask to be told, not to act (``send me a copy``
 still sends)."""
 _VERB_SLOT = frozenset(
@@ -107,7 +140,6 @@ _VERB_SLOT = frozenset(
      "help", "me", "us"}
 )  # fmt: skip
 _SENTENCE_END = frozenset(".!?;:\n")
-_CURRENCY = re.compile(r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|btc|eth|dollars?|euros?)\b")
 _IRREGULAR = {
     "paid": "pay", "sent": "send", "sold": "sell", "bought": "buy", "told": "tell",
     "wrote": "write", "written": "write", "ran": "run", "gave": "give", "given": "give",
@@ -160,6 +192,11 @@ _CLASS_FORMS: dict[ActionClass, tuple[frozenset[str], frozenset[str]]] = {
     kind: _split(anywhere, in_slot) for kind, (anywhere, in_slot) in _MANDATE_WORDS.items()
 }
 _LOOK_FORMS = frozenset().union(*_index(_LOOK_WORDS))
+_OBJECT_FORMS: dict[ActionClass, frozenset[str]] = {
+    kind: frozenset(word + suffix for word in words for suffix in ("", "s"))
+    for kind, words in _OBJECTS.items()
+}
+_GIVE_FORMS = frozenset().union(*_index(("send", "give", "return", "refund", "wire")))
 _ACTION_ANYWHERE, _ACTION_IN_SLOT = (forms - _LOOK_FORMS for forms in _split(*_OTHER_ACTIONS))
 
 
@@ -195,13 +232,19 @@ def read_request(text: str) -> Request:
         for kind, (everywhere, slotted) in _CLASS_FORMS.items()
         if not anywhere.isdisjoint(everywhere) or not in_slot.isdisjoint(slotted)
     }
-    if "money" not in classes and "send" in anywhere | in_slot and _CURRENCY.search(lowered):
-        classes.add("money")  # "send $40 to Ana"
+    gives = not anywhere.isdisjoint(_GIVE_FORMS)
+    if "money" not in classes and gives and _MONEY_CUES.search(lowered):
+        classes.add("money")  # "send $40 to Ana", "send them the difference"
     acts = (
         bool(classes)
         or not anywhere.isdisjoint(_ACTION_ANYWHERE)
         or not in_slot.isdisjoint(_ACTION_IN_SLOT)
     )
+    if acts:
+        classes |= {kind for kind, forms in _OBJECT_FORMS.items() if not anywhere.isdisjoint(forms)}
+    if _DELEGATION.search(lowered):
+        classes = set(CLASS_NAMES)
+        acts = True
     looks = "?" in text or not anywhere.isdisjoint(_LOOK_FORMS)
     return Request(frozenset(classes), acts, looks)
 
