@@ -194,7 +194,7 @@ async function start() {
     .then(() => notifications)
     .then((module) => module.start())
     .catch((error) => console.error("notifications failed to load", error));
-  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox"];
+  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox", "search", "suggestions"];
   /** @type {Promise<void> | null} */
   let first = null;
   const showWhenKnown = () => {

@@ -1,0 +1,241 @@
+"""The header's search box (SPEC REV-14, UI-3) in a real browser: a phrase from a real
+transcript is found, its words are marked, and the hit leads to its turn in the
+conversation; `/` focuses the box except while typing or on the findings inbox."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from proctor.ingest import ingest
+from proctor.search import index_full_text
+from proctor.store import open_store
+from tests.backends import copy_database
+from tests.ui.conftest import screenshot
+from tests.ui.private_server import Served, serve_home
+
+REAL = (
+    "claude-code/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/"
+    "b25638d7-b104-4f06-a797-70ac33d069ed.jsonl",
+    "claude-code/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/"
+    "71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
+)
+"""Real transcripts the phrases come from (two sessions of two projects)."""
+WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+IMPORTED: dict[str, set[str]] = {}
+"""The conversation ids each real transcript was imported as (filled by ``served``)."""
+
+
+def _ids(path: Path) -> set[str]:
+    store = open_store(path, read_only=True)
+    try:
+        return {r.conversation_id for r in store.list_conversations(include_children=True)}
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def served(
+    seeded_database: Path, transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    """The seeded store plus two real transcripts from ``../shared/transcripts``."""
+    home = tmp_path_factory.mktemp("ui-search")
+    database = home / "proctor.db"
+    copy_database(seeded_database, database)
+    for name in REAL:
+        before = _ids(database)
+        store = open_store(database)
+        try:
+            ingest(store, [transcripts_dir / name])
+        finally:
+            store.close()
+        IMPORTED[name] = _ids(database) - before
+    # Indexed before serving: these tests are about the box, not the indexer's pace.
+    store = open_store(database)
+    try:
+        index_full_text(store)
+    finally:
+        store.close()
+    with serve_home(home) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def server(served: Served) -> str:
+    return served.url
+
+
+def _phrases(served: Served, name: str) -> list[tuple[str, str, str]]:
+    """(conversation id, message source id, a phrase of four words from it) for messages
+    of the transcript ``name`` whose phrase occurs in no other message of the store."""
+    store = open_store(served.database, read_only=True)
+    try:
+        texts: dict[str, str] = {}
+        owners: dict[str, str] = {}
+        for row in store.list_conversations(include_children=True, limit=500):
+            for message in store.transcript(row.conversation_id).messages:
+                texts[message.source_id] = " ".join(message.text.split())
+                owners[message.source_id] = row.conversation_id
+        origin = IMPORTED[name]
+    finally:
+        store.close()
+    found = []
+    for source_id, text in texts.items():
+        if owners[source_id] not in origin:
+            continue
+        tokens = text.split()
+        runs = [
+            " ".join(tokens[i : i + 4])
+            for i in range(len(tokens) - 3)
+            if all(WORD.fullmatch(token) for token in tokens[i : i + 4])
+        ]
+        if not runs:
+            continue
+        phrase = runs[len(runs) // 2]
+        if sum(phrase.lower() in other.lower() for other in texts.values()) == 1:
+            found.append((owners[source_id], source_id, phrase))
+    assert found, f"no message of {name} has a phrase of its own"
+    return found
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_a_phrase_from_a_real_transcript_is_found_and_leads_to_its_turn(
+    page: Page, served: Served, name: str
+) -> None:
+    phrases = _phrases(served, name)
+    conversation_id, source_id, phrase = phrases[len(phrases) // 2]
+    page.goto("/#/conversations")
+    expect(page.locator("#main h1")).to_be_visible()
+
+    page.keyboard.press("/")
+    box = page.locator("#search-box")
+    expect(box).to_be_focused()
+    box.press_sequentially(phrase, delay=5)
+
+    panel = page.locator("#search-panel")
+    expect(panel).to_be_visible()
+    hit = panel.locator(f'a[data-hit-id="{source_id}"]')
+    expect(hit).to_have_count(1)
+    messages = panel.locator('[data-group="messages"]')
+    expect(messages.get_by_role("heading")).to_contain_text("Messages")
+    item = hit.locator("xpath=ancestor::li[1]")
+    marks = item.locator("mark")
+    expect(marks.first).to_be_visible()
+    first_word = phrase.split()[0].lower()
+    assert any(text.lower().startswith(first_word[:6]) for text in marks.all_inner_texts())
+    screenshot(page, f"search-box-{name.split('/')[0]}")
+
+    hit.click()
+    expect(panel).to_be_hidden()
+    expect(page).to_have_url(
+        re.compile(
+            re.escape(conversation_id.replace(":", "%3A")) + r"|" + re.escape(conversation_id)
+        )
+    )
+    row = page.locator("#turns .highlight")
+    expect(row).to_have_count(1)
+    assert source_id.split(":")[-1].replace("-", "_")[:12] in (
+        row.get_attribute("id") or ""
+    ).replace("-", "_")
+    expect(row).to_contain_text(phrase.split()[0])
+
+
+def test_hits_are_grouped_by_kind_with_graph_objects_linked_to_the_graph(
+    page: Page, server: str
+) -> None:
+    answer = httpx.get(f"{server}/api/search", params={"q": "pytest failing", "limit": 12}).json()
+    kinds = {hit["doc_type"] for hit in answer["hits"]}
+    page.goto("/#/conversations")
+    page.locator("#search-box").fill("pytest failing")
+
+    panel = page.locator("#search-panel")
+    expect(panel.locator(".search-hit")).to_have_count(len(answer["hits"]))
+    groups = panel.locator("[data-group]")
+    shown = groups.evaluate_all("(nodes) => nodes.map((n) => n.dataset.group)")
+    order = ["messages", "events", "entities", "story_lines", "other"]
+    assert shown == sorted(shown, key=order.index)
+    for hit in answer["hits"]:
+        link = panel.locator(f'a[data-hit-id="{hit["doc_id"]}"]').first
+        href = link.get_attribute("href") or ""
+        if hit["doc_type"] in {"message", "tool_call"}:
+            assert href.startswith(f"#/conversations/{quote(hit['conversation_id'], safe='')}?")
+        else:
+            assert href == f"#/graph?select={hit['doc_type']}%3A{quote(hit['doc_id'], safe='')}"
+    assert kinds - {"message", "tool_call"}, "the review's graph objects are searched too"
+
+
+def test_the_box_pages_every_result_and_says_when_the_index_is_catching_up(
+    page: Page, server: str
+) -> None:
+    page.goto("/#/conversations")
+    box = page.locator("#search-box")
+    box.fill("invoice")
+    box.press("Enter")
+
+    expect(page).to_have_url(re.compile(r"#/search\?q=invoice$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Search: invoice")
+    expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
+    status = httpx.get(f"{server}/api/search", params={"q": "invoice"}).json()["index"]
+    note = page.locator("#search-page-results .search-index-note")
+    if status["stale"] or status["indexing"]:
+        expect(note).to_contain_text("catching up")
+    else:
+        expect(note).to_have_count(0)
+
+
+def test_observed_markup_in_hits_stays_text(page: Page, server: str) -> None:
+    page.goto("/#/conversations")
+    page.locator("#search-box").fill("script alert")
+    panel = page.locator("#search-panel")
+    expect(panel.locator(".search-status")).to_contain_text("for “script alert”")
+    assert panel.locator("script, img, iframe").count() == 0
+    assert page.evaluate("window.__pwned === undefined")
+
+
+def test_slash_types_in_fields_and_belongs_to_the_inbox_filter_on_its_page(
+    page: Page, server: str
+) -> None:
+    page.goto("/#/findings")
+    expect(page.locator("#inbox-q")).to_be_visible()
+    page.locator("#main").focus()
+    page.keyboard.press("/")
+    expect(page.locator("#inbox-q")).to_be_focused()
+    expect(page.locator("#search-box")).to_have_value("")
+
+    page.goto("/#/conversations")
+    expect(page.locator("#main h1")).to_be_visible()
+    page.locator("#main").focus()
+    page.keyboard.press("/")
+    box = page.locator("#search-box")
+    expect(box).to_be_focused()
+    box.press_sequentially("a/b")
+    expect(box).to_have_value("a/b")
+    box.press("Escape")
+    box.press("Escape")
+    expect(box).not_to_be_focused()
+
+
+def test_a_late_answer_to_an_older_query_never_replaces_the_newer_one(
+    page: Page, server: str
+) -> None:
+    asked: list[str] = []
+    page.on(
+        "request",
+        lambda request: asked.append(request.url) if "/api/search?" in request.url else None,
+    )
+    page.goto("/#/conversations")
+    box = page.locator("#search-box")
+    box.press_sequentially("invoice rounding", delay=20)
+    expect(page.locator("#search-panel .search-status")).to_contain_text("“invoice rounding”")
+    # Debounced: far fewer requests than keystrokes.
+    assert 1 <= len(asked) < len("invoice rounding")
+    box.fill("ledger")
+    expect(page.locator("#search-panel .search-status")).to_contain_text("“ledger”")
