@@ -217,3 +217,75 @@ WHO_AND_WHEN_PROMPT = JudgePrompt(
     },
     ask="Which agent is responsible for the failure, and at which step? Answer with the JSON object only.",
 )
+
+AGENTRX_CATEGORIES = (
+    "Instruction/Plan Adherence Failure",
+    "Invention of New Information",
+    "Invalid Invocation",
+    "Misinterpretation of Tool Output",
+    "Intent-Plan Misalignment",
+    "Underspecified User Intent",
+    "Intent Not Supported",
+    "Guardrails Triggered",
+    "System Failure",
+)
+"""AgentRx's failure taxonomy, as the paper names its nine categories."""
+
+AGENTRX_PROMPT = JudgePrompt(
+    name="agentrx",
+    version=1,
+    system=(
+        "You diagnose a failed run of an AI agent system: one agent serving a user with "
+        "tools, or several agents coordinated by an orchestrator. Find the root-cause "
+        "failure: the first step where an agent (or the user) went wrong in a way that "
+        "made the run fail, such that had that step been right the run could have "
+        "succeeded. Name the step, the agent responsible for it, and its category.\n\n"
+        "Categories:\n"
+        "- Instruction/Plan Adherence Failure: an agent does not follow its instructions, "
+        "the policy or the plan it was given.\n"
+        "- Invention of New Information: an agent states facts, values or files that "
+        "nothing in the run supports.\n"
+        "- Invalid Invocation: a tool is called wrongly (bad arguments, wrong tool, "
+        "malformed call).\n"
+        "- Misinterpretation of Tool Output: an agent misreads what a tool returned.\n"
+        "- Intent-Plan Misalignment: the plan or actions do not serve what the user asked.\n"
+        "- Underspecified User Intent: the user's request lacks what is needed, or the "
+        "user gives wrong or changing information.\n"
+        "- Intent Not Supported: the request cannot be served with the tools and "
+        "permissions at hand.\n"
+        "- Guardrails Triggered: a safety filter, captcha or access block stops the work.\n"
+        "- System Failure: the environment or infrastructure fails (errors, timeouts).\n\n"
+        'The record starts with the task ({"task": …}) when known; each further line is '
+        'one step {"step": n, "from": who wrote it, …, "text": …}, numbered as in the '
+        "original run. A tool's output is a step from that tool; an agent's step lists the "
+        "calls it made. Very long step texts are shortened, with the cut marked.\n\n"
+        f"{_UNTRUSTED}\n\n"
+        "Answer with one JSON object: failure_step (the root-cause step number), "
+        "failure_category (one of the categories, spelled as above), responsible_agent "
+        '(who made the failure, exactly as in the "from" field), reason (one or two '
+        "sentences), evidence_steps (the step numbers that show the failure, the failure "
+        "step included)."
+    ),
+    schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": [
+            "failure_step",
+            "failure_category",
+            "responsible_agent",
+            "reason",
+            "evidence_steps",
+        ],
+        "properties": {
+            "failure_step": {"type": "integer", "minimum": 0},
+            "failure_category": {"type": "string", "enum": list(AGENTRX_CATEGORIES)},
+            "responsible_agent": {"type": "string", "minLength": 1},
+            "reason": {"type": "string"},
+            "evidence_steps": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        },
+    },
+    ask=(
+        "Which step is the root-cause failure of this run, of which category, and who is "
+        "responsible? Answer with the JSON object only."
+    ),
+)
