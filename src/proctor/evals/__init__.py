@@ -7,12 +7,14 @@ connection behind the pool) and record the model, prompt versions, tokens and wa
 from proctor.evals._common import RunInfo
 from proctor.evals._locomo_answers import LocomoAnswers, answer_locomo
 from proctor.evals.agentdojo import AgentDojoReport, evaluate_agentdojo
+from proctor.evals.agentrx import AgentRxReport, evaluate_agentrx
 from proctor.evals.locomo import LocomoReport, evaluate_locomo
 from proctor.evals.r_judge import RJudgeReport, evaluate_r_judge, evaluate_r_judge_with_model
 from proctor.evals.who_and_when import WhoAndWhenReport, evaluate_who_and_when
 
 __all__ = [
     "AgentDojoReport",
+    "AgentRxReport",
     "LocomoAnswers",
     "LocomoReport",
     "RJudgeReport",
@@ -20,6 +22,7 @@ __all__ = [
     "WhoAndWhenReport",
     "answer_locomo",
     "evaluate_agentdojo",
+    "evaluate_agentrx",
     "evaluate_locomo",
     "evaluate_r_judge",
     "evaluate_r_judge_with_model",
