@@ -18,12 +18,14 @@ from proctor.cli._common import console, err_console, json_option, print_json, w
 from proctor.cli._tables import Column, fitted_table
 from proctor.errors import ConfigError
 from proctor.evals import (
+    AgentRxReport,
     LocomoReport,
     RJudgeReport,
     RunInfo,
     WhoAndWhenReport,
     answer_locomo,
     evaluate_agentdojo,
+    evaluate_agentrx,
     evaluate_locomo,
     evaluate_r_judge,
     evaluate_r_judge_with_model,
@@ -361,6 +363,73 @@ def who_and_when_command(
     console.print(table)
     console.print(
         "Step ±1 is an extra, not the benchmark's metric: the step is within one of the labelled step.",
+        markup=False,
+    )
+    note = _unanswered_line(
+        [p.record_id for p in report.unanswered()],
+        data_json["cut_records"],
+        "run(s)",
+        "each is scored wrong on every metric",
+    )
+    if note:
+        console.print(note, markup=False)
+
+
+@eval_group.command("agentrx")
+@_DATA
+@_CONNECTION
+@_LIMIT
+@json_option()
+def agentrx_command(
+    data: Path, connection_name: str | None, limit: int | None, as_json: bool
+) -> None:
+    """Failure diagnosis on AgentRx: root-cause step, category and responsible-agent accuracy.
+
+    Each labelled failed run (τ-bench retail, Magentic-One) is judged by a model (the
+    default connection, or --connection); the JSON keeps every run's diagnosis with its
+    reason and evidence steps. Model usage is recorded under the run's id.
+    """
+    report: AgentRxReport = _with_model(
+        connection_name,
+        "diagnosing AgentRx runs",
+        lambda caller, concurrency, progress: evaluate_agentrx(
+            data, caller, limit=limit, concurrency=concurrency, progress=progress
+        ),
+    )
+    data_json = report.as_json()
+    if as_json:
+        print_json(data_json)
+        return
+    console.print(_run_line("AgentRx", report.run, "runs"), markup=False)
+    columns = _metric_columns(
+        "slice",
+        ("runs", 0),
+        ("unanswered", 1),
+        ("step accuracy", 0),
+        ("category accuracy", 0),
+        ("agent accuracy", 0),
+        ("extra: step ±1", 2),
+        ("extra: any failure step", 2),
+    )
+    cells: list[list[str | Text]] = []
+    for name, m in data_json["metrics"].items():
+        near, anywhere = m["extra_step_within_1"], m["extra_any_failure_step"]
+        cells.append(
+            [
+                _slice(name),
+                str(m["records"]),
+                str(m["unanswered"]),
+                f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
+                f"{_pct(m['category_accuracy'])} ({m['category_correct']})",
+                f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
+                f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
+                f"{_pct(anywhere['step_accuracy'])} ({anywhere['step_correct']})",
+            ]
+        )
+    console.print(fitted_table(columns, cells, width=console.width, title="Root cause"))
+    console.print(
+        "The extras are not the benchmark's metrics: the step within one of the root "
+        "cause's, and the step being any labelled failure's.",
         markup=False,
     )
     note = _unanswered_line(
