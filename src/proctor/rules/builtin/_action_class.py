@@ -131,6 +131,7 @@ _ACCESS_KEYS = frozenset(
     }
 )  # fmt: skip
 """Arguments that say a neutral call (``add_binding``, ``update_member``) grants access."""
+_BUYING_VERBS = frozenset({"place", "create", "make", "submit", "put", "book"})
 _OPENINGS = frozenset({"door", "doors", "gate", "garage", "lock", "window", "vault", "valve"})
 _TEAM_WORDS = frozenset({"team", "teammate", "teammates", "subagent", "subagents"})
 """Tools that run the agent's own team of sub-agents (``TeamCreate``, ``TeamDelete``)."""
@@ -199,7 +200,9 @@ def _by_name(name: str) -> tuple[str, str] | None:
         nounish = next((word for word in words if word in _NOUNISH), None)
         return None if nounish is None else (_CLASS_VERBS[nounish], nounish)
     word = words[neutral]
-    for later in words[neutral + 1 :]:
+    for at, later in enumerate(words[neutral + 1 :], start=neutral + 1):
+        if later in ("order", "orders") and _BUYING_VERBS.isdisjoint(words[:at]):
+            continue  # return_order, cancel_order are not purchases
         if later in _OBJECT_CLASSES:
             return (_OBJECT_CLASSES[later], f"{word} {later}")
         if later in _CLASS_VERBS and later in _NOUNISH:
