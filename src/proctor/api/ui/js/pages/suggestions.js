@@ -61,14 +61,15 @@ function suggestionCard(suggestion, context) {
     h("summary", null, `The changes behind it (${suggestion.evidence.length} source${suggestion.evidence.length === 1 ? "" : "s"})`),
     changes);
   const outcome = h("div", { class: "suggestion-outcome", "aria-live": "polite" });
-  const card = h("article", { class: `card suggestion status-${suggestion.status}`, dataset: { suggestion: id }, "aria-labelledby": `suggestion-${id}` },
+  const card = h("article", { class: `card suggestion decided-${suggestion.status}`, dataset: { suggestion: id }, "aria-labelledby": `suggestion-${id}` },
     h("div", { class: "row spread" },
       h("h2", { id: `suggestion-${id}` }, suggestion.title),
       h("span", { class: "row" },
         h("span", { class: "badge kind" }, kindLabel(suggestion.kind)),
         h("span", { class: "badge status" }, suggestion.status),
         timeEl(suggestion.updated_at))),
-    suggestion.text && suggestion.text !== suggestion.title && h("p", { class: "suggestion-text" }, suggestion.text),
+    // Phrased by a model, the text reads differently from the rule's own words (the why).
+    suggestion.phrased && suggestion.text !== suggestion.rule_text && h("p", { class: "suggestion-text" }, suggestion.text),
     h("p", { class: "suggestion-why" }, h("strong", null, "Why: "), suggestion.rule_text),
     details,
     outcome);
@@ -103,7 +104,7 @@ async function decide(card, suggestion, action, outcome, context) {
   context.live.textContent = message;
   toast(message);
   card.querySelector(".suggestion-actions")?.remove();
-  card.classList.replace("status-open", `status-${decision.suggestion.status}`);
+  card.classList.replace("decided-open", `decided-${decision.suggestion.status}`);
   const badge = card.querySelector(".badge.status");
   if (badge) badge.textContent = decision.suggestion.status;
   replace(outcome, h("p", { class: "decided" }, `${verb}.`), made.length ? h("ul", { class: "made" }, made) : "");
