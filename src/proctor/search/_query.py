@@ -45,6 +45,7 @@ from sqlalchemy import Select, and_, bindparam, desc, func, literal_column, sele
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
+from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
@@ -52,6 +53,7 @@ from proctor.search._embed import count_embedded
 from proctor.search._encoder import TextEncoder, missing_embeddings
 from proctor.search._index import full_text_behind
 from proctor.search._status import IndexStatus
+from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
 from proctor.search._vectors import Scope, nearest, vectors_of
 from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
 from proctor.store import SqlStore
@@ -241,6 +243,7 @@ def search(
     doc_types: Sequence[str] | None = None,
     limit: int = 10,
     encoder: Encoder = "auto",
+    now: datetime | None = None,
 ) -> SearchResult:
     """Rank the indexed documents for ``query``.
 
@@ -253,9 +256,16 @@ def search(
         limit: how many hits.
         encoder: the sentence encoder, None for full text only, ``"auto"`` for the model
             when it is installed.
+        now: the time relative words of the query ("last week") are read against; the
+            current time when not given.
     """
     chosen = resolve_encoder(encoder)
     terms = query_terms(query)
+    when = asks_when(query)
+    window = named_window(query, now or utcnow())
+    final_limit = limit
+    if when or window is not None:
+        limit = max(limit, RERANK_DEPTH)  # the time signals may reorder the best ones
     with store._read() as connection:
         scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
@@ -295,6 +305,9 @@ def search(
     best = max((m.score for m in matches), default=0.0)
     own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
     with store._read() as connection:
+        if when or window is not None:
+            ranked = _rerank_for_time(connection, ranked, when, window)
+        ranked = ranked[:final_limit]
         hits = _hits(connection, ranked, own, similarity, terms)
     return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits), index=status)
 
@@ -609,6 +622,43 @@ def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) ->
             )
             found[row.row_id] = _Place(row.conversation_id, row.position, row.author, inside)
     return found
+
+
+# -- time ----------------------------------------------------------------------------------
+
+
+def _rerank_for_time(
+    connection: Connection,
+    ranked: Sequence[tuple[int, float]],
+    when: bool,
+    window: TimeWindow | None,
+) -> list[tuple[int, float]]:
+    """The ranked documents with the time signals added (``_temporal.py``), best first."""
+    if not ranked:
+        return []
+    d = t.search_documents
+    rows = {
+        row.row_id: row
+        for row in connection.execute(
+            select(d.c.row_id, d.c.text, d.c.occurred_at).where(
+                d.c.row_id.in_([row_id for row_id, _ in ranked])
+            )
+        )
+    }
+    scored = [
+        (
+            row_id,
+            score
+            + (
+                time_bonus(when, window, rows[row_id].text, rows[row_id].occurred_at)
+                if row_id in rows
+                else 0.0
+            ),
+        )
+        for row_id, score in ranked
+    ]
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored
 
 
 # -- hits ----------------------------------------------------------------------------------
