@@ -3,27 +3,35 @@
 Without ``draft`` the call is a preview: the draft Proctor built, for the person to edit.
 With ``draft`` (the edited text) the draft is handed to the conversation's sink: for an
 imported conversation, a ready-to-paste prompt file under ``$PROCTOR_HOME/prompts``.
-Proctor cannot type into another program's session; the person pastes the file.
+Proctor cannot type into another program's session; the person pastes the file (or
+copies the draft). Where a model connection is configured, ``POST …/ask`` asks a question
+about the result directly and answers with the quoted facts the model was given.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field
 
 from proctor.api._deps import StoreDep
 from proctor.discussion import (
     DRAFT_LIMIT,
+    QUESTION_CHARS,
+    AskAnswer,
     ContextDraft,
     Focus,
+    asking_model,
     build_context_draft,
     check_edited_draft,
+    open_asker,
     write_prompt_file,
 )
+from proctor.errors import ModelError
 
 router = APIRouter(tags=["discussion"])
 
@@ -104,6 +112,9 @@ class ContinueResponse(BaseModel):
     """The sources Proctor's draft cites."""
     prompt_file: str | None
     """Where the handed-on draft was written (None for a preview)."""
+    ask_model: str | None = None
+    """``connection/model`` a question can be asked of directly (``POST …/ask``); None
+    when no model connection is configured."""
 
 
 def _response(built: ContextDraft, text: str, prompt_file: str | None) -> ContinueResponse:
@@ -133,7 +144,107 @@ def continue_discussion(
     )
     built = build_context_draft(store, result_ref, focus)
     if request.draft is None:
-        return _response(built, built.text, None)
+        return _response(built, built.text, None).model_copy(
+            update={"ask_model": asking_model(store)}
+        )
     text = check_edited_draft(request.draft)
     path = write_prompt_file(text, built.result_id)
     return _response(built, text, str(path))
+
+
+class AskRequest(BaseModel):
+    """A question about a result, asked of the configured model."""
+
+    model_config = {"extra": "forbid"}
+
+    focus: DiscussionFocus = Field(default_factory=DiscussionFocus)
+    """What the question is about (none: the whole result)."""
+    question: str = Field(min_length=1, max_length=4 * QUESTION_CHARS)
+    """The person's question (at most 2,000 characters once trimmed)."""
+
+
+class GivenFactModel(BaseModel):
+    """A fact the model was given, as quoted to it."""
+
+    ref: str
+    """``F1``, ``F2`` …"""
+    section: str
+    text: str
+    sources: list[str]
+    """The refs (``S1`` …) of the sources it cites."""
+
+
+class GivenSourceModel(BaseModel):
+    """A source the model was given, as quoted to it."""
+
+    ref: str
+    source_type: str
+    source_id: str
+    title: str
+    excerpt: str
+    occurred_at: datetime | None
+    conversation_id: str | None
+    exists: bool
+
+
+class AskResponse(BaseModel):
+    """The model's answer with the quoted facts and sources it was given."""
+
+    result_id: str
+    focus: str
+    question: str
+    answer: str
+    cited: list[str]
+    """Refs of the facts and sources the answer rests on."""
+    facts: list[GivenFactModel]
+    sources: list[GivenSourceModel]
+    left_out: int
+    """Facts of the result not given to the model, to stay within the budget."""
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+def _asked(answer: AskAnswer) -> AskResponse:
+    return AskResponse(
+        result_id=answer.result_id,
+        focus=answer.focus.label,
+        question=answer.question,
+        answer=answer.answer,
+        cited=list(answer.cited),
+        facts=[GivenFactModel(**asdict(f) | {"sources": list(f.sources)}) for f in answer.facts],
+        sources=[GivenSourceModel(**asdict(s)) for s in answer.sources],
+        left_out=answer.left_out,
+        model=answer.model,
+        calls=answer.calls,
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+    )
+
+
+@router.post("/results/{result_ref}/ask")
+def ask_about_result(
+    store: StoreDep,
+    result_ref: Annotated[str, Path(min_length=1, max_length=200)],
+    request: AskRequest,
+) -> AskResponse:
+    """Ask the configured model a question about a result: its facts and sources go to the
+    model as quoted data; the answer comes back with exactly what it was given."""
+    asker = open_asker(store)
+    if asker is None:
+        raise HTTPException(
+            409,
+            "no model connection is configured: add one in Settings (or `proctor models add`), "
+            "or save the draft as a prompt file instead",
+        )
+    focus = Focus(
+        story_line_id=request.focus.story_line,
+        entity_id=request.focus.entity,
+        open_item_key=request.focus.open_item,
+    )
+    try:
+        answer = asyncio.run(asker.ask(store, result_ref, focus, request.question))
+    except ModelError as error:
+        raise HTTPException(502, f"the model call failed ({error.kind}): {error}") from error
+    return _asked(answer)
