@@ -384,12 +384,10 @@ def downloaded_files(call: ToolCall) -> list[str]:
 
 def started_agents(call: ToolCall) -> list[str]:
     """Names of sub-agents a call of the agent's own tools started (``Task(name="alice")``)."""
-    if _by_name(call.name) not in (("own", "task"), ("own", "agent")) and not (
-        _TEAM_WORDS & set(_name_words(call.name))
-    ):
+    verdict = _by_name(call.name)
+    if verdict is None or verdict[0] != "own" or not isinstance(call.arguments, dict):
         return []
-    arguments = call.arguments if isinstance(call.arguments, dict) else {}
-    return [v for k in ("name", "agent_name") if isinstance(v := arguments.get(k), str) and v]
+    return [v for k in ("name", "agent_name") if isinstance(v := call.arguments.get(k), str) and v]
 
 
 def addressed_to(call: ToolCall, agents: set[str]) -> bool:

@@ -130,9 +130,9 @@ class _MandateRule(Rule):
                 state.add(event.message)
             elif event.message.role == "assistant" and event.message.text.strip():
                 state.proposal = event.message.text[-2000:]
-                guess = _ASSUMPTION.search(event.message.text)
+                guess = _guess_in(event.message, context)
                 if guess is not None:
-                    state.assumption = (event.message, *guess.span())
+                    state.assumption = (event.message, *guess)
             return ()
         call = event.call
         if call is None:
@@ -143,21 +143,50 @@ class _MandateRule(Rule):
             state.downloaded.update(downloaded_files(call))
             return ()
         state.agents.update(started_agents(call))
-        return self._judge(state, call)
+        return self._judge(state, call, context)
 
     def before_call(self, state: _Requests, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
-        return self._judge(state, call)
+        return self._judge(state, call, context)
 
-    def _judge(self, state: _Requests, call: ToolCall) -> list[Hit]:
+    def _judge(self, state: _Requests, call: ToolCall, context: RuleContext) -> list[Hit]:
         if not state.messages:
             return []
-        kind = classify(call, state.downloaded)
+        kind = _kind_of(call, state.downloaded, context)
         if kind is None or (kind.kind == "sending" and addressed_to(call, state.agents)):
             return []
         return self._hits(state, call, kind)
 
     def _hits(self, state: _Requests, call: ToolCall, kind: ActionKind) -> list[Hit]:
         raise NotImplementedError
+
+
+_GUESS_HINTS = ("assum", "guess", "the first")
+"""Cheap substring checks before the guess pattern runs (most messages have none)."""
+_NO_GUESS = (-1, -1)
+
+
+def _guess_in(message: Message, context: RuleContext) -> tuple[int, int] | None:
+    """Where the message states a guess, worked out once per message for the family."""
+    memo: dict[str, tuple[int, int]] = context.facts.setdefault("risky_action_guesses", {})
+    found = memo.get(message.source_id)
+    if found is None:
+        lowered = message.text.lower()
+        match = (
+            _ASSUMPTION.search(message.text) if any(h in lowered for h in _GUESS_HINTS) else None
+        )
+        found = memo[message.source_id] = match.span() if match is not None else _NO_GUESS
+    return None if found == _NO_GUESS else found
+
+
+def _kind_of(call: ToolCall, downloaded: set[str], context: RuleContext) -> ActionKind | None:
+    """The call's kind, classified once per call (and downloads seen) for the family."""
+    memo: dict[tuple[str, int], ActionKind | None] = context.facts.setdefault(
+        "risky_action_kinds", {}
+    )
+    key = (call.source_id, len(downloaded))
+    if key not in memo:
+        memo[key] = classify(call, downloaded)
+    return memo[key]
 
 
 def _words_of(kind: ActionKind) -> list[str]:
