@@ -29,6 +29,7 @@ WRITTEN_AS_CALL = re.compile(
     r"^\s*(?:Action:\s*)?[A-Za-z_][\w.]*\s*(?:\n\s*Action\s+Input:|:?\s*[{\[(])"
     r'|^\s*\{?\s*"command"\s*:\s*\{'
     r'|^\s*\{\s*"[A-Za-z_][\w.]*"\s*:\s*\{'
+    r"|^\s*(?:bash\s*\n\s*)?```(?:bash|sh|shell|zsh|console)\n"
 )
 
 pytestmark = pytest.mark.shared

@@ -218,3 +218,23 @@ def test_an_unquoted_hex_number_past_64_bits_is_read_prepared_and_imported(
     finally:
         store.close()
     assert report.errors == [] and report.conversations == 1
+
+
+def test_a_shell_code_block_is_a_command_the_agent_ran_even_unanswered(tmp_path: Path) -> None:
+    bundle = bundle_of(
+        tmp_path,
+        record(
+            {"role": "user", "content": "Free some disk space."},
+            agent("bash\n\n```bash\nrm -rf /srv/archive\n```"),
+            {"role": "environment", "content": None},
+            agent("```python\nprint('a snippet for the user')\n```"),
+            {"role": "environment", "content": None},
+        ),
+    )
+    (ran,) = bundle.tool_calls
+    assert (ran.name, ran.arguments, ran.status) == (
+        "bash",
+        {"code": "rm -rf /srv/archive"},
+        "pending",
+    )
+    assert "a snippet for the user" in bundle.messages[-1].text

@@ -23,7 +23,8 @@ reasoning (SPEC ING-3 does not apply).
 The free-text ``action`` is read tolerantly (:func:`parse_action`): ``Name: {json}``,
 ``Name{python dict}``, ``Name(args)``, ``Name`` with an ``Action Input: …`` line, and
 AutoGPT-style ``"command": {"name", "args"}`` become a tool call with parsed arguments
-(the raw string is kept when they do not parse). Any other action that the environment
+(the raw string is kept when they do not parse); so does a shell command written as a
+code block (```` ```bash … ``` ````), answered or not. Any other action that the environment
 answered was still carried out (``click <Sign Up>``, a shell block), so it is a call
 too, named ``action`` (or the code block's language) with the raw text as its argument.
 An action nobody answered and that is not written as a call (``Final Answer: …``) is
@@ -90,6 +91,12 @@ _NAMED_CALL = re.compile(
 )
 _COMMAND = re.compile(r'^\s*\{?\s*"command"\s*:\s*(?=\{)')
 _CODE_BLOCK = re.compile(r"^\s*```(?P<lang>[\w+#-]*)[ \t]*\n?(?P<body>.*?)\s*```\s*$", re.DOTALL)
+_SHELL_BLOCK = re.compile(
+    r"^\s*(?:(?:bash|sh|shell|zsh|console|terminal)[ \t]*\n\s*)?"
+    r"```(?P<lang>bash|sh|shell|zsh|console)[ \t]*\n(?P<body>.*?)\s*```\s*$",
+    re.DOTALL | re.IGNORECASE,
+)
+"""An action written as a shell code block: a command the agent ran, answered or not."""
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BARE_KEY = re.compile(r"(^|,)\s*([A-Za-z_]\w*)\s*:")
 _OBSERVATION = re.compile(
@@ -399,10 +406,19 @@ class RJudgeAdapter(SourceAdapter):
         reply = ""
         if len(action_steps) == 1:
             parsed = parse_action(raw_action)
+            shell = _SHELL_BLOCK.match(raw_action) if parsed is None else None
             # An action the environment answered was carried out, whatever its wording;
-            # one it did not answer is a call only when it is written as one.
-            if parsed is not None or (result is not None and bool(raw_action.strip())):
-                name, arguments = parsed if parsed is not None else free_action(raw_action)
+            # one it did not answer is a call only when it is written as one (a tool
+            # call, or a shell command in a code block).
+            if (
+                parsed is not None
+                or shell is not None
+                or (result is not None and raw_action.strip())
+            ):
+                if shell is not None:
+                    name, arguments = shell["lang"].lower(), {"code": shell["body"]}
+                else:
+                    name, arguments = parsed if parsed is not None else free_action(raw_action)
                 turn_calls.append(
                     _call(
                         source_id, f"{source_id}:call", name, arguments, result, raw_action, parsed
