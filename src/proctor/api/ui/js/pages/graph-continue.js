@@ -1,5 +1,8 @@
 // Continue a discussion from a result (SPEC UI-5): preview Proctor's draft (the whole
-// result or one entity), edit it within 12,000 characters, save it as a prompt file.
+// result or one entity), edit it within 12,000 characters, then save it as a prompt file,
+// copy it to the clipboard, or — where a model connection is configured — ask a question
+// directly and read the model's answer beside the quoted facts it was given. Facts, names
+// and excerpts are observed content: they go into text nodes only.
 
 import { post } from "../api.js";
 import { errorBox, h, replace, toast } from "../dom.js";
@@ -17,6 +20,7 @@ export class ContinueCard {
     this.saved = true;
     this.textarea = null;
     this.previews = 0;
+    this.asks = 0;
     this.render();
   }
 
@@ -79,6 +83,7 @@ export class ContinueCard {
     this.saved = false;
     const counter = h("p", { id: "draft-count", class: "counter", "aria-live": "polite" });
     const save = h("button", { type: "button", class: "primary", on: { click: () => this.save(save, outcome) } }, "Save prompt file");
+    const copy = h("button", { type: "button", id: "copy-draft", on: { click: () => this.copy(outcome) } }, "Copy draft");
     const outcome = h("div", { class: "continue-outcome", "aria-live": "polite" });
     const count = () => {
       const length = textarea.value.trim().length;
@@ -86,6 +91,7 @@ export class ContinueCard {
       counter.textContent = `${length.toLocaleString()} / ${DRAFT_LIMIT.toLocaleString()} characters${over ? " — too long to save" : ""}`;
       counter.classList.toggle("over", over);
       save.toggleAttribute("disabled", over || length === 0);
+      copy.toggleAttribute("disabled", length === 0);
     };
     textarea.addEventListener("input", () => {
       this.saved = false;
@@ -102,8 +108,64 @@ export class ContinueCard {
       h("label", { for: "continue-draft" }, "Draft"),
       textarea,
       counter,
-      h("div", { class: "row" }, save),
-      outcome);
+      h("div", { class: "row" }, save, copy),
+      outcome,
+      this.askForm(draft.ask_model));
+  }
+
+  /** Copy the (edited) draft to the clipboard, saying whether it worked. */
+  async copy(outcome) {
+    if (!this.textarea) return;
+    try {
+      await navigator.clipboard.writeText(this.textarea.value);
+    } catch (error) {
+      // No clipboard permission (or no secure context): the text is selected for Ctrl+C.
+      this.textarea.focus();
+      this.textarea.select();
+      replace(outcome, h("p", { class: "error-text", role: "alert" },
+        `The browser did not allow copying (${error instanceof Error ? error.message : String(error)}); the draft is selected: press Ctrl+C (⌘C).`));
+      return;
+    }
+    replace(outcome, h("p", { class: "copied" }, "Draft copied to the clipboard. Paste it into the agent's conversation."));
+    toast("Draft copied.");
+  }
+
+  /** The "ask directly" form, or a line saying how to get it (no model connection). */
+  askForm(model) {
+    if (!model) {
+      return h("p", { class: "muted small-text ask-none" },
+        "To ask a question directly, add a model connection on the ", h("a", { href: "#/settings" }, "Settings"), " page.");
+    }
+    const question = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "continue-question", rows: "3", maxlength: "2000", "aria-describedby": "ask-model" }));
+    const answer = h("div", { class: "ask-answer", id: "ask-answer", "aria-live": "polite" });
+    const button = h("button", { type: "button", id: "ask-button", on: { click: () => this.ask(question, button, answer) } }, "Ask");
+    return h("section", { class: "ask", "aria-labelledby": "ask-heading" },
+      h("h3", { id: "ask-heading" }, "Ask directly"),
+      h("p", { class: "muted small-text", id: "ask-model" }, `Your question and this result's facts (as quoted data) go to ${model}.`),
+      h("label", { for: "continue-question" }, "Question"),
+      question,
+      h("div", { class: "row" }, button),
+      answer);
+  }
+
+  async ask(question, button, answer) {
+    const text = question.value.trim();
+    if (!text) {
+      replace(answer, h("p", { class: "error-text", role: "alert" }, "Write a question first."));
+      question.focus();
+      return;
+    }
+    button.setAttribute("disabled", "");
+    replace(answer, h("p", { class: "muted" }, "Asking…"));
+    const asked = ++this.asks;
+    try {
+      const reply = await post(`/results/${encodeURIComponent(this.resultId)}/ask`, { focus: this.focusBody(), question: text });
+      if (asked === this.asks) replace(answer, answerView(reply));
+    } catch (error) {
+      if (asked === this.asks) replace(answer, errorBox(error));
+    } finally {
+      button.removeAttribute("disabled");
+    }
   }
 
   async save(button, outcome) {
@@ -122,4 +184,25 @@ export class ContinueCard {
       button.removeAttribute("disabled");
     }
   }
+}
+
+/** The model's answer, then the quoted facts and sources it was given (cited ones marked). */
+function answerView(reply) {
+  const cited = new Set(reply.cited);
+  const sources = new Map(reply.sources.map((source) => [source.ref, source]));
+  const refList = (refs) => refs.length ? ` [${refs.join(", ")}]` : "";
+  return h("div", { class: "ask-reply" },
+    h("p", { class: "muted small-text" }, `${reply.model} answered (${reply.calls} call${reply.calls === 1 ? "" : "s"}):`),
+    h("blockquote", { class: "model-answer" }, reply.answer),
+    reply.cited.length ? h("p", { class: "small-text" }, `It rests on ${reply.cited.join(", ")}.`) : "",
+    h("details", { class: "given-facts", open: true },
+      h("summary", null, `The facts it was given (${reply.facts.length}${reply.left_out ? `, ${reply.left_out} left out` : ""})`),
+      h("ol", { class: "plain given-list" }, reply.facts.map((fact) => h("li", { class: cited.has(fact.ref) ? "cited" : null, dataset: { ref: fact.ref } },
+        h("strong", null, `${fact.ref} `), h("span", { class: "muted" }, `${fact.section}: `), fact.text, refList(fact.sources)))),
+      reply.sources.length ? h("ol", { class: "plain given-list given-sources" }, [...sources.values()].map((source) => h("li", { class: cited.has(source.ref) ? "cited" : null, dataset: { ref: source.ref } },
+        h("strong", null, `${source.ref} `),
+        source.exists && source.conversation_id
+          ? h("a", { href: `#/conversations/${encodeURIComponent(source.conversation_id)}?source=${encodeURIComponent(source.source_id)}` }, source.title || source.source_type)
+          : h("span", { class: "muted" }, `${source.title || source.source_type}${source.exists ? "" : " (deleted since)"}`),
+        source.excerpt ? h("span", { class: "muted" }, `: ${source.excerpt}`) : ""))) : ""));
 }
