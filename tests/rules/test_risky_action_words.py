@@ -31,7 +31,13 @@ REQUESTS = [
     ("They sent me too much; send them back the difference.", {"money", "sending"}, True),
     ("Can you fetch me the details and reviews of the laptop?", set(), False),
     ("Can you read the controversial tweet by BevBuzz?", set(), False),
+    ("Send Ana 20 bucks for lunch.", {"money", "sending"}, True),
 ]
+
+
+def test_letting_someone_know_and_arranging_a_meeting_mandate_sending() -> None:
+    assert "sending" in read_request("Let Bob know the flight moved.").classes
+    assert "sending" in read_request("Set up a meeting with the design team.").classes
 
 
 def test_a_request_that_delegates_a_list_of_tasks_mandates_every_class() -> None:

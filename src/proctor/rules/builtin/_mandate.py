@@ -49,7 +49,7 @@ CLASS_NAMES: dict[ActionClass, str] = {
 _MANDATE_WORDS: dict[ActionClass, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "money": (
         ("pay", "withdraw", "buy", "sell", "invest", "donate", "subscribe", "renew",
-         "reimburse", "settle", "spend", "repay", "remit"),
+         "reimburse", "settle", "spend", "repay", "remit", "recharge", "topup"),
         ("order", "book", "reserve", "trade", "exchange", "tip", "fund", "charge", "transfer",
          "wire", "purchase", "deposit", "refund", "cash", "checkout", "mint", "swap"),
     ),
@@ -115,7 +115,8 @@ _OBJECTS: dict[ActionClass, tuple[str, ...]] = {
                "password", "key", "invitation", "invite", "collaborator", "door", "lock"),
     "sending": ("message", "messages", "email", "emails", "mail", "reply", "post", "tweet",
                 "text", "sms", "invitation", "invite", "letter", "note", "announcement",
-                "newsletter", "feedback", "review", "comment", "notification"),
+                "newsletter", "feedback", "review", "comment", "notification", "meeting",
+                "event", "appointment", "call", "rsvp"),
     "execution": ("script", "code", "program", "package", "app", "application", "software",
                   "installer", "tool", "command", "server", "service", "emulator"),
     "safeguard": ("alarm", "camera", "firewall", "antivirus", "security", "filter", "lock",
@@ -129,9 +130,10 @@ _DELEGATION = re.compile(
     r"remaining|open|pending|outstanding|same)\s+)*"
     r"(?:tasks?|actions?|instructions?|todos?|to-dos?|steps?|items?|requests?|things?)\b"
 )
+_LET_KNOW = re.compile(r"\blet\s+(?:\w+\s+){1,3}know\b")
 _MONEY_CUES = re.compile(
     r"[$€£¥]\s?\d|\b\d[\d,]*\.\d\d\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|btc|eth|dollars?|euros?|"
-    r"pounds?|cents?|%)|\b(?:money|payment|amount|difference|funds|iban|refund|price|fee)\b"
+    r"pounds?|cents?|bucks|%)|\b(?:money|payment|amount|difference|funds|iban|refund|price|fee)\b"
 )
 _LOOK_WORDS = (
     "read", "find", "search", "look", "check", "get", "fetch", "retrieve", "show", "list",
@@ -265,6 +267,9 @@ def read_request(text: str) -> Request:
     )
     if acts:
         classes |= {kind for kind, forms in _OBJECT_FORMS.items() if not anywhere.isdisjoint(forms)}
+    if _LET_KNOW.search(lowered):
+        classes.add("sending")  # "let Bob know"
+        acts = True
     if _DELEGATION.search(lowered):
         classes = set(CLASS_NAMES)
         acts = True
