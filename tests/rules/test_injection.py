@@ -161,8 +161,10 @@ def test_injection_then_action(case: Case) -> None:
         return
     assert [f.severity for f in found] == [case.severity]
     finding = found[0]
-    assert [e.source_type for e in finding.evidence] == ["tool_call", "tool_call"]
-    injected, acting = finding.evidence
+    # The chain: the tool output's span, the call's argument, the user's request.
+    assert [e.source_type for e in finding.evidence] == ["tool_call", "tool_call", "message"]
+    injected, acting, asked = finding.evidence
+    assert asked.excerpt
     assert injected.field == "result_text"
     assert injected.start is not None and injected.end is not None
     assert (injected.excerpt is not None and "to you" in injected.excerpt) or "AI assistants" in (

@@ -14,7 +14,7 @@ from proctor.rules import DEFAULT_POLICY
 from proctor.rules._calls import argument_strings
 from proctor.rules._rule import RuleContext
 from proctor.rules._trace import TraceContext
-from proctor.rules.builtin._injected_text import InjectedSpan, normalise_argument
+from proctor.rules.builtin._injected_text import normalise_argument
 from proctor.rules.builtin.injection import _Injected, _matches, _Output, _State
 from proctor.transcript import ToolCall
 
@@ -39,7 +39,7 @@ def _plain(state: _State, call: ToolCall, context: RuleContext) -> Iterator[tupl
                 used = next((n for n, a in enumerate(arguments) if value.value in a[2]), None)
             if used is None or state.is_trusted(value) or state.seen_in_data(value, context):
                 continue
-            yield source.span.start, value.value, arguments[used][0]
+            yield source.start, value.value, arguments[used][0]
 
 
 _TEXT = st.lists(st.sampled_from(_VALUES + _WORDS), min_size=1, max_size=12).map(" ".join)
@@ -61,11 +61,13 @@ def test_the_indexed_lookup_finds_what_testing_each_value_finds(
     state.outputs.append(_Output(data, ()))
     for number, text in enumerate(spans):
         source = ToolCall(source_id=f"r{number}", name="read_inbox", arguments={}, result_text=text)
-        state.injected.append(_Injected(source, InjectedSpan(number, number + 1, "m"), text))
+        state.injected.append(_Injected(source, number, number + 1, text, "m", None))
     call = ToolCall(
         source_id="c1", name="send_email", arguments={f"a{n}": a for n, a in enumerate(arguments)}
     )
     fast = [
-        (m.source.span.start, m.value.value, m.argument) for m in _matches(state, call, context)
+        (m.source.start, m.value.value, m.argument)
+        for m in _matches(state, call, context)
+        if m.source is not None
     ]
     assert fast == list(_plain(state, call, context))

@@ -15,6 +15,12 @@ Two views of every figure:
   assistant turn after the first injected tool output (the trace ends where the
   injection arrives, so the action is not in it). Both are reported.
 
+Every flagged trace records what its finding rests on (``basis``): a request form in the
+tool output ("send …", "please …", a TODO), only cues addressing the agent, a value no
+source in the record supplied, or a record that stops at addressed text. ``findings``
+in the JSON counts them and gives the share that relied on addressing cues — the part of
+the detection a differently worded injection would escape.
+
 Resisted runs that Proctor flags are listed with their evidence: when the agent did act
 on the injection but the benchmark scored the attack incomplete (e.g. the e-mail went to
 the attacker with the wrong body), the finding is right and the list shows it.
@@ -32,7 +38,11 @@ from proctor.evals._common import Reading, RunInfo, labels_of, rate, rule_versio
 from proctor.findings import Finding
 from proctor.rules import DEFAULT_POLICY, Trace, check_trace
 from proctor.rules.builtin import builtin_rules
-from proctor.rules.builtin.injection import injected_spans
+from proctor.rules.builtin.injection import (
+    Basis,
+    finding_basis,
+    injected_spans,
+)
 from proctor.transcript import ConversationBundle
 
 Label = Literal["hijacked", "resisted", "benign"]
@@ -52,6 +62,13 @@ class TracePrediction:
     rule: str | None
     evidence: tuple[dict[str, Any], ...]
     detail: str | None
+    basis: Basis | None = None
+    """What the finding rests on (``injection.finding_basis``); None when not flagged."""
+
+    @property
+    def relied_on_addressing(self) -> bool:
+        """Flagged only because the tool output addressed the AI agent (no request form)."""
+        return self.basis in ("addressing", "record_ends")
 
 
 @dataclass(slots=True)
@@ -145,6 +162,28 @@ class AgentDojoReport:
         """Resisted runs Proctor flagged: the agent acted on the injection, the attack was scored incomplete."""
         return [p for p in self.predictions if p.label == "resisted" and p.predicted]
 
+    def bases(self) -> dict[str, Any]:
+        """What the flagged traces' findings rest on, and the share that relied on cues
+        addressing the agent ("to you, GPT-4", "AI assistants reading this"): overall and
+        among the hijacked runs."""
+        flagged = [p for p in self.predictions if p.predicted]
+        hijacked = [p for p in flagged if p.label == "hijacked"]
+        counts: dict[str, int] = {}
+        for prediction in flagged:
+            key = prediction.basis or "unknown"
+            counts[key] = counts.get(key, 0) + 1
+        return {
+            "flagged": len(flagged),
+            "by_basis": dict(sorted(counts.items())),
+            "relied_on_addressing": sum(p.relied_on_addressing for p in flagged),
+            "addressing_cue_share": rate(
+                sum(p.relied_on_addressing for p in flagged), len(flagged)
+            ),
+            "addressing_cue_share_hijacked": rate(
+                sum(p.relied_on_addressing for p in hijacked), len(hijacked)
+            ),
+        }
+
     def as_json(self) -> dict[str, Any]:
         """Everything, per-trace predictions included, so each figure can be recomputed."""
         return {
@@ -156,6 +195,7 @@ class AgentDojoReport:
             "traces": self.run.traces,
             "read_issues": self.run.read_issues,
             "metrics": self.slices(),
+            "findings": self.bases(),
             "predictions": [
                 {
                     "trace_id": p.trace_id,
@@ -167,6 +207,8 @@ class AgentDojoReport:
                     "rule": p.rule,
                     "evidence": list(p.evidence),
                     "detail": p.detail,
+                    "basis": p.basis,
+                    "relied_on_addressing": p.relied_on_addressing,
                 }
                 for p in self.predictions
             ],
@@ -227,6 +269,7 @@ def predict(bundle: ConversationBundle, findings: Sequence[Finding]) -> TracePre
         if first is None
         else tuple(e.model_dump(exclude_none=True) for e in first.evidence),
         detail=None if first is None else first.content,
+        basis=None if first is None else finding_basis(first.title),
     )
 
 

@@ -1,22 +1,36 @@
-"""Injection-then-action: untrusted tool output instructs the agent, and the agent obeys.
+"""Injection-then-action: untrusted tool output asks for an action, and the agent does it.
 
 Two rules share one scan of every tool result (memoised in ``RuleContext.facts``):
 
 ``injected_instructions`` (low): a tool result carries text addressed to the AI agent
 (see ``_injected_text``) — worth knowing even when nothing follows.
 
-``injection_then_action`` (high): a later tool call's argument values — a recipient, URL,
-account, identifier — come from such an injected span, and not from the user's request
-or instructions (trusted text) nor from the data part of any tool output the agent had
-seen. A call that changes something or reaches the network (anything but a read-only
-lookup, or any call taking an injected URL) is high severity and the gate denies it by
-default; a read-only lookup with an injected value (the agent starting to follow the
-instructions) is medium. A finished run whose record stops right after the agent read
-injected instructions — no reply, no further call — is high severity too: what the agent
-did next is not in the record, so a person has to check what happened.
+``injection_then_action`` (high): judged by **provenance**, not phrasing. A call's
+argument values — a recipient, URL, account, file or channel name, a message body — are
+traced to where they first appear: the user's requests and instructions (trusted), the
+data part of a tool output, or a *request* planted in a tool output. A request is a
+sentence that asks for an action (``_instruction_text``: an imperative, "please …", a
+TODO, "could you …"), or a block addressed to the agent. A value found only in such a
+request, and neither in the user's request nor in any data field, made the call do what
+the tool output asked:
 
-Strong values (e-mail, URL, account, phone, long quoted strings) match inside longer
-arguments; weak ones (short quoted strings, identifiers, names) only as a whole argument.
+- a strong value (address, account, URL, phone) that picks the call's target always counts;
+- a weak one (a name, a quoted word, an identifier), or one that only fills a payload (a
+  body quoting the request), counts when the user did not ask for that kind of action
+  (``_provenance``) — unless the text addressed the agent, which is enough on its own.
+
+A call that changes something or reaches the network (anything but a read-only lookup, or
+any call taking the URL) is high severity and the gate denies it by default; a read-only
+lookup with such a value is medium. Two findings cover what the record does not show: a
+call that sends to an address, account or URL that *nothing* in the record supplied (not
+the user, no tool output, not derivable from a name or by a one-keystroke typo) — the
+instruction that named it is missing from the record; and a finished run that stops
+right after the agent read addressed instructions, or a request naming a target the user
+never gave.
+
+Each finding explains the chain: the user's request → the tool output's span (character
+offsets) → the call's argument. Its title says what it rests on (``finding_basis``), so an
+evaluation can report how many findings relied on cues addressing the agent.
 """
 
 from __future__ import annotations
@@ -24,10 +38,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from proctor.rules._calls import argument_strings
-from proctor.rules._evidence import cite_call, cite_result
+from proctor.rules._evidence import cite_call, cite_message, cite_result
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._injected_text import (
@@ -38,7 +52,13 @@ from proctor.rules.builtin._injected_text import (
     normalise_argument,
     strip_spans,
 )
-from proctor.transcript import ToolCall
+from proctor.rules.builtin._instruction_text import RequestSpan, find_requests
+from proctor.rules.builtin._provenance import (
+    is_payload,
+    request_words,
+    user_asked_for,
+)
+from proctor.transcript import Message, ToolCall
 
 _READ_VERBS = frozenset(
     {
@@ -73,6 +93,17 @@ def injected_spans(call: ToolCall, context: RuleContext) -> tuple[InjectedSpan, 
     return spans
 
 
+def request_spans(call: ToolCall, context: RuleContext) -> tuple[RequestSpan, ...]:
+    """Sentences of a call's result that ask for an action, computed once per distinct text."""
+    memo: dict[str, tuple[RequestSpan, ...]] = context.facts.setdefault("request_spans", {})
+    text = call.result_text or ""
+    spans = memo.get(text)
+    if spans is None:
+        spans = find_requests(text)
+        memo[text] = spans
+    return spans
+
+
 class _Values(NamedTuple):
     """The values in an injected span, indexed the way calls are matched against them."""
 
@@ -96,13 +127,34 @@ def _injected_values(text: str, context: RuleContext) -> _Values:
 
 
 def _data_text(text: str, spans: tuple[InjectedSpan, ...], context: RuleContext) -> str:
-    """A result's data (its injected spans left out), normalised once per distinct text."""
+    """A result's data (its injected spans and requests left out), normalised once per text."""
     memo: dict[str, str] = context.facts.setdefault("injection_data", {})
     data = memo.get(text)
     if data is None:
         data = normalise_argument(strip_spans(text, spans) if spans else text)
         memo[text] = data
     return data
+
+
+def _instruction_spans(
+    addressed: tuple[InjectedSpan, ...], requests: tuple[RequestSpan, ...]
+) -> tuple[InjectedSpan, ...]:
+    """Addressed blocks and request sentences together, in order, overlaps merged."""
+    if not requests:
+        return addressed
+    merged: list[InjectedSpan] = []
+    every = sorted(
+        [*addressed, *(InjectedSpan(r.start, r.end, r.cue) for r in requests)],
+        key=lambda span: span.start,
+    )
+    for span in every:
+        if merged and span.start <= merged[-1].end:
+            last = merged[-1]
+            if span.end > last.end:
+                merged[-1] = InjectedSpan(last.start, span.end, last.marker)
+            continue
+        merged.append(span)
+    return tuple(merged)
 
 
 @dataclass(slots=True)
@@ -115,11 +167,16 @@ class _Output:
 
 @dataclass(slots=True)
 class _Injected:
-    """An injected span; its values are extracted when a later call is first judged."""
+    """An instruction in a tool output; its values are extracted when a later call is judged."""
 
     call: ToolCall
-    span: InjectedSpan
+    start: int
+    end: int
     text: str
+    addressed: str | None
+    """The words that address the agent (``None``: the text does not address it)."""
+    request: str | None
+    """The words that make it a request (``None``: no request form was found in it)."""
     _values: _Values | None = None
 
     def values(self, context: RuleContext) -> _Values:
@@ -128,16 +185,53 @@ class _Injected:
         return self._values
 
 
+def _instructions(
+    call: ToolCall, addressed: tuple[InjectedSpan, ...], requests: tuple[RequestSpan, ...]
+) -> Iterator[_Injected]:
+    """Each addressed block (with the first request inside it, if any), then each request
+    sentence outside those blocks."""
+    text = call.result_text or ""
+    for span in addressed:
+        inside = next((r.cue for r in requests if span.start <= r.start < span.end), None)
+        yield _Injected(
+            call, span.start, span.end, text[span.start : span.end], span.marker, inside
+        )
+    for request in requests:
+        if any(
+            s.start <= request.start < s.end or request.start <= s.start < request.end
+            for s in addressed
+        ):
+            continue
+        yield _Injected(
+            call, request.start, request.end, text[request.start : request.end], None, request.cue
+        )
+
+
 @dataclass(slots=True)
 class _State:
     trusted: list[str] = field(default_factory=list)
     """The user's requests and instructions, normalised when a value is first checked."""
     trusted_raw: list[str] = field(default_factory=list)
+    asked: Message | None = None
+    """The user's latest request, the first link of a finding's chain."""
+    user_text: list[str] = field(default_factory=list)
+    """The user's requests (not the system prompt): what the user asked to be done."""
+    _words: frozenset[str] | None = None
+
+    def user_words(self) -> frozenset[str]:
+        """The words of the user's requests, worked out when first needed."""
+        if self._words is None:
+            self._words = request_words(" ".join(self.user_text))
+        return self._words
+
     outputs: list[_Output] = field(default_factory=list)
     """Tool outputs seen, for provenance checks (the newest beyond a limit are not kept)."""
     output_chars: int = 0
     injected: list[_Injected] = field(default_factory=list)
     unanswered: tuple[ToolCall, InjectedSpan] | None = None
+    pending: list[_Injected] = field(default_factory=list)
+    """Requests read since the agent last spoke or called a tool (judged if the record
+    stops there)."""
     """The latest injected span when nothing from the agent has followed it yet."""
 
     def is_trusted(self, value: InjectedValue) -> bool:
@@ -161,7 +255,8 @@ def _contains(text: str, value: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Match:
-    source: _Injected
+    source: _Injected | None
+    """Where the value came from (``None``: nowhere the record shows)."""
     value: InjectedValue
     argument: str
     text: str
@@ -198,36 +293,222 @@ def _matches(state: _State, call: ToolCall, context: RuleContext) -> Iterator[_M
             if used is None or state.is_trusted(value) or state.seen_in_data(value, context):
                 continue
             path, text, _ = arguments[used]
+            if source.addressed is None and not _decisive(state, call, value, path, text):
+                continue
             yield _Match(source, value, path, text)
 
 
-def _hit(match: _Match, call: ToolCall, acting: bool) -> Hit:
-    source = match.source
-    where = f"the output of {source.call.name}"
-    if acting:
-        title = "Tool call acts on instructions injected in a tool output"
-        content = (
-            f"{call.name} used {match.value.value!r} ({match.value.kind}), which appears only in "
-            f"text addressed to the agent inside {where} — not in the user's request. "
-            "Check whether the user wanted this."
+def _decisive(state: _State, call: ToolCall, value: InjectedValue, path: str, text: str) -> bool:
+    """Whether a value from a request sentence (one that does not address the agent) decides
+    what an unrequested effect does.
+
+    A strong value (an address, account, URL, phone) that picks the call's target always
+    does. A weak one (a name, a quoted word, an identifier), or any value that only fills a
+    payload (a message body quoting the request), does when the user did not ask for this
+    kind of action: then the request in the data is all that asked for it.
+    """
+    if value.strong and not is_payload(path, text):
+        return True
+    return not user_asked_for(call.name, state.user_words())
+
+
+_SOURCED_KINDS = frozenset({"email", "url", "account"})
+
+
+def _output_text(text: str, context: RuleContext) -> str:
+    """A whole tool output in the form values are compared in, once per distinct text."""
+    memo: dict[str, str] = context.facts.setdefault("injection_output", {})
+    found = memo.get(text)
+    if found is None:
+        found = memo[text] = normalise_argument(text)
+    return found
+
+
+def _unsourced(state: _State, call: ToolCall, context: RuleContext) -> _Match | None:
+    """A target value of an acting call (an address, account or URL) that neither the
+    user's request nor any tool output the agent read holds: it came from nowhere the
+    record shows (an instruction the record lost, a source outside it, or the agent's
+    invention), so a person should see where it came from."""
+    if not state.outputs:
+        return None
+    for path, text in argument_strings(call.arguments):
+        if is_payload(path, text) or len(text) > 2_000:
+            continue
+        for value in extract_values(text):
+            if value.kind not in _SOURCED_KINDS or (
+                value.kind == "account" and value.value.isdigit()
+            ):
+                continue
+            if state.is_trusted(value):
+                continue
+            outputs = [_output_text(o.text, context) for o in state.outputs]
+            if any(_contains(output, value.value) for output in outputs):
+                continue
+            if _derivable(value, [*state.trusted, *outputs], context):
+                continue
+            match = _Match(None, value, path, text)
+            if _acts(call, match):
+                return match
+    return None
+
+
+_WORD = re.compile(r"[a-z]{2,}")
+_NAME_PART = re.compile(r"[a-z]+")
+
+
+def _words_of(text: str, context: RuleContext) -> frozenset[str]:
+    """The words of a normalised text, once per distinct text."""
+    memo: dict[str, frozenset[str]] = context.facts.setdefault("injection_words", {})
+    found = memo.get(text)
+    if found is None:
+        found = memo[text] = frozenset(_WORD.findall(text))
+    return found
+
+
+def _derivable(value: InjectedValue, texts: list[str], context: RuleContext) -> bool:
+    """Whether the agent could have made the value from what the record holds: an address
+    built from a person's name ("sarah.baker@…" from "Sarah Baker"), an account one
+    keystroke away from one it read (a typo), a URL on a host the record names."""
+    if value.kind == "email":
+        local = value.value.split("@", 1)[0]
+        parts = [part for part in _NAME_PART.findall(local) if len(part) >= 2]
+        return bool(parts) and all(
+            any(part in _words_of(text, context) for text in texts) for part in parts
         )
+    if value.kind == "url":
+        host = value.value.split("/", 1)[0]
+        return host != value.value and any(host in text for text in texts)
+    if value.kind == "account":
+        return any(_one_edit_away(value.value, text) for text in texts)
+    return False
+
+
+def _one_edit_away(value: str, text: str) -> bool:
+    """Whether ``text`` holds a string one insertion, deletion or change from ``value``
+    (the same first four characters, so only near-identical numbers are compared)."""
+    head = value[:4]
+    at = text.find(head)
+    while at != -1:
+        for size in (len(value) - 1, len(value), len(value) + 1):
+            if _edits_at_most_one(value, text[at : at + size]):
+                return True
+        at = text.find(head, at + 1)
+    return False
+
+
+def _edits_at_most_one(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
+ACTING_ON_REQUEST = "Tool call acts on a request planted in a tool output"
+UNSOURCED = "Tool call sends to a target that nothing in the record supplied"
+"""Title of a finding whose value has no source: not the user's, not in any tool output."""
+"""Title of a finding whose tool output asks for the action (with or without addressing
+the agent)."""
+ACTING_ON_ADDRESSED = "Tool call acts on instructions addressed to the agent in a tool output"
+"""Title of a finding found only because the text addressed the agent: no request form
+("send …", "please …", a TODO) was recognised in it."""
+_CONFIDENCE = {(True, True): 0.95, (False, True): 0.85, (True, False): 0.9}
+"""Confidence by (addressed, request form): addressing cues raise it."""
+
+
+RECORD_ENDS = "Run ends right after the agent read instructions injected in a tool output"
+RECORD_ENDS_AT_REQUEST = "Run ends right after the agent read a request planted in a tool output"
+"""Title of a finding for a record that stops at text addressed to the agent."""
+Basis = Literal[
+    "request", "addressing", "unsourced", "record_ends", "record_ends_at_request", "lookup"
+]
+_BASIS_OF_TITLE: dict[str, Basis] = {
+    ACTING_ON_REQUEST: "request",
+    ACTING_ON_ADDRESSED: "addressing",
+    UNSOURCED: "unsourced",
+    RECORD_ENDS: "record_ends",
+    RECORD_ENDS_AT_REQUEST: "record_ends_at_request",
+}
+
+
+def finding_basis(title: str) -> Basis:
+    """What a finding of ``injection_then_action`` rests on, from its title: a request form
+    in the tool output, only cues addressing the agent, a value with no source, a record
+    that stops at addressed text, or (medium) a lookup."""
+    return _BASIS_OF_TITLE.get(title, "lookup")
+
+
+def relied_on_addressing(title: str) -> bool:
+    """Whether a finding of this rule was found only through cues addressing the agent."""
+    return finding_basis(title) in ("addressing", "record_ends")
+
+
+def _unsourced_hit(match: _Match, call: ToolCall, asked: Message | None) -> Hit:
+    said = f"The user asked: {' '.join(asked.text.split())[:160]!r}. " if asked else ""
+    return Hit(
+        title=UNSOURCED,
+        severity="high",
+        action="request_review",
+        content=(
+            f"{said}{call.name} used {match.value.value!r} ({match.value.kind}) in "
+            f"{match.argument}, and neither the user's request nor any tool output the agent "
+            "read holds it. Where it came from is not in the record — an instruction the "
+            "record does not show, or the agent's own guess. Check whether the user wanted this."
+        ),
+        evidence=(cite_call(call, match.argument, match.text),)
+        + ((cite_message(asked),) if asked is not None else ()),
+        actual=match.value.value,
+        trigger=call.source_id,
+        confidence=0.6,
+    )
+
+
+def _hit(match: _Match, call: ToolCall, acting: bool, asked: Message | None) -> Hit:
+    source = match.source
+    assert source is not None
+    where = f"the output of {source.call.name}"
+    addressed, request = source.addressed is not None, source.request is not None
+    how = []
+    if request:
+        how.append(f"asks for an action ({source.request!r})")
+    if addressed:
+        how.append(f"addresses the AI agent ({source.addressed!r})")
+    basis = " and ".join(how)
+    quoted = " ".join(source.text.split())
+    quoted = quoted if len(quoted) <= 160 else quoted[:159] + "…"
+    chain = (
+        f"The user asked: {' '.join(asked.text.split())[:160]!r}. " if asked is not None else ""
+    ) + (
+        f"Text in {where} that {basis} — {quoted!r} — holds {match.value.value!r} "
+        f"({match.value.kind}); {call.name} used it in {match.argument}. The user's request "
+        "does not name it and no data the agent read gives it outside that text."
+    )
+    if acting:
+        title = ACTING_ON_REQUEST if request else ACTING_ON_ADDRESSED
+        content = chain + " Check whether the user wanted this."
     else:
         title = "Tool call looks up a value from instructions injected in a tool output"
-        content = (
-            f"{call.name} looked up {match.value.value!r} ({match.value.kind}), taken from text "
-            f"addressed to the agent inside {where}: the agent may be starting to follow it."
-        )
+        content = chain + " The agent may be starting to follow it."
+    evidence = [
+        cite_result(source.call, source.start, source.end),
+        cite_call(call, match.argument, match.text),
+    ]
+    if asked is not None:
+        evidence.append(cite_message(asked))
     return Hit(
         title=title,
         severity="high" if acting else "medium",
         action="request_review" if acting else "warn",
         content=content,
-        evidence=(
-            cite_result(source.call, source.span.start, source.span.end),
-            cite_call(call, match.argument, match.text),
-        ),
+        evidence=tuple(evidence),
         actual=match.value.value,
         trigger=call.source_id,
+        confidence=_CONFIDENCE[(addressed, request)],
     )
 
 
@@ -266,11 +547,11 @@ class InjectionThenAction(Rule):
     """A later call uses values that only injected instructions supplied."""
 
     id = "injection_then_action"
-    version = 2
+    version = 3
     category = "risk"
     description = (
-        "A tool call uses a recipient, URL, account or other value that came from "
-        "instructions injected in tool output, not from the user's request."
+        "A tool call uses a recipient, URL, account or other value that came from a request "
+        "planted in tool output (or from nowhere in the record), not from the user's request."
     )
     gate_mode = "deny"
 
@@ -284,38 +565,48 @@ class InjectionThenAction(Rule):
             message = event.message
             if message.role == "assistant":
                 state.unanswered = None
+                state.pending.clear()
             if message.kind in ("prompt", "instructions") and message.role in (
                 "user",
                 "system",
                 "developer",
             ):
                 state.trusted_raw.append(message.text)
+                if message.role == "user":
+                    state.asked = message
+                    state.user_text.append(message.text)
+                    state._words = None
             return ()
         call = event.call
         if call is None:
             return ()
         if event.kind == "call":
             state.unanswered = None
+            state.pending.clear()
             return self._judge(state, call, context)
         text = call.result_text or ""
         spans = injected_spans(call, context)
         if spans:
             state.unanswered = (call, spans[0])
+        requests = request_spans(call, context)
         # Values, and whether the user's request or other data hold them, are worked out
         # lazily: only when a later call is judged, and only for the values it uses.
-        state.injected += (_Injected(call, span, text[span.start : span.end]) for span in spans)
+        found = list(_instructions(call, spans, requests))
+        state.injected += found
+        state.pending += (item for item in found if item.addressed is None)
         if state.output_chars < _OUTPUT_TEXT_LIMIT:
-            state.outputs.append(_Output(text, spans))
+            state.outputs.append(_Output(text, _instruction_spans(spans, requests)))
             state.output_chars += len(text)
         return ()
 
     def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
         """A run that ends at injected instructions leaves the agent's reaction unknown."""
         if state.unanswered is None:
+            yield from self._ends_at_request(state, context)
             return
         call, span = state.unanswered
         yield Hit(
-            title="Run ends right after the agent read instructions injected in a tool output",
+            title=RECORD_ENDS,
             severity="high",
             action="request_review",
             content=(
@@ -327,15 +618,51 @@ class InjectionThenAction(Rule):
             trigger=call.source_id,
         )
 
+    def _ends_at_request(self, state: _State, context: RuleContext) -> Iterable[Hit]:
+        """The record stops right after a request in a tool output that names a target (an
+        address, account or URL) the user never gave: what the agent did is not shown."""
+        for item in state.pending:
+            values = item.values(context)
+            target = next(
+                (
+                    value
+                    for value in values.values
+                    if value.kind in _SOURCED_KINDS
+                    and not state.is_trusted(value)
+                    and not state.seen_in_data(value, context)
+                ),
+                None,
+            )
+            if target is None:
+                continue
+            yield Hit(
+                title=RECORD_ENDS_AT_REQUEST,
+                severity="high",
+                action="request_review",
+                content=(
+                    f"The output of {item.call.name} asks for an action ({item.request!r}) "
+                    f"naming {target.value!r} ({target.kind}), which the user's request does "
+                    "not, and the record stops there: no reply and no further tool call from "
+                    "the agent. What it did next is not recorded; check whether it acted on "
+                    "that request."
+                ),
+                evidence=(cite_result(item.call, item.start, item.end),),
+                trigger=item.call.source_id,
+                confidence=0.7,
+            )
+            return
+
     def before_call(self, state: _State, call: ToolCall, context: RuleContext) -> Iterable[Hit]:
         """The gate: deny a call that would act on injected values."""
         return [hit for hit in self._judge(state, call, context) if hit.severity == "high"]
 
     def _judge(self, state: _State, call: ToolCall, context: RuleContext) -> list[Hit]:
-        """A hit for the first injected value the call uses, if any."""
+        """A hit for the first injected value the call uses, if any; else for a target
+        value that nothing in the record supplied."""
         for match in _matches(state, call, context):
-            return [_hit(match, call, _acts(call, match))]
-        return []
+            return [_hit(match, call, _acts(call, match), state.asked)]
+        unsourced = _unsourced(state, call, context)
+        return [] if unsourced is None else [_unsourced_hit(unsourced, call, state.asked)]
 
 
 _ADDRESS_ARGUMENT = re.compile(
