@@ -152,6 +152,15 @@ def agentdojo_command(data: Path, as_json: bool) -> None:
         ),
     ):
         console.print(_table(title, report.slices()[view]))
+    bases = report.bases()
+    share, hijacked = bases["addressing_cue_share"], bases["addressing_cue_share_hijacked"]
+    console.print(
+        f"Flagged traces by what the finding rests on: {bases['by_basis']}; relied on cues "
+        f"addressing the agent: {bases['relied_on_addressing']} of {bases['flagged']} "
+        f"({'n/a' if share is None else f'{share:.1%}'}; among hijacked runs "
+        f"{'n/a' if hijacked is None else f'{hijacked:.1%}'})",
+        markup=False,
+    )
     unobservable = report.unobservable()
     if unobservable:
         stopped = [p for p in unobservable if p.predicted]
