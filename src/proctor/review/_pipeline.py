@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from proctor._util.collector import collector_paused
 from proctor.errors import BusyError, ModelError, NotFoundError, ProctorError, ReviewStateError
 from proctor.graph import (
     BatchFacts,
@@ -311,6 +312,53 @@ def _read_batch(
 ) -> bool | None:
     """Read one batch and save what it yielded; False when the run stopped meanwhile,
     None when it had stopped before (nothing read)."""
+    with collector_paused():
+        read = _structural_read(store, run, batch_no)
+    if read is None:
+        return None
+    batch, facts, omitted = read
+    sources = batch.sources
+    calls = input_tokens = output_tokens = 0
+    semantic_error: str | None = None
+    if semantic is not None and sources:
+        try:
+            extra, calls, input_tokens, output_tokens = semantic.leaf(batch, facts, store)
+            facts = _combine(facts, extra)
+        except ModelError as exc:
+            if exc.kind == "config":
+                raise
+            semantic_error = str(exc)
+        except ProctorError as exc:
+            # A batch the model could not answer validly: recorded as a gap, with its cost.
+            semantic_error = str(exc)
+            calls = getattr(exc, "calls", 0)
+            input_tokens = getattr(exc, "input_tokens", 0)
+            output_tokens = getattr(exc, "output_tokens", 0)
+    with collector_paused():
+        output = {
+            "facts": facts.to_json(),
+            "semantic": None if semantic is None else ("failed" if semantic_error else "done"),
+            "semantic_error": semantic_error,
+        }
+        return store.save_review_batch(
+            run.run_id,
+            batch_no,
+            state="done",
+            output=output,
+            error=semantic_error,
+            read={(s.source_type, s.source_id): s.fingerprint for s in sources},
+            omitted=omitted,
+            model_calls=calls,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+
+
+def _structural_read(
+    store: Store, run: ReviewRunRecord, batch_no: int
+) -> tuple[SourceBatch, BatchFacts, list[tuple[str, str]]] | None:
+    """One batch's sources, their structural facts and the sources that vanished; None
+    when the run is no longer running (nothing read)."""
     from proctor.review.structural import extract_structural
 
     given = store.review_batch_input(run.run_id, batch_no)
@@ -349,40 +397,7 @@ def _read_batch(
         projects=contents.project_names,
         subagent_runs=contents.subagent_runs,
     )
-    facts = extract_structural(batch)
-    calls = input_tokens = output_tokens = 0
-    semantic_error: str | None = None
-    if semantic is not None and sources:
-        try:
-            extra, calls, input_tokens, output_tokens = semantic.leaf(batch, facts, store)
-            facts = _combine(facts, extra)
-        except ModelError as exc:
-            if exc.kind == "config":
-                raise
-            semantic_error = str(exc)
-        except ProctorError as exc:
-            # A batch the model could not answer validly: recorded as a gap, with its cost.
-            semantic_error = str(exc)
-            calls = getattr(exc, "calls", 0)
-            input_tokens = getattr(exc, "input_tokens", 0)
-            output_tokens = getattr(exc, "output_tokens", 0)
-    output = {
-        "facts": facts.to_json(),
-        "semantic": None if semantic is None else ("failed" if semantic_error else "done"),
-        "semantic_error": semantic_error,
-    }
-    return store.save_review_batch(
-        run.run_id,
-        batch_no,
-        state="done",
-        output=output,
-        error=semantic_error,
-        read={(s.source_type, s.source_id): s.fingerprint for s in sources},
-        omitted=omitted,
-        model_calls=calls,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-    )
+    return batch, extract_structural(batch), omitted
 
 
 def _combine(structural: BatchFacts, semantic: BatchFacts) -> BatchFacts:
@@ -399,6 +414,51 @@ def _combine(structural: BatchFacts, semantic: BatchFacts) -> BatchFacts:
 
 def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None) -> None:
     """Merge the saved batches into one result and publish it with the checkpoints."""
+    with collector_paused():
+        draft, batches = _draft(store, run, semantic)
+    merge_ok = True
+    merge_error: ProctorError | None = None
+    if semantic is not None:
+        try:
+            draft, calls, input_tokens, output_tokens = semantic.merge(draft, batches, store)
+            store.add_review_usage(
+                run.run_id, calls=calls, input_tokens=input_tokens, output_tokens=output_tokens
+            )
+        except ModelError as exc:
+            if exc.kind == "config":
+                raise
+            merge_ok, merge_error = False, exc
+        except ProctorError as exc:
+            store.add_review_usage(
+                run.run_id,
+                calls=getattr(exc, "calls", 0),
+                input_tokens=getattr(exc, "input_tokens", 0),
+                output_tokens=getattr(exc, "output_tokens", 0),
+            )
+            merge_ok, merge_error = False, exc
+        if not merge_ok:
+            draft = replace(
+                draft,
+                coverage=replace(
+                    draft.coverage,
+                    gaps=(*draft.coverage.gaps, f"merge failed ({merge_error})"),
+                    semantic="partial",
+                ),
+            )
+    if store.review_run(run.run_id).status != "running":
+        return
+    status = "completed" if draft.coverage.complete and merge_ok else "failed"
+    # The graph's search documents are written in the publish transaction: a result is
+    # searchable as soon as it is published, or not published at all.
+    with collector_paused():
+        store.publish_result(draft, status, also=_index_graph(draft))
+
+
+def _draft(
+    store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None
+) -> tuple[ResultDraft, list[BatchFacts]]:
+    """The saved batches assembled into a draft (before a semantic merge) and the
+    batches' facts."""
     from proctor.review._assemble import assemble_draft
 
     saved = store.review_batches(run.run_id)
@@ -446,41 +506,7 @@ def _publish(store: Store, run: ReviewRunRecord, semantic: SemanticLayer | None)
         coverage=coverage,
         checkpoints=tuple(checkpoints),
     )
-    merge_ok = True
-    merge_error: ProctorError | None = None
-    if semantic is not None:
-        try:
-            draft, calls, input_tokens, output_tokens = semantic.merge(draft, batches, store)
-            store.add_review_usage(
-                run.run_id, calls=calls, input_tokens=input_tokens, output_tokens=output_tokens
-            )
-        except ModelError as exc:
-            if exc.kind == "config":
-                raise
-            merge_ok, merge_error = False, exc
-        except ProctorError as exc:
-            store.add_review_usage(
-                run.run_id,
-                calls=getattr(exc, "calls", 0),
-                input_tokens=getattr(exc, "input_tokens", 0),
-                output_tokens=getattr(exc, "output_tokens", 0),
-            )
-            merge_ok, merge_error = False, exc
-        if not merge_ok:
-            draft = replace(
-                draft,
-                coverage=replace(
-                    draft.coverage,
-                    gaps=(*draft.coverage.gaps, f"merge failed ({merge_error})"),
-                    semantic="partial",
-                ),
-            )
-    if store.review_run(run.run_id).status != "running":
-        return
-    status = "completed" if draft.coverage.complete and merge_ok else "failed"
-    # The graph's search documents are written in the publish transaction: a result is
-    # searchable as soon as it is published, or not published at all.
-    store.publish_result(draft, status, also=_index_graph(draft))
+    return draft, batches
 
 
 def _index_graph(draft: ResultDraft) -> Callable[[Connection], object]:
