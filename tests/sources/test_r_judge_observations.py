@@ -238,3 +238,45 @@ def test_a_shell_code_block_is_a_command_the_agent_ran_even_unanswered(tmp_path:
         "pending",
     )
     assert "a snippet for the user" in bundle.messages[-1].text
+
+
+def folded(record: dict[str, Any]) -> dict[str, Any]:
+    """The record in the ASSEBench layout: each tool answer moved into the agent's step."""
+    sessions = []
+    for session in record["contents"]:
+        turns = [dict(turn) for turn in session]
+        for index, turn in enumerate(turns[:-1]):
+            answer = turns[index + 1]
+            if turn["role"] == "agent" and answer["role"] == "environment" and answer["content"]:
+                turn["action"] = f"{turn['action']}\n[Observation]: {answer['content']}"
+                answer["content"] = None
+        sessions.append(turns)
+    return {**record, "contents": sessions}
+
+
+@pytest.mark.shared
+def test_real_records_read_the_same_calls_when_tool_answers_sit_in_the_agent_s_step(
+    tmp_path: Path, datasets_dir: Path
+) -> None:
+    files = sorted((datasets_dir / "r-judge").glob("*.json"))
+    if not files:
+        pytest.skip("no R-Judge files")
+    compared = 0
+    for path in files:
+        records = json.loads(path.read_text())
+        original = {b.conversation_id: b for b in read(path).bundles}
+        copy = tmp_path / path.name
+        copy.write_text(json.dumps([folded(r) for r in records]))
+        for bundle in read(copy).bundles:
+            before = original[bundle.conversation_id]
+            expected = [
+                (c.name, c.arguments, c.result_text.strip())
+                for c in before.tool_calls
+                if c.attributes.get("parsed") and c.result_text
+            ]
+            found = [
+                (c.name, c.arguments, (c.result_text or "").strip()) for c in bundle.tool_calls
+            ]
+            assert all(call in found for call in expected), bundle.conversation_id
+            compared += len(expected)
+    assert compared > 300
