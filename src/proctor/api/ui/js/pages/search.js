@@ -143,8 +143,8 @@ function wireHeader() {
   let timer = 0;
   let asked = "";
 
-  const close = () => { panel.hidden = true; input.setAttribute("aria-expanded", "false"); };
-  const open = () => { panel.hidden = false; input.setAttribute("aria-expanded", "true"); };
+  const close = () => { panel.hidden = true; };
+  const open = () => { panel.hidden = false; };
 
   async function ask() {
     const text = input.value.trim();
