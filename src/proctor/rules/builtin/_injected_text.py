@@ -413,6 +413,15 @@ _IDENT = re.compile(r"\b(?=[^\W_\d]*+[_\d])(?=\w*[A-Za-z])\w{6,40}\b")
 _NAME = re.compile(
     r"[A-Z](?<=\b[A-Z])[a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){0,3}\s+[A-Z][a-z]+\b"
 )
+_CHANNEL = re.compile(r"#([A-Za-z][\w-]{1,40})")
+_HANDLE = re.compile(r"@([A-Za-z][\w.-]{1,30}[A-Za-z\d])")
+_FILE = re.compile(
+    r"\w(?<=\b\w)[\w.-]{0,80}\.(?:pdf|docx?|xlsx?|csv|txt|pptx?|zip|json|md|png|jpe?g|html?|"
+    r"ya?ml|sh|py|exe)\b",
+    re.IGNORECASE,
+)
+_MID_WORD = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,20}\b")
+"""A capitalised word inside a sentence: a person's or a place's name ("send it to Dora")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +441,8 @@ class InjectedValue:
     value: str
     """Normalised (lower case; URLs without scheme, ``www.`` and trailing slash)."""
     kind: str
-    """``email``, ``url``, ``account``, ``phone``, ``quoted``, ``identifier`` or ``name``."""
+    """``email``, ``url``, ``account``, ``phone``, ``quoted``, ``identifier``, ``name``,
+    ``channel``, ``user`` (a handle), ``file`` or ``word`` (a capitalised word)."""
     strong: bool = field(init=False)
     """Distinctive enough to match inside a longer argument (not only whole values)."""
 
@@ -537,6 +547,19 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
         add(match.group(0).lower(), "identifier")
     for match in _NAME.finditer(rest):
         add(match.group(0).lower(), "name")
+    if "#" in rest:
+        for match in _CHANNEL.finditer(rest):
+            add(match.group(0).lower(), "channel")
+            add(match.group(1).lower(), "channel")
+    if "@" in rest:
+        for match in _HANDLE.finditer(rest):
+            add(match.group(0).lower(), "user")
+            add(match.group(1).lower(), "user")
+    if "." in tokens:
+        for match in _FILE.finditer(tokens):
+            add(match.group(0).lower(), "file")
+    for match in _MID_WORD.finditer(rest):
+        add(match.group(0).lower(), "word")
     return tuple(found.values())
 
 

@@ -157,7 +157,12 @@ def find_requests(text: str) -> tuple[RequestSpan, ...]:
     for number, at, end in _AUTOMATON.find_matches_as_indexes(lowered):
         if at < cursor:
             continue
-        if at and _is_word_char(lowered[at - 1]) and _is_word_char(lowered[at]):
+        if (
+            at
+            and _is_word_char(lowered[at - 1])
+            and _is_word_char(lowered[at])
+            and not lowered.startswith("\\n", at - 2)  # an escaped line break before it
+        ):
             continue
         after = lowered[end : end + 1]
         phrase = number < _PHRASE_COUNT

@@ -66,11 +66,21 @@ def action_class(tool_name: str) -> frozenset[str]:
     return frozenset(verbs)
 
 
+_DETERMINERS = frozenset({
+    "a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that",
+    "these", "those", "unread", "new", "recent", "last", "latest", "all", "any", "some",
+    "of", "each", "every", "many", "few", "which", "what", "whose", "no", "one", "two",
+})  # fmt: skip
+
+
 def request_words(text: str) -> frozenset[str]:
-    """The words of a user's request, lower case, each also cut to its first five letters
-    (so "payment", "sending" and "invited" meet "pay", "send" and "invite")."""
+    """The words of a user's request that can be verbs — not right after a determiner or a
+    possessive ("send an email" gives send and email; "my unread emails" gives neither
+    emails) — lower case, each also cut to its first five letters (so "payment",
+    "sending" and "invited" meet "pay", "send" and "invite")."""
     words = _TEXT_WORDS.findall(text.lower())
-    return frozenset(words) | frozenset(w[:5] for w in words if len(w) > 5)
+    verbs = [w for n, w in enumerate(words) if n == 0 or words[n - 1] not in _DETERMINERS]
+    return frozenset(verbs) | frozenset(w[:5] for w in verbs if len(w) > 5)
 
 
 def user_asked_for(tool_name: str, words: frozenset[str]) -> bool:
