@@ -40,7 +40,6 @@ from proctor.store._graph_rows import (
     event_view,
     experience_view,
     open_item_view,
-    ref_from_row,
     relation_view,
     story_line_view,
     view_select,
@@ -98,8 +97,8 @@ def cited_refs(
         .offset(SOURCES_PER_OBJECT - 1)
         .scalar_subquery()
     )
-    kept: list[int] = []
     totals: dict[str, int] = {}
+    found: dict[str, list[tuple[int, SourceRef]]] = defaultdict(list)
     for part in chunks(ids):
         objects = (
             select(
@@ -111,8 +110,19 @@ def cited_refs(
             .group_by(sr.object_id)
             .subquery()
         )
-        for ref_id, object_id, total in c.execute(
-            select(sr.ref_id, objects.c.object_id, objects.c.total)
+        # The kept references themselves, in the same statement (not their ids, then the
+        # rows by id in a second round of statements).
+        for row in c.execute(
+            select(
+                sr.ref_id,
+                sr.object_id,
+                sr.source_type,
+                sr.source_id,
+                sr.field,
+                sr.start_offset,
+                sr.end_offset,
+                objects.c.total,
+            )
             .join(objects, sr.object_id == objects.c.object_id)
             .where(
                 sr.object_type == object_type,
@@ -120,12 +130,9 @@ def cited_refs(
                 sr.ref_id <= objects.c.last_ref_id,
             )
         ):
-            kept.append(ref_id)
+            ref_id, object_id, source_type, source_id, field, start, end, total = row
+            found[object_id].append((ref_id, SourceRef(source_type, source_id, field, start, end)))
             totals[object_id] = total
-    found: dict[str, list[tuple[int, SourceRef]]] = defaultdict(list)
-    for part_ids in chunks(sorted(kept)):
-        for row in c.execute(select(t.source_refs).where(sr.ref_id.in_(part_ids))).mappings():
-            found[row["object_id"]].append((row["ref_id"], ref_from_row(row)))
     return {
         key: (tuple(ref for _, ref in sorted(refs)), totals[key]) for key, refs in found.items()
     }

@@ -33,7 +33,12 @@ _PREFIX_CHARS = 2000
 
 
 def _clip(text: str, limit: int = EXCERPT_CHARS) -> str:
-    flat = " ".join(text.split())
+    # The whitespace-collapsed head of a text is a prefix of the collapsed whole: when
+    # the head alone is too long, the excerpt is its start (no need to split 2,000 chars).
+    head = " ".join(text[: 4 * limit].split())
+    if len(head) > limit:
+        return head[: limit - 1] + "…"
+    flat = head if len(text) <= 4 * limit else " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
