@@ -16,6 +16,7 @@ from proctor.models import set_default_connection
 from proctor.store import open_store
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.backends import copy_database
+from tests.ui.accessibility import assert_accessible
 from tests.ui.conftest import DESKTOP, TIMEOUT_MS, screenshot
 from tests.ui.private_server import Served, serve_home
 
@@ -135,3 +136,15 @@ def test_an_empty_question_is_not_sent(page: Page, model: ScriptedModelServer) -
     expect(card.locator("#ask-answer")).to_contain_text("Write a question first.")
     expect(card.get_by_label("Question")).to_be_focused()
     assert len(model.requests) == before
+
+
+def test_the_card_with_an_answer_has_no_serious_axe_violation(
+    page: Page, model: ScriptedModelServer
+) -> None:
+    _draft(page)
+    card = page.locator("#graph-continue")
+    model.push({"answer": "It is still failing.", "cited": ["F1"]})
+    card.get_by_label("Question").fill(QUESTION)
+    card.get_by_role("button", name="Ask").click()
+    expect(card.locator(".model-answer")).to_have_text("It is still failing.")
+    assert_accessible(page, "continue card with an answer", include="#graph-continue")

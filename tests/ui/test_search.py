@@ -17,6 +17,7 @@ from proctor.ingest import ingest
 from proctor.search import index_full_text
 from proctor.store import open_store
 from tests.backends import copy_database
+from tests.ui.accessibility import assert_accessible
 from tests.ui.conftest import screenshot
 from tests.ui.private_server import Served, serve_home
 
@@ -239,3 +240,15 @@ def test_a_late_answer_to_an_older_query_never_replaces_the_newer_one(
     assert 1 <= len(asked) < len("invoice rounding")
     box.fill("ledger")
     expect(page.locator("#search-panel .search-status")).to_contain_text("“ledger”")
+
+
+def test_the_open_results_and_the_results_page_have_no_serious_axe_violation(
+    page: Page, server: str
+) -> None:
+    page.goto("/#/conversations")
+    page.locator("#search-box").fill("invoice")
+    expect(page.locator("#search-panel .search-hit").first).to_be_visible()
+    assert_accessible(page, "search box with results")
+    page.locator("#search-box").press("Enter")
+    expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
+    assert_accessible(page, "search results page")

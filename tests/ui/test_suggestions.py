@@ -15,6 +15,7 @@ from playwright.sync_api import Locator, Page, expect
 from proctor.heartbeat.suggestions import make_suggestions
 from proctor.store import open_store
 from tests.backends import copy_database
+from tests.ui.accessibility import assert_accessible
 from tests.ui.conftest import screenshot
 from tests.ui.private_server import Served, serve_home
 
@@ -144,3 +145,14 @@ def test_a_failed_decision_says_why_and_keeps_the_card(page: Page, server: str) 
 
     expect(card.locator(".suggestion-outcome")).to_contain_text("accepted")
     expect(card.get_by_role("button", name="Ignore")).to_be_enabled()
+
+
+def test_the_inbox_and_what_it_made_have_no_serious_axe_violation(page: Page, server: str) -> None:
+    page.goto("/#/suggestions")
+    expect(page.locator("article.suggestion").first).to_be_visible()
+    page.locator("article.suggestion summary").first.click()
+    expect(page.locator(".suggestion-evidence li").first).to_be_visible()
+    assert_accessible(page, "suggestions inbox")
+    page.goto("/#/tasks")
+    expect(page.get_by_role("heading", name="Tasks and memories", level=1)).to_be_visible()
+    assert_accessible(page, "tasks and memories")
