@@ -34,6 +34,8 @@ SAMPLE_BYTES = 256 * 1024
 SAMPLE_RECORDS = 40
 MAX_SNIFF_DOCUMENT_BYTES = 64 * 1024 * 1024
 KEEP_DOCUMENT_BYTES = 4 * 1024 * 1024
+_REMEMBERED_LINES = 16
+"""Head lines whose parse a sample remembers (``is_jsonl`` looks at the first eight)."""
 SCAN_BYTES = 16 * 1024 * 1024
 """How far sampling reads past first lines longer than the sample, looking for records."""
 
@@ -70,6 +72,10 @@ class Sample:
         self._cache: dict[str, Any] = {}
         self._caching = True
         self._cut = False
+        self._object_lines: dict[bytes, bool] = {}
+        self.facts: dict[str, Any] = {}
+        """Small facts an adapter read from the sample while planning (a file's role),
+        kept past ``compact`` so reading the unit need not parse the head again."""
 
     def _memo(self, name: str, compute: Callable[[], _T]) -> _T:
         if name in self._cache:
@@ -138,12 +144,24 @@ class Sample:
             try:
                 value = parse_json(line)
             except JSONProblem:
+                self._remember_line(line, False)
                 continue
+            self._remember_line(line, isinstance(value, dict))
             if isinstance(value, dict):
                 found.append(value)
             if len(found) >= SAMPLE_RECORDS:
                 break
         return found
+
+    def _remember_line(self, line: bytes, is_object: bool) -> None:
+        """Note whether a head line is one JSON object, for ``is_jsonl`` to ask again."""
+        if self._caching and len(self._object_lines) < _REMEMBERED_LINES:
+            self._object_lines[line] = is_object
+
+    def _is_object(self, line: bytes) -> bool:
+        """``_is_object_line``, answered from the head records' parse when it saw the line."""
+        known = self._object_lines.get(line)
+        return _is_object_line(line) if known is None else known
 
     def _records_past_head(self) -> list[dict[str, Any]]:
         """Records of a file whose first lines are longer than the sample (a pasted
@@ -180,7 +198,7 @@ class Sample:
         leading = [line for line in leading if line][:8]
         if not leading:
             return False
-        whole = [_is_object_line(line) for line in leading]
+        whole = [self._is_object(line) for line in leading]
         if not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
             return False  # prose (a README), not JSON lines with a damaged first one
         records = self.records
@@ -226,6 +244,7 @@ class Sample:
         them once. It starts from what this one kept and is dropped with the read."""
         fresh = Sample(self.path)
         fresh._cache = dict(self._cache)
+        fresh.facts = self.facts
         return fresh
 
     def compact(self) -> None:
@@ -233,6 +252,7 @@ class Sample:
         document = self._cache.get("document")
         keep = document is not None and self.path.stat().st_size <= KEEP_DOCUMENT_BYTES
         self._cache = {"document": document} if keep else {}
+        self._object_lines = {}
         self._caching = False
 
 

@@ -20,8 +20,8 @@ from proctor.sources.claude_code._layout import (
     conversation_key,
     is_compaction_agent,
     plan_units,
+    planned_role,
     read_meta,
-    role_of,
     session_id_for,
 )
 from proctor.sources.claude_code._model import ParsedFile
@@ -59,7 +59,13 @@ class ClaudeCodeAdapter(SourceAdapter):
 
     def sniff(self, sample: Sample) -> bool:
         """True for Claude Code session/sub-agent JSONL or the web ``loglines`` export."""
-        return looks_like_claude_code(sample)
+        if not looks_like_claude_code(sample):
+            return False
+        # While the sample still caches its head records: what planning and reading
+        # the file ask of them, kept on the sample (``Sample.facts``) past detection.
+        planned_role(sample.path, sample)
+        _single_document(sample)
+        return True
 
     def plan(self, files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
         """One unit per session with its sub-agent files; orphan sub-agent files alone."""
@@ -68,7 +74,7 @@ class ClaudeCodeAdapter(SourceAdapter):
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
         """The session bundle, then its sub-agents' bundles; bad lines become issues."""
         sample = unit.sample if unit.sample is not None else Sample(unit.path)
-        role = role_of(unit.path, sample.records)
+        role = planned_role(unit.path, sample)
         if role.is_agent:
             yield from self._read_agent(unit.path, role.session_id, None)
             return
@@ -120,9 +126,21 @@ class ClaudeCodeAdapter(SourceAdapter):
             yield bundle
 
 
+_SINGLE_DOCUMENT_FACT = "claude_code.single_document"
+"""A sample's fact (``Sample.facts``): whether the file is one JSON document."""
+
+
+def _single_document(sample: Sample) -> bool:
+    """``is_single_document``, told once per sample (while planning, when it caches)."""
+    single = sample.facts.get(_SINGLE_DOCUMENT_FACT)
+    if not isinstance(single, bool):
+        single = sample.facts[_SINGLE_DOCUMENT_FACT] = is_single_document(sample)
+    return single
+
+
 def _parse(path: Path, sample: Sample) -> ParsedFile:
     """Read a session file: JSON Lines, or a JSON document holding ``loglines``."""
-    if is_single_document(sample):
+    if _single_document(sample):
         loglines = loglines_of(sample.document)  # parsed and cached while sniffing
         if loglines is not None:
             return read_records(path, loglines)

@@ -54,6 +54,19 @@ def role_of(path: Path, records: Iterable[dict[str, Any]]) -> FileRole:
     return FileRole(False, session_id_for(path, sessions))
 
 
+ROLE_FACT = "claude_code.role"
+"""A sample's fact (``Sample.facts``): the file's role, read while planning."""
+
+
+def planned_role(path: Path, sample: Sample) -> FileRole:
+    """The role of a file (``role_of`` its head records), kept on its sample so that
+    reading the unit later does not parse the head again."""
+    role = sample.facts.get(ROLE_FACT)
+    if not isinstance(role, FileRole):
+        role = sample.facts[ROLE_FACT] = role_of(path, sample.records)
+    return role
+
+
 def session_id_for(path: Path, sessions: Sequence[str]) -> str:
     """A session's own id: its file name when records confirm it, else the first ``sessionId``."""
     name = bare_name(path)
@@ -118,7 +131,7 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any], SourceIssue | None]:
 
 def plan_units(files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
     """Group sessions with their sub-agent files (on disk and among ``files``)."""
-    roles = {path: role_of(path, sample.records) for path, sample in files}
+    roles = {path: planned_role(path, sample) for path, sample in files}
     claimed: set[Path] = set()
     input_agents: dict[str, list[Path]] = {}
     for path, _ in files:
