@@ -88,23 +88,25 @@ def test_zooming_spreads_the_marks_and_show_all_brings_the_whole_span_back(page:
     timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
     first, last = timed[0]["event_id"], timed[-1]["event_id"]
     whole = _mark_x(page, last) - _mark_x(page, first)
-    ticks = page.locator(".timeline-chart .axis .tick text").all_text_contents()
+    ticks = page.locator(".timeline-axis .axis .tick text").all_text_contents()
     page.get_by_role("button", name="Zoom in").click()
     page.get_by_role("button", name="Zoom in").click()
-    expect(page.locator(".timeline-chart .axis .tick text").first).not_to_have_text(ticks[0])
+    expect(page.locator(".timeline-axis .axis .tick text").first).not_to_have_text(ticks[0])
     assert _mark_x(page, last) - _mark_x(page, first) > 3.5 * whole
-    # The mouse wheel zooms too, around the pointer.
+    # Ctrl + the mouse wheel zooms too, around the pointer (a plain wheel scrolls the lanes).
     page.get_by_role("button", name="Show all").click()
-    expect(page.locator(".timeline-chart .axis .tick text")).to_have_text(ticks)
+    expect(page.locator(".timeline-axis .axis .tick text")).to_have_text(ticks)
     box = page.locator(".timeline-chart").bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.6)
-    page.mouse.wheel(0, -600)
-    expect(page.locator(".timeline-chart .axis .tick text").first).not_to_have_text(ticks[0])
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    expect(page.locator(".timeline-axis .axis .tick text").first).not_to_have_text(ticks[0])
     # Down to minutes: enough zooming in shows an axis in minutes.
     for _ in range(12):
         page.get_by_role("button", name="Zoom in").click()
-    labels = page.locator(".timeline-chart .axis .tick text").all_text_contents()
+    labels = page.locator(".timeline-axis .axis .tick text").all_text_contents()
     assert any(re.fullmatch(r"\d\d:\d\d|:\d\d", label) for label in labels), labels
 
 
@@ -112,10 +114,13 @@ def test_a_brushed_window_filters_the_event_list_and_the_list_tab(page: Page) ->
     graph = _graph(page)
     _open(page)
     timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
-    first, middle = timed[0], timed[len(timed) // 2]
-    # Brushed from just before the first event's mark to just after the middle one's.
+    # Brushed from just before the first event's mark to just after the last one before
+    # the widest gap between marks: the events after the gap fall outside.
+    xs = [_mark_x(page, e["event_id"]) for e in timed]
+    gap = max(range(len(xs) - 1), key=lambda i: xs[i + 1] - xs[i])
+    first, middle = timed[0], timed[gap]
     chart = page.locator(".timeline-chart").bounding_box()
-    band = page.locator(".timeline-chart .brush .overlay").bounding_box()
+    band = page.locator(".timeline-axis .brush .overlay").bounding_box()
     assert chart is not None and band is not None
     y = band["y"] + band["height"] / 2
     page.mouse.move(chart["x"] + _mark_x(page, first["event_id"]) - 2, y)
@@ -147,7 +152,7 @@ def test_a_brushed_window_filters_the_event_list_and_the_list_tab(page: Page) ->
     # The window follows the zoom; clearing it brings every event back.
     page.get_by_role("button", name="Clear the window").click()
     expect(page.locator("#panel-timeline .event")).to_have_count(len(graph["events"]))
-    expect(page.locator(".timeline-chart .brush .selection")).to_be_hidden()
+    expect(page.locator(".timeline-axis .brush .selection")).to_be_hidden()
     # From the keyboard: the visible range as the window.
     page.get_by_role("button", name="Zoom in").click()
     page.get_by_role("button", name="Window: the visible range").press("Enter")
@@ -190,7 +195,8 @@ def test_selecting_an_entity_highlights_its_events_in_every_lane(page: Page) -> 
     expect(page.locator("#graph-detail h2")).to_have_text(entity["name"])
     page.evaluate("() => window.scrollTo(0, 0)")
     screenshot(page, "graph-desktop")
-    screenshot(page, "graph-timeline-examples", full_page=True)
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
+    screenshot(page, "graph-timeline-examples")
     # Pressing it again clears the highlight.
     chip.click()
     expect(marks).to_have_count(0)
@@ -485,9 +491,9 @@ def test_a_late_answer_for_a_result_switched_away_from_is_never_shown(page: Page
 def test_hostile_names_render_as_inert_text_on_the_graph_page(page: Page) -> None:
     _open(page)
     page.get_by_role("tab", name="List").click()
-    # The timeline chart is the page's only SVG; names inside it are text too.
-    expect(page.locator("main svg")).to_have_count(1)
-    expect(page.locator("main svg.timeline-chart")).to_have_count(1)
+    # The timeline's axis and lanes are the page's only SVGs; names inside are text too.
+    expect(page.locator("main svg")).to_have_count(2)
+    expect(page.locator("main svg.timeline-chart, main svg.timeline-axis")).to_have_count(2)
     for selector in ("main script", "main img", "main iframe", "main b", "main foreignObject"):
         assert page.locator(selector).count() == 0, selector
     assert page.evaluate("() => window.__pwned") is None

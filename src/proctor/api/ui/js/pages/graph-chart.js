@@ -105,26 +105,35 @@ export class TimelineChart {
       host.append("p").attr("class", "muted").text("No event has a recorded time: the list below shows them.");
       return;
     }
-    const width = Math.max(this.host.clientWidth, 280);
+    const top = host.append("svg").attr("class", "timeline-axis");
+    const scroller = host.append("div").attr("class", "lanes-scroll");
+    // The lanes' width leaves room for their scroll bar; the axis above lines up with them.
+    const width = Math.max(scroller.node().clientWidth, 280);
     this.width = this.host.clientWidth;
     const narrow = width < 600;
     const left = narrow ? 92 : 190;
     const right = 12;
     const laneList = lanes(this.graph);
     const rows = [{ id: FINDINGS_LANE, title: `Findings (${this.findings.length})`, depth: 0, events: [] }, ...laneList];
-    const height = AXIS + BAND + rows.length * LANE + 6;
+    const height = rows.length * LANE + 6;
+    const head = AXIS + BAND;
     const x0 = d3.scaleUtc().domain(domain).range([left, width - right]);
     const kinds = [...new Set(this.graph.events.map((e) => e.kind))].sort();
     const outcome = outcomes(this.graph);
-    const laneY = (index) => AXIS + BAND + index * LANE + LANE / 2;
+    const laneY = (index) => index * LANE + LANE / 2;
     const span = domain[1] - domain[0];
     this.x0 = x0;
 
-    const svg = host.append("svg")
+    // The time axis and the brush band stay in view while the lanes scroll under them.
+    top
+      .attr("width", width)
+      .attr("height", head)
+      .attr("role", "img")
+      .attr("aria-label", "Time axis; dragging along the band under it selects a window (the buttons above do it from the keyboard).");
+    const svg = scroller.append("svg")
       .attr("class", "timeline-chart")
       .attr("width", width)
       .attr("height", height)
-      .attr("viewBox", `0 0 ${width} ${height}`)
       .attr("role", "img")
       .attr("aria-label", `Timeline: ${this.graph.events.length} events in ${laneList.length} lanes and ${this.findings.length} findings; the list below holds the same events.`);
     svg.append("defs").append("clipPath").attr("id", "timeline-clip")
@@ -133,7 +142,7 @@ export class TimelineChart {
     // Lanes: a band each, the story line's title at the left.
     const laneGroup = svg.append("g").attr("class", "lanes");
     rows.forEach((row, index) => {
-      const y = AXIS + BAND + index * LANE;
+      const y = index * LANE;
       const lane = laneGroup.append("g").attr("class", `lane${index % 2 ? " odd" : ""}${row.id === FINDINGS_LANE ? " findings-lane" : ""}`)
         .attr("data-lane", row.id);
       lane.append("rect").attr("class", "lane-band").attr("x", 0).attr("y", y).attr("width", width).attr("height", LANE);
@@ -143,12 +152,11 @@ export class TimelineChart {
       label.append("title").text(row.title);
     });
 
-    // The zoom surface under the marks (wheel, drag, pinch), then the marks, clipped.
+    // The zoom surface under the marks (Ctrl + wheel or pinch, drag), then the marks, clipped.
     svg.append("rect").attr("class", "zoom-surface")
-      .attr("x", left).attr("y", AXIS + BAND).attr("width", width - right - left).attr("height", rows.length * LANE);
+      .attr("x", left).attr("y", 0).attr("width", width - right - left).attr("height", height);
     const plot = svg.append("g").attr("clip-path", "url(#timeline-clip)");
-    const cursor = plot.append("line").attr("class", "replay-cursor")
-      .attr("y1", AXIS - 4).attr("y2", height);
+    const cursor = plot.append("line").attr("class", "replay-cursor").attr("y1", 0).attr("y2", height);
     const marks = plot.append("g").attr("class", "marks");
     const placed = [];
     laneList.forEach((lane, index) => {
@@ -169,10 +177,10 @@ export class TimelineChart {
       .on("click", (_, f) => this.handlers.openFinding(f));
     findingMarks.append("title").text((f) => `${f.severity} · ${f.title} (${f.rule}) · ${new Date(f.at).toLocaleString()}`);
 
-    // The axis on top, and the brush band under it.
-    const axis = svg.append("g").attr("class", "axis").attr("transform", `translate(0,${AXIS - 2})`);
-    const band = svg.append("g").attr("class", "brush").attr("transform", `translate(0,${AXIS})`);
-    svg.append("text").attr("class", "band-label").attr("x", 4).attr("y", AXIS + BAND / 2).attr("dy", "0.35em")
+    const axis = top.append("g").attr("class", "axis").attr("transform", `translate(0,${AXIS - 2})`);
+    const band = top.append("g").attr("class", "brush").attr("transform", `translate(0,${AXIS})`);
+    const topCursor = top.append("line").attr("class", "replay-cursor axis-cursor").attr("y1", AXIS - 8).attr("y2", head);
+    top.append("text").attr("class", "band-label").attr("x", 4).attr("y", AXIS + BAND / 2).attr("dy", "0.35em")
       .text(narrow ? "Window ↔" : "Drag here: a window ↔");
 
     let x = this.transform.rescaleX(x0);
@@ -181,7 +189,8 @@ export class TimelineChart {
       eventMarks.attr("cx", (d) => x(millis(d.event.occurred_at)));
       findingMarks.attr("transform", (f) => `translate(${x(millis(f.at))},${laneY(0)})`);
       const at = this.cursor;
-      cursor.attr("x1", at === null ? -10 : x(at)).attr("x2", at === null ? -10 : x(at)).classed("hidden", at === null);
+      const cx = at === null ? -10 : x(at);
+      for (const line of [cursor, topCursor]) line.attr("x1", cx).attr("x2", cx).classed("hidden", at === null);
     };
     this.place = place;
 
@@ -196,7 +205,8 @@ export class TimelineChart {
     band.call(brush);
     const showWindow = () => {
       moving = true;
-      band.call(brush.move, this.window ? [Math.max(left, x(this.window[0])), Math.min(width - right, x(this.window[1]))] : null);
+      const shown = this.window && [Math.max(left, x(this.window[0])), Math.min(width - right, x(this.window[1]))];
+      band.call(brush.move, shown && shown[1] > shown[0] ? shown : null);
       moving = false;
     };
     this.brushTo = (window) => {
@@ -205,17 +215,18 @@ export class TimelineChart {
       this.handlers.brushed(window);
     };
 
-    // Zoom from the whole span down to a few minutes (x only); pan by dragging.
+    // Zoom from the whole span down to a few minutes (x only); drag pans. A plain wheel
+    // scrolls the lanes; with Ctrl (or a pinch) it zooms.
     const zoom = d3.zoom()
       .scaleExtent([1, Math.max(1, span / (5 * MINUTE))])
       .extent([[left, 0], [width - right, height]])
       .translateExtent([[left, 0], [width - right, height]])
+      .filter((event) => (event.type === "wheel" ? event.ctrlKey || event.metaKey : !event.ctrlKey && !event.button))
       .on("zoom", (event) => {
         this.transform = event.transform;
         x = event.transform.rescaleX(x0);
         place();
         if (this.window) showWindow();
-        this.handlers.zoomed?.(this.visible());
       });
     this.zoom = zoom;
     this.svg = svg;
@@ -224,6 +235,15 @@ export class TimelineChart {
     place();
     if (this.window) showWindow();
     this.setMoment(this.cursor);
+  }
+
+  /** Zoom so that a time range ([from, to] milliseconds) fills the axis. */
+  zoomTo([from, to]) {
+    if (!this.svg) return;
+    const [lo, hi] = this.x0.range();
+    const k = (hi - lo) / Math.max(this.x0(to) - this.x0(from), 1);
+    const transform = this.d3.zoomIdentity.translate(lo, 0).scale(k).translate(-this.x0(from), 0);
+    this.svg.call(this.zoom.transform, transform);
   }
 
   /** The visible time range, [from, to] milliseconds. */

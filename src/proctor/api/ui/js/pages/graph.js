@@ -156,7 +156,9 @@ class GraphPage {
       button("zoom-in", "Zoom in", () => this.chart?.zoomBy(2)),
       button("zoom-out", "Zoom out", () => this.chart?.zoomBy(0.5)),
       button("zoom-all", "Show all", () => this.chart?.zoomBy(null)),
-      button("window-visible", "Window: the visible range", () => this.chart?.selectWindow(this.chart.visible())));
+      button("window-visible", "Window: the visible range", () => this.chart?.selectWindow(this.chart.visible())),
+      this.zoomWindow = h("button", { type: "button", id: "zoom-window", disabled: true, on: { click: () => this.window && this.chart?.zoomTo(this.window) } }, "Zoom to the window"),
+      h("span", { class: "muted small-text" }, "Drag the lanes to pan; Ctrl + wheel zooms."));
   }
 
   picker(results) {
@@ -279,6 +281,7 @@ class GraphPage {
 
   setWindow(window) {
     this.window = window;
+    this.zoomWindow.toggleAttribute("disabled", !window);
     this.drawLists(this.shown());
   }
 
