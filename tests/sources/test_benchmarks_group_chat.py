@@ -114,6 +114,27 @@ def test_a_routing_note_alone_opens_a_hand_off_answered_by_the_named_agent(
     assert (instructed.status, instructed.result_text) == ("pending", None)
 
 
+@pytest.mark.parametrize("role", ["Lead (to Coder)", "Lead (asks coder)", "Lead (→ Coder)"])
+def test_a_role_note_naming_another_agent_addresses_an_instruction_to_it(
+    tmp_path: Path, role: str
+) -> None:
+    bundle = magentic_log(
+        tmp_path,
+        [
+            ("human", "Sum the column."),
+            (role, "Write code that sums the first column."),
+            ("Coder", "print(sum(rows))"),
+            ("Lead (thought)", "That looks right; we are done here."),
+        ],
+    )
+    (call,) = bundle.tool_calls
+    assert call.arguments == {
+        "agent": "Coder",
+        "instruction": "Write code that sums the first column.",
+    }
+    assert call.result_text == "print(sum(rows))"
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -440,7 +440,8 @@ def group_chat(
     is one agent handing it to another. That structure is read from the messages alone:
 
     - an instruction addressed to another agent (``attributes["addressee"]``, Magentic-One's
-      ``"Orchestrator (-> WebSurfer)"``) opens a hand-off to that agent;
+      ``"Orchestrator (-> WebSurfer)"``, or a role note naming one other participant,
+      ``"Lead (to Coder)"``) opens a hand-off to that agent;
     - a routing note, a first line of a few words that names exactly one other
       participant ("Next speaker WebSurfer", "Handing over to FileSurfer."), opens one
       too, unless a hand-off to that agent is already waiting (then it restates it);
@@ -474,8 +475,7 @@ def group_chat(
                 _answer(_open(calls, previous.source_id, message.author, code), message)
         elif author in waiting:
             _answer(waiting.pop(author), message)
-        addressee = message.attributes.get("addressee")
-        target = addressee.strip() if isinstance(addressee, str) else ""
+        target = _addressee(message, participants)
         if target and agent_key(target) != author:
             waiting[agent_key(target)] = _open(calls, message.source_id, target, message.text)
         else:
@@ -507,6 +507,24 @@ def _participants(messages: Sequence[Message]) -> dict[str, str]:
         if isinstance(addressee, str) and addressee.strip():
             names.setdefault(agent_key(addressee), addressee.strip())
     return names
+
+
+def _addressee(message: Message, participants: Mapping[str, str]) -> str:
+    """The agent an instruction is addressed to: the speaker role's ``-> X``, or a role
+    note that names exactly one other participant ("Lead (to Coder)"); else ``""``."""
+    addressee = message.attributes.get("addressee")
+    if isinstance(addressee, str) and addressee.strip():
+        return addressee.strip()
+    channel = message.attributes.get("channel")
+    if not isinstance(channel, str):
+        return ""
+    author = agent_key(message.author or "")
+    named = {
+        agent_key(word)
+        for word in _WORDS.findall(channel)
+        if agent_key(word) in participants and agent_key(word) != author
+    }
+    return participants[named.pop()] if len(named) == 1 else ""
 
 
 def _routed_to(message: Message, participants: Mapping[str, str]) -> str | None:
