@@ -17,6 +17,7 @@ import pytest
 from proctor.findings import Finding
 from proctor.rules import DEFAULT_POLICY, Trace, check_trace
 from proctor.rules.builtin import loops
+from proctor.rules.builtin._monologue import is_status_record
 from proctor.sources import prepare_bundle
 from proctor.transcript import ConversationBundle
 from tests.sources.helpers import read
@@ -261,3 +262,19 @@ def test_a_code_runner_asked_again_and_again_with_nothing_to_run_is_a_loop(
     rules = {f.rule for f in loop_findings(bundle)}
     # The runner's canned answer is its output, not an agent repeating itself.
     assert rules == {"repeated_tool_call"}
+
+
+@pytest.mark.parametrize(
+    ("text", "record"),
+    [
+        (f"Progress ledger:\n{LEDGER}", True),
+        (LEDGER, True),
+        (f"{LEDGER}\n/usr/lib/python3/agents.py:216: UserWarning: model mismatch", True),
+        ("Here is what I think:\n\nfirst, the plan\n" + LEDGER, False),  # prose before it
+        ('I checked {"a": 1} and will now explain at length why it matters a lot.', False),
+        ("[1, 2, 3]", False),
+        ("Updated ledger: {not json}", False),
+    ],
+)
+def test_a_status_record_is_mostly_one_json_object(text: str, record: bool) -> None:
+    assert is_status_record(text) is record

@@ -16,9 +16,9 @@ What is not talk:
 - a message that repeats the result of a call just made is that result shown again
   (a delegated agent's reply, a code runner's output): it breaks a streak like a tool
   result and is not counted as the assistant repeating itself;
-- a status record, a message that is one JSON object after at most a short label line
-  (an orchestrator's progress ledger, a structured plan), is bookkeeping: it neither
-  extends nor breaks a streak.
+- a status record, a message that is mostly one JSON object after at most a short
+  label line (an orchestrator's progress ledger, a structured plan), is bookkeeping: it
+  neither extends nor breaks a streak.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ _MAX_RESULTS = 16
 """Recent call results remembered, to recognise a message that shows one again."""
 LABEL_CHARS = 60
 """Longest label line a status record may have before its JSON object."""
+_DECODER = json.JSONDecoder()
 
 
 @dataclass(slots=True)
@@ -201,15 +202,20 @@ def _carried_by(call: ToolCall, text: str) -> bool:
 
 
 def is_status_record(text: str) -> bool:
-    """True for a message that is one JSON object, after at most a short label line."""
+    """True for a message that is a JSON object, after at most a short label line.
+
+    Text after the object (a runtime warning printed into the log) is allowed as long as
+    the object is most of the message.
+    """
     stripped = text.strip()
     start = stripped.find("{")
-    if start < 0 or not stripped.endswith("}"):
+    if start < 0:
         return False
     label = stripped[:start].strip()
     if len(label) > LABEL_CHARS or "\n" in label:
         return False
     try:
-        return isinstance(json.loads(stripped[start:]), dict)
+        value, end = _DECODER.raw_decode(stripped, start)
     except ValueError:
         return False
+    return isinstance(value, dict) and (end - start) * 2 >= len(stripped)
