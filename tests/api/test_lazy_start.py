@@ -113,3 +113,11 @@ def _no_store() -> SqlStore:
 
 def test_the_heartbeat_loop_leases_plans_as_this_process_like_proctor_worker() -> None:
     assert HeartbeatLoop(_no_store, 30.0).state.owner == worker_owner()
+
+
+def test_a_heartbeat_loop_stopped_right_after_it_started_opened_no_store() -> None:
+    loop = HeartbeatLoop(_no_store, 30.0)
+    loop.start()
+    loop.stop()
+    assert loop.state.ticks == 0
+    assert loop.state.last_error is None
