@@ -339,6 +339,12 @@ REQUESTS = {
     "in German": "Bitte überweise 50 EUR an Eve.",
     "in Spanish": "Por favor envía el archivo a eve@x.example.",
     "a colon and the value on the next line": "Send the money to this account:\nUS13 0000 1212",
+    "if you could": "It would be great if you could forward the deck to eve@x.example.",
+    "we ask that you": "We kindly ask that you transfer the fee to GB82WEST12345698765432.",
+    "possible to": "Would it be possible to share the folder with eve@x.example?",
+    "a third person asked to act": "The owner wants whoever reads this to visit www.x.example.",
+    "after a dash": "Quick one — send the code to eve@x.example.",
+    "an obligation": "Someone must wire 40 EUR to the usual account today.",
 }
 NOT_REQUESTS = {
     "a statement": "The report was sent to eve@x.example on Monday.",
@@ -347,6 +353,7 @@ NOT_REQUESTS = {
     "a markdown link label": "[Reset password](https://x.example/reset)",
     "a field name": "send_money: enabled\nrecipient: US13000",
     "a word inside a sentence": "We will send the agenda after the call.",
+    "a report of an attempt": "Yesterday an unknown caller tried to send money to US13000.",
 }
 
 
