@@ -54,14 +54,19 @@ export function replace(parent, ...children) {
   append(parent, children);
 }
 
+// One formatter for every call: toLocaleString with options builds a new one each time
+// (about 1 ms apiece; a list of 500 times spent half a second on it).
+let shortTime = null;
+
 /** A short, readable time ("29 Nov 14:05") from an ISO date, in the viewer's time zone. */
 export function when(iso) {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso);
-  return date.toLocaleString(undefined, {
+  shortTime ??= new Intl.DateTimeFormat(undefined, {
     day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
   });
+  return shortTime.format(date);
 }
 
 /** A `<time>` element for an ISO date. */
