@@ -4,6 +4,9 @@
 import { ApiError, Superseded, setToken } from "./api.js";
 import { errorBox, h, replace } from "./dom.js";
 import * as conversations from "./pages/conversations.js";
+// The header's search box is on every page: wired before the first page shows, so a key
+// typed (or Enter pressed) in it never reaches a form not yet taken over.
+import * as search from "./pages/search.js";
 
 /**
  * @typedef {{ main: HTMLElement, params: string[], query: URLSearchParams, signal: AbortSignal }} PageContext
@@ -12,7 +15,7 @@ import * as conversations from "./pages/conversations.js";
  */
 
 /** @type {Route[]} */
-const routes = [...conversations.routes];
+const routes = [...conversations.routes, ...search.routes];
 
 /** Pages add theirs (modules loaded after the shell register themselves). */
 export function addRoutes(more) {
@@ -194,7 +197,7 @@ async function start() {
     .then(() => notifications)
     .then((module) => module.start())
     .catch((error) => console.error("notifications failed to load", error));
-  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox", "search", "suggestions"];
+  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox", "suggestions"];
   /** @type {Promise<void> | null} */
   let first = null;
   const showWhenKnown = () => {
