@@ -241,7 +241,7 @@ def test_a_speaker_without_a_system_prompt_runs_what_the_message_before_holds(
     assert nothing.arguments == {"agent": "Runner"}
     assert nothing.result_text == NOTHING_TO_RUN
     runner = [m for m in bundle.messages if m.author == "Runner"]
-    assert [m.role for m in runner] == ["assistant", "assistant"]  # still participants
+    assert [m.role for m in runner] == ["tool", "tool"]  # a program's output, still its own
 
 
 def test_a_group_chat_without_system_prompts_has_no_program_speakers(tmp_path: Path) -> None:

@@ -93,9 +93,13 @@ def test_the_acting_agent_is_the_author(path: Path, reads: Callable[[Path], Read
         assert message.author == entry.get("name", entry["role"].split(" (")[0])
         if "(->" in entry["role"]:
             assert message.attributes["addressee"] == entry["role"].split("(->")[1][:-1].strip()
-        # A group chat's opening message poses the task: it is the run's prompt.
+        # A group chat's opening message poses the task: it is the run's prompt. A
+        # speaker without a system prompt (the code runner) is a program: its turns are
+        # tool output.
         opening = index == 0 and "name" in entry
-        assert message.role == ("user" if entry["role"] == "human" or opening else "assistant")
+        program = "name" in entry and entry["name"] not in record.get("system_prompt", {})
+        expected = "user" if entry["role"] == "human" or opening else "assistant"
+        assert message.role == ("tool" if program and not opening else expected)
 
 
 @pytest.mark.parametrize(

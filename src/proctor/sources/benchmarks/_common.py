@@ -454,12 +454,14 @@ def group_chat(
 
     Each hand-off is a call named ``delegate_to_agent`` issued by the delegating message,
     arguments ``{"agent", "instruction"}``; a hand-off nobody answered stays pending.
-    The messages keep their ids and text: the reply is still its author's message
-    (benchmark labels cite it), and also the call's result. Routing notes become
-    ``notice`` messages: they are the chat's speaker selection, not anyone's answer.
+    The messages keep their ids, authors and text: the reply is still its author's
+    message (benchmark labels cite it), and also the call's result. Routing notes become
+    ``notice`` messages (the chat's speaker selection, not anyone's answer), and an
+    executor's turns ``tool`` messages (a program's output, not an agent's statement).
     """
     participants = _participants(messages)
     notes: set[str] = set()
+    outputs: set[str] = set()
     programs = {agent_key(name) for name in executors}
     waiting: dict[str, _Call] = {}
     calls: list[_Call] = []
@@ -470,6 +472,7 @@ def group_chat(
             continue
         author = agent_key(message.author)
         if author in programs:
+            outputs.add(message.source_id)
             if previous is not None and previous.role == "assistant":
                 code = code_blocks(previous.text)
                 _answer(_open(calls, previous.source_id, message.author, code), message)
@@ -486,9 +489,17 @@ def group_chat(
                     waiting[agent_key(routed)] = _open(calls, message.source_id, routed, None)
         previous = message
     return GroupChat(
-        tuple(replace(m, kind="notice") if m.source_id in notes else m for m in messages),
+        tuple(_restated(m, notes, outputs) for m in messages),
         tuple(call.build() for call in calls),
     )
+
+
+def _restated(message: Message, notes: set[str], outputs: set[str]) -> Message:
+    if message.source_id in notes:
+        return replace(message, kind="notice")
+    if message.source_id in outputs:
+        return replace(message, role="tool")
+    return message
 
 
 def code_blocks(text: str) -> str | None:
