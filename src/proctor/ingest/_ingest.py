@@ -95,6 +95,9 @@ class IngestReport:
         return "completed_with_errors" if self.errors else "completed"
 
 
+_LOOKUP_CHUNK = 256
+"""Units whose last-import records are read in one query."""
+
 _MAX_KEY_CHARS = 1024
 """The store's limit for a file path; longer paths are kept by prefix and hash."""
 
@@ -108,14 +111,14 @@ def _unit_key(unit: ReadUnit) -> str:
 
 
 def _unchanged_ids(
-    store: Store, adapter: SourceAdapter, unit: ReadUnit
+    store: Store, adapter: SourceAdapter, unit: ReadUnit, known: ImportedFile | None
 ) -> tuple[tuple[str, ...] | None, tuple[str, int] | None]:
     """The conversations of a unit imported before with the same bytes (None: read it),
     and the unit's digest and size when they had to be taken to tell.
 
     A unit never imported (or by another adapter version) is read whatever its bytes:
-    its digest is left to whoever reads it (a worker process, with workers)."""
-    known = store.imported_file(_unit_key(unit))
+    its digest is left to whoever reads it (a worker process, with workers).
+    ``known``: the unit's record from its last import (None: never imported)."""
     if known is None:
         return None, None
     if (known.adapter, known.adapter_version) != (adapter.name, adapter.version):
@@ -224,17 +227,23 @@ def _changed_units(
 ) -> Iterator[UnitTask]:
     """Units whose bytes changed since their last import; the others are counted and skipped."""
     # Pop units as they go so their samples are freed on the way.
-    pending = list(reversed(plan.units))
+    pending = [(adapter, unit, _unit_key(unit)) for adapter, unit in reversed(plan.units)]
     plan.units.clear()
+    records: dict[str, ImportedFile | None] = {}
     while pending:
-        adapter, unit = pending.pop()
+        adapter, unit, key = pending.pop()
+        if not force and key not in records:
+            # The last imports of this unit and the next ones: one query per chunk.
+            ahead = [key, *(later for _, _, later in pending[-_LOOKUP_CHUNK:])]
+            records = {**dict.fromkeys(ahead), **store.imported_files(ahead)}
         stats = report.by_format.setdefault(adapter.name, FormatStats())
         stats.units += 1
         report.units += 1
         report.files += len(unit.paths)
-        known_ids, digest = (None, None) if force else _unchanged_ids(store, adapter, unit)
+        known = records.pop(key, None)
+        known_ids, digest = (None, None) if force else _unchanged_ids(store, adapter, unit, known)
         if known_ids is None:
-            yield UnitTask(adapter, unit, digest)
+            yield UnitTask(adapter, unit, digest, key)
             continue
         assert digest is not None  # compared to tell the unit unchanged
         stats.skipped_unchanged += 1
@@ -310,7 +319,7 @@ def _write_unit(
         content_hash, size = task.digest
         store.record_imported_file(
             ImportedFile(
-                path=_unit_key(task.unit),
+                path=task.key if task.key is not None else _unit_key(task.unit),
                 content_hash=content_hash,
                 size=size,
                 adapter=task.adapter.name,

@@ -110,6 +110,8 @@ class UnitTask:
     unit: ReadUnit
     digest: tuple[str, int] | None = None
     """Content hash and size of the unit's files; None until its reader takes them."""
+    key: str | None = None
+    """The unit's name in the store's record of imported files (its resolved path)."""
 
     @property
     def size(self) -> int:

@@ -12,6 +12,7 @@ the caller's transaction.
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,18 +42,29 @@ class _Statement:
         """The driver's parameters for ``rows``: tuples (qmark) or dicts (pyformat)."""
         keys = self.keys
         if self.positional:
-            values = [[row[key] for key in keys] for row in rows]
+            # Column by column, in C where it can be: rows to columns (``zip``), each
+            # column with a processor bound by ``map``, columns back to rows.
+            columns: list[Sequence[Any]] = list(zip(*map(_values(keys), rows), strict=True))
+            if not columns:
+                return [() for _ in rows]
             for index, _key, process in self.processors:
-                bind = _remembered(process) if len(values) > 1 else process
-                for one in values:
-                    one[index] = bind(one[index])
-            return [tuple(one) for one in values]
+                bind = _remembered(process) if len(rows) > 1 else process
+                columns[index] = list(map(bind, columns[index]))
+            return list(zip(*columns, strict=True))
         named = [{key: row[key] for key in keys} for row in rows]
         for _index, key, process in self.processors:
             bind = _remembered(process) if len(named) > 1 else process
             for mapping in named:
                 mapping[key] = bind(mapping[key])
         return named
+
+
+def _values(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A row's values in ``keys`` order, as a tuple (``itemgetter``, in C)."""
+    if len(keys) == 1:
+        only = keys[0]
+        return lambda row: (row[only],)
+    return operator.itemgetter(*keys)
 
 
 def _remembered(process: Processor) -> Processor:
@@ -104,7 +116,7 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
     processors: list[tuple[int, str, Processor]] = []
     for index, key in enumerate(order):
         column_type = table.c[key].type
-        process = column_type.dialect_impl(dialect).bind_processor(dialect)
+        process: Processor | None = column_type.dialect_impl(dialect).bind_processor(dialect)
         if (
             process is not None
             and dialect.name == "sqlite"

@@ -56,6 +56,8 @@ class ImportBatch:
         self._project_for = project_for
         self.sources = 0
         """Sources of the conversations written so far: how much the batch holds."""
+        self._projects: dict[str, str] = {}
+        """Project ids by name, looked up (or created) once per transaction."""
 
     def write_conversation(
         self, prepared: PreparedBundle, *, project: str | None = None
@@ -69,8 +71,11 @@ class ImportBatch:
         try:
             with connection.begin_nested():
                 name = project or self._project_for(connection, prepared)
-                outcome = write_conversation(connection, prepared, name, utcnow())
+                outcome = write_conversation(
+                    connection, prepared, name, utcnow(), projects=self._projects
+                )
         except IntegrityError as exc:
+            self._projects.clear()  # one created in the savepoint is gone with it
             raise ConversationWriteError(
                 f"conversation {prepared.bundle.conversation_id!r} could not be stored: "
                 f"the write was refused and rolled back ({exc.orig}); nothing of it was stored"

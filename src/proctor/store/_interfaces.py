@@ -104,6 +104,10 @@ class StoreReader(Protocol):
         """Fast-path record of a read unit."""
         ...
 
+    def imported_files(self, paths: Sequence[str]) -> dict[str, ImportedFile]:
+        """Fast-path records of those read units imported before, by path."""
+        ...
+
     def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are stored."""
         ...

@@ -282,6 +282,24 @@ def imported_file(connection: Connection, path: str) -> ImportedFile | None:
     )
 
 
+def imported_files(connection: Connection, paths: Sequence[str]) -> dict[str, ImportedFile]:
+    """The fast-path records of those read units imported before, by path."""
+    found: dict[str, ImportedFile] = {}
+    for start in range(0, len(paths), 400):
+        chunk = list(paths[start : start + 400])
+        rows = connection.execute(select(t.import_files).where(t.import_files.c.path.in_(chunk)))
+        for row in rows:
+            found[row.path] = ImportedFile(
+                row.path,
+                row.content_hash,
+                row.size,
+                row.adapter,
+                row.adapter_version,
+                tuple(row.conversation_ids),
+            )
+    return found
+
+
 def existing_conversation_ids(connection: Connection, ids: Sequence[str]) -> set[str]:
     """Which of ``ids`` are stored."""
     found: set[str] = set()

@@ -156,6 +156,11 @@ class SqlStore(
         with self._read() as c:
             return reads.imported_file(c, path)
 
+    def imported_files(self, paths: Sequence[str]) -> dict[str, ImportedFile]:
+        """Fast-path records of those read units imported before, by path."""
+        with self._read() as c:
+            return reads.imported_files(c, paths)
+
     def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are stored."""
         with self._read() as c:

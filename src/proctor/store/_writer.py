@@ -97,15 +97,22 @@ def write_conversation(
     now: datetime,
     *,
     places: Mapping[SourceKey, int] | None = None,
+    projects: dict[str, str] | None = None,
 ) -> WriteOutcome:
     """Write ``prepared`` inside the caller's transaction and say what changed.
 
     ``places``: the ``seq`` of each of the bundle's sources, for an append that carries
     only part of the conversation (default: each source's index in the bundle).
+    ``projects``: project ids by name already found or created in this transaction
+    (a transaction that writes many conversations looks each project up once).
     """
     bundle = prepared.bundle
     conversation_id = bundle.conversation_id
-    project_id = ensure_project(connection, project_name, now)
+    project_id = None if projects is None else projects.get(project_name)
+    if project_id is None:
+        project_id = ensure_project(connection, project_name, now)
+        if projects is not None:
+            projects[project_name] = project_id
     details = _details_hash(prepared, project_id)
 
     existing = connection.execute(
