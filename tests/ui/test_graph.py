@@ -524,3 +524,12 @@ def test_the_graph_page_is_usable_at_375_pixels(page: Page) -> None:
     page.get_by_role("tab", name="Timeline").click()
     page.evaluate("() => window.scrollTo(0, 0)")
     screenshot(page, "graph-375")
+
+
+def test_a_link_naming_an_object_opens_it_with_its_events_highlighted(page: Page) -> None:
+    graph = _graph(page)
+    entity = _entity(graph, "npm run db:migrate")
+    involving = [e for e in graph["events"] if entity["entity_id"] in e["entity_ids"]]
+    _open(page, f"/#/graph?select=entity:{entity['entity_id']}")
+    expect(page.locator("#graph-detail h2")).to_have_text("npm run db:migrate")
+    expect(page.locator("#panel-timeline .event.highlight")).to_have_count(len(involving))

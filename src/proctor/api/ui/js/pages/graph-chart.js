@@ -16,6 +16,13 @@ const MINUTE = 60_000;
 const KIND_COLOURS = 8;
 
 let loading = null;
+let longTime = null;
+
+/** A date and time in the viewer's zone (one formatter for every mark). */
+function stamp(iso) {
+  longTime ??= new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  return longTime.format(new Date(iso));
+}
 
 /** window.d3 with the modules the chart uses, loading vendor/d3.min.js once. */
 export function loadD3() {
@@ -169,13 +176,13 @@ export class TimelineChart {
       .attr("cy", (d) => d.y)
       .on("click", (_, d) => this.handlers.open({ type: "event", id: d.event.event_id }));
     eventMarks.append("title").text((d) =>
-      `${d.event.title}\n${d.event.kind.replaceAll("_", " ")} · ${outcomeLabel(outcome.get(d.event.event_id))} · ${new Date(d.event.occurred_at).toLocaleString()}`);
+      `${d.event.title}\n${d.event.kind.replaceAll("_", " ")} · ${outcomeLabel(outcome.get(d.event.event_id))} · ${stamp(d.event.occurred_at)}`);
     const findingMarks = marks.selectAll("path.finding-mark").data(this.findings.filter((f) => millis(f.at) !== null)).join("path")
       .attr("class", (f) => `mark finding-mark severity-${f.severity} status-${f.status}`)
       .attr("data-finding", (f) => f.finding_id)
       .attr("d", "M0,-7L7,0L0,7L-7,0Z")
       .on("click", (_, f) => this.handlers.openFinding(f));
-    findingMarks.append("title").text((f) => `${f.severity} · ${f.title} (${f.rule}) · ${new Date(f.at).toLocaleString()}`);
+    findingMarks.append("title").text((f) => `${f.severity} · ${f.title} (${f.rule}) · ${stamp(f.at)}`);
 
     const axis = top.append("g").attr("class", "axis").attr("transform", `translate(0,${AXIS - 2})`);
     const band = top.append("g").attr("class", "brush").attr("transform", `translate(0,${AXIS})`);

@@ -74,14 +74,28 @@ function earliest(values) {
   return known.length ? Math.min(...known) : null;
 }
 
-/** When each fact became known (milliseconds or null), by type and id. */
+const known = new WeakMap();
+
+/** When each fact became known (milliseconds or null), by type and id (worked out once
+ * per graph: the replay slider asks on every step). */
 export function knownTimes(graph) {
+  if (!known.has(graph)) known.set(graph, workOutKnownTimes(graph));
+  return known.get(graph);
+}
+
+function workOutKnownTimes(graph) {
   const cited = (refs) => earliest(refs.map((ref) => millis(graph.sources[sourceKey(ref)]?.occurred_at)));
   const events = new Map(graph.events.map((e) => [e.event_id, millis(e.occurred_at) ?? cited(e.sources)]));
-  const entities = new Map(graph.entities.map((entity) => {
-    const fromEvents = graph.events.filter((e) => e.entity_ids.includes(entity.entity_id)).map((e) => events.get(e.event_id) ?? null);
-    return [entity.entity_id, earliest([cited(entity.sources), ...fromEvents])];
-  }));
+  const fromEvents = new Map();
+  for (const event of graph.events) {
+    const at = events.get(event.event_id) ?? null;
+    for (const id of event.entity_ids) {
+      if (!fromEvents.has(id)) fromEvents.set(id, []);
+      fromEvents.get(id).push(at);
+    }
+  }
+  const entities = new Map(graph.entities.map((entity) =>
+    [entity.entity_id, earliest([cited(entity.sources), ...(fromEvents.get(entity.entity_id) ?? [])])]));
   const relations = new Map(graph.relations.map((r) => [r.relation_id,
     cited(r.sources) ?? latestOf(entities.get(r.from_entity_id), entities.get(r.to_entity_id))]));
   const changes = new Map(graph.changes.map((c) => [c.change_id, cited(c.sources) ?? entities.get(c.entity_id) ?? null]));
@@ -93,8 +107,15 @@ function latestOf(a, b) {
   return a == null || b == null ? null : Math.max(a, b);
 }
 
+const stepped = new WeakMap();
+
 /** The distinct moments the replay slider steps through, oldest first. */
 export function moments(graph) {
+  if (!stepped.has(graph)) stepped.set(graph, workOutMoments(graph));
+  return stepped.get(graph);
+}
+
+function workOutMoments(graph) {
   const times = knownTimes(graph);
   const all = new Set();
   for (const map of Object.values(times)) for (const value of map.values()) if (value !== null) all.add(value);
@@ -169,7 +190,14 @@ export function untimed(graph) {
  * its story lines (or, in none, touching one of its entities) went well, else "open".
  * Other events map to their own outcome ("ok", "unknown" …).
  */
+const settled = new WeakMap();
+
 export function outcomes(graph) {
+  if (!settled.has(graph)) settled.set(graph, workOutOutcomes(graph));
+  return settled.get(graph);
+}
+
+function workOutOutcomes(graph) {
   const result = new Map();
   const sorted = [...graph.events].sort((a, b) => (millis(a.occurred_at) ?? Infinity) - (millis(b.occurred_at) ?? Infinity));
   sorted.forEach((event, index) => {

@@ -13,11 +13,12 @@ import { dayLabel, groupByDay, outcomeLabel, sourceKey, touchedEvents } from "./
  *             more: () => void }} ViewHandlers
  */
 
+let clock = null;
+
 function timeOnly(iso) {
   if (!iso) return h("span", { class: "muted" }, "no time");
-  const date = new Date(iso);
-  return h("time", { datetime: iso, title: iso, class: "mono" },
-    date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
+  clock ??= new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return h("time", { datetime: iso, title: iso, class: "mono" }, clock.format(new Date(iso)));
 }
 
 const SHOWN = 150;

@@ -41,8 +41,11 @@ async function graphPage({ main, params: [ref], query: params, signal }) {
   const thisReview = asPublished || params.get("view") === "review";
   const graph = await loadGraph(resultRef, { asPublished, thisReview });
   if (signal.aborted) return;
-  new GraphPage(main, listed.results, graph, { asPublished, thisReview, d3, signal },
+  const page = new GraphPage(main, listed.results, graph, { asPublished, thisReview, d3, signal },
     params.get("tab") === "list" ? "list" : "timeline");
+  // A link to one object (search results: `#/graph?select=TYPE:ID`) opens it.
+  const [type, ...id] = (params.get("select") ?? "").split(":");
+  if (type && id.length) page.open({ type, id: id.join(":") });
 }
 
 function loadGraph(resultRef, { asPublished, thisReview }) {
@@ -204,6 +207,10 @@ class GraphPage {
     }
     // A chart drawn while hidden had no width: fit it again once shown.
     if (name === "timeline") this.chart?.refit();
+    if (name === "list" && this.listed && !this.panels.list.firstChild) {
+      replace(this.panels.list, listView(this.listed, this.handlers));
+      this.mark(this.shown());
+    }
   }
 
   async setPublished(on) {
@@ -270,7 +277,10 @@ class GraphPage {
     replace(this.eventsHost, eventList(windowed, this.handlers, {
       outcome: outcomes(this.graph), lines, window: this.window, limit: this.listLimit,
     }));
-    replace(this.panels.list, listView(windowed, this.handlers));
+    // The list tab is built when shown (its tables hold every object).
+    this.listed = windowed;
+    if (this.tab === "list") replace(this.panels.list, listView(windowed, this.handlers));
+    else replace(this.panels.list);
     replace(this.windowNote, this.window && [
       h("span", null, "Window: ", timeEl(new Date(this.window[0]).toISOString()), " – ", timeEl(new Date(this.window[1]).toISOString()),
         ` · ${windowed.events.length} of ${shown.events.length} events. `),
