@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from proctor.ingest import ingest
 from proctor.search import index_full_text
@@ -224,22 +224,37 @@ def test_slash_types_in_fields_and_belongs_to_the_inbox_filter_on_its_page(
     expect(box).not_to_be_focused()
 
 
-def test_a_late_answer_to_an_older_query_never_replaces_the_newer_one(
+def test_typing_is_debounced_and_a_late_answer_to_an_older_query_is_dropped(
     page: Page, server: str
 ) -> None:
     asked: list[str] = []
-    page.on(
-        "request",
-        lambda request: asked.append(request.url) if "/api/search?" in request.url else None,
-    )
+    held: list[Route] = []
+
+    def hold_the_first(route: Route) -> None:
+        asked.append(route.request.url)
+        if "q=invoice+rounding" in route.request.url and not held:
+            held.append(route)  # answered only after the newer query's answer shows
+        else:
+            route.continue_()
+
+    page.route("**/api/search?*", hold_the_first)
     page.goto("/#/conversations")
     box = page.locator("#search-box")
+    status = page.locator("#search-panel .search-status")
     box.press_sequentially("invoice rounding", delay=20)
-    expect(page.locator("#search-panel .search-status")).to_contain_text("“invoice rounding”")
+    expect(status).to_have_text("Searching…")
     # Debounced: far fewer requests than keystrokes.
-    assert 1 <= len(asked) < len("invoice rounding")
+    assert 1 <= len(asked) < len("invoice rounding") // 2
+
     box.fill("ledger")
-    expect(page.locator("#search-panel .search-status")).to_contain_text("“ledger”")
+    expect(status).to_contain_text("“ledger”")
+    shown = page.locator("#search-panel .search-results").inner_text()
+    assert held, "the first query was held"
+    with page.expect_response(lambda response: "q=invoice+rounding" in response.url):
+        held[0].continue_()
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    expect(status).to_contain_text("“ledger”")
+    assert page.locator("#search-panel .search-results").inner_text() == shown
 
 
 def test_the_open_results_and_the_results_page_have_no_serious_axe_violation(
