@@ -522,7 +522,7 @@ def test_the_graph_page_is_usable_at_375_pixels(page: Page) -> None:
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the list scrolls sideways: {width}px"
     page.get_by_role("tab", name="Timeline").click()
-    page.evaluate("() => window.scrollTo(0, 0)")
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
     screenshot(page, "graph-375")
 
 

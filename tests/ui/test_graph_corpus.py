@@ -68,7 +68,7 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
     expect(page.locator(".timeline-chart .finding-mark")).to_have_count(
         sum(1 for f in findings if f["at"])
     )
-    page.evaluate("() => window.scrollTo(0, 0)")
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
     screenshot(page, "graph-timeline-corpus")
     # The newest half of the events brushed and zoomed to, an entity selected.
     ordered = sorted(
@@ -100,5 +100,5 @@ def test_the_corpus_timeline_fits_a_phone(page: Page) -> None:
     expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
-    page.locator(".timeline-chart").scroll_into_view_if_needed()
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
     screenshot(page, "graph-timeline-corpus-375")
