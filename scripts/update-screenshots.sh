@@ -10,7 +10,8 @@ for page in findings inbox trace reviews graph activity plans settings; do
     cp "$from/$page-$size.png" "docs/screenshots/$page-$size.png"
   done
 done
-for shot in xss-inert-desktop subagent-card-desktop goals-desktop notifications-panel; do
+for shot in xss-inert-desktop subagent-card-desktop goals-desktop notifications-panel \
+    graph-timeline-examples graph-timeline-corpus graph-timeline-corpus-zoomed graph-timeline-corpus-375; do
   cp "$from/$shot.png" docs/screenshots/
 done
 ls docs/screenshots
