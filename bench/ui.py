@@ -1,16 +1,20 @@
-"""Time to interactive of the web UI's two heaviest pages, in a real browser.
+"""Time to interactive of the web UI's heaviest pages, in a real browser.
 
 A real ``proctor serve`` (uvicorn on loopback, no token) on a real SQLite store, driven by
 Playwright with Debian's Chromium (headless, as the browser tests run it):
 
 (a) the findings inbox ``#/findings`` over a store with at least 10,000 findings;
-(b) the trace ``#/conversations/<id>`` of a conversation of 2,000 messages.
+(b) the trace ``#/conversations/<id>`` of a conversation of 2,000 messages;
+(c) the story graph ``#/graph`` over the whole ``../shared/transcripts`` corpus (imported,
+    checked and reviewed by the structural layer): the scope's whole graph, its timeline
+    chart drawn (d3, one lane per story line) and its lists.
 
 Time to interactive is measured inside the page: from navigation start (the page's
 ``performance`` time origin) until the page's root says it is ready —
 ``[data-page="inbox"][data-ready="true"]`` once the first page of rows is shown and
 keyboard-usable, ``[data-page="trace"][data-ready="true"]`` once the first screen of the
-trace is shown. A mutation observer, added before any of the page's scripts run, notes
+trace is shown, ``[data-page="graph"][data-ready="true"]`` once the timeline chart, the
+entity panel and the event list are drawn. A mutation observer, added before any of the page's scripts run, notes
 the moment the selector first matches ("ready") and the next animation frame after it
 ("shown", when that state is painted). Each is the median of ``--runs`` runs:
 
@@ -23,7 +27,9 @@ transcripts whose tool calls make the rules fire (tests/inbox_world.py) and one 
 messages (tests/trace_world.py), ingested with ``ingest`` and checked with the rules
 (``check_conversations``). Building takes minutes on two cores, so the store is kept under
 ``bench/.cache/`` (keyed by the generators' source and the sizes) and copied for each run
-of the bench. Target (issue 17): both pages under 1.5 s on a 2-core machine.
+of the bench; the corpus store likewise (keyed by the transcripts and the review code).
+Targets: the inbox and the trace under 1.5 s (issue 17), the story graph too (issue 20),
+on a 2-core machine.
 
 Until a page exists in this build (the selector never appears), its row says "not
 ready" and why, and the bench still writes its results.
@@ -74,7 +80,9 @@ TRACE_MESSAGES = 2_000
 TRACE_ID = "ui-bench-trace"
 INBOX_READY = '[data-page="inbox"][data-ready="true"]'
 TRACE_READY = '[data-page="trace"][data-ready="true"]'
+GRAPH_READY = '[data-page="graph"][data-ready="true"]'
 GENERATORS = (REPO / "tests" / "inbox_world.py", REPO / "tests" / "trace_world.py")
+SHARED = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO.parent / "shared"))
 
 # Noted in the page before its own scripts run (an init script is not subject to the page's
 # Content Security Policy): the first moment the selector matches, and the frame after it.
@@ -95,7 +103,8 @@ NOTES = """\
 How to read it:
 
 - "ready" is when the page's root got `data-ready="true"` (the inbox: its first page of
-  rows shown and keyboard-usable; the trace: its first screen shown), "shown" the next
+  rows shown and keyboard-usable; the trace: its first screen shown; the story graph: its
+  timeline chart, entity panel and event list drawn), "shown" the next
   animation frame, when that is painted. Both count from navigation start: the shell's
   HTML, its modules, the API requests and the rendering.
 - cold: a new browser context each run (nothing cached, a new connection); warm: the
@@ -185,6 +194,70 @@ def cached_store(conversations: int, calls: int, *, rebuild: bool) -> tuple[Stor
     building.rename(folder)
     saved = json.loads(meta.read_text())
     return Store(folder / "proctor.db", **saved), time.perf_counter() - started
+
+
+def _graph_key(transcripts: Path) -> str:
+    """The corpus's files (name, size, time) and the code that reviews them."""
+    digest = hashlib.sha256()
+    for path in sorted(transcripts.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(
+                f"{path.relative_to(transcripts)}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+            )
+    for path in sorted((REPO / "src" / "proctor" / "review").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def graph_store(*, rebuild: bool) -> tuple[Store, dict[str, Any], float | None]:
+    """The whole ../shared/transcripts corpus imported, checked and reviewed (structural),
+    kept under bench/.cache; what its newest result holds; seconds spent building it."""
+    transcripts = SHARED / "transcripts"
+    if not transcripts.is_dir():
+        raise SystemExit(f"{transcripts} is missing (set PROCTOR_SHARED_DIR)")
+    folder = CACHE / f"ui-graph-{_graph_key(transcripts)}"
+    meta = folder / "graph.json"
+    built_in = None
+    if rebuild or not meta.exists():
+        from proctor.ingest import ingest
+        from proctor.review import ReviewRequest, start_review
+        from proctor.store import open_store
+        from proctor.supervision import check_conversations
+
+        shutil.rmtree(folder, ignore_errors=True)
+        building = CACHE / f".building-graph-{os.getpid()}"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir(parents=True)
+        started = time.perf_counter()
+        store = open_store(building / "proctor.db")
+        try:
+            ingest(store, [transcripts])
+            rows = store.list_conversations(include_children=True, limit=100_000)
+            check_conversations(
+                store,
+                [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
+            )
+            start_review(store, ReviewRequest(), semantic=None)
+            newest = store.overview(limit=1)[0]
+            totals = store.project_graph(newest.result_id, limit=1).totals
+            conversations = len(rows)
+        finally:
+            store.close()
+        (building / "graph.json").write_text(
+            json.dumps(
+                {
+                    "conversations": conversations,
+                    "events": totals.events,
+                    "entities": totals.entities,
+                    "story_lines": totals.story_lines,
+                }
+            )
+        )
+        building.rename(folder)
+        built_in = time.perf_counter() - started
+    saved = json.loads(meta.read_text())
+    return Store(folder / "proctor.db", 0, saved["conversations"], "", 0), saved, built_in
 
 
 def _free_port() -> int:
@@ -327,6 +400,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per visit")
     parser.add_argument("--rebuild", action="store_true", help="build the store again")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--only", help="only the pages whose label contains this, e.g. '(c)'")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -350,24 +424,46 @@ def main() -> None:
             TRACE_READY,
         ),
     ]
-    with serve(store) as base, sync_playwright() as driver:
+    corpus, held, graph_built_in = graph_store(rebuild=args.rebuild)
+    lines.insert(
+        1,
+        f"corpus: ../shared/transcripts, {held['conversations']} conversations reviewed: "
+        f"{held['events']} events, {held['entities']} entities, {held['story_lines']} story "
+        "lines "
+        + (
+            f"(built in {graph_built_in:.0f} s)"
+            if graph_built_in is not None
+            else "(from bench/.cache)"
+        ),
+    )
+    stores = [
+        (store, pages),
+        (corpus, [("(c) story graph, whole corpus", "/graph", GRAPH_READY)]),
+    ]
+    with sync_playwright() as driver:
         browser = driver.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
         )
         try:
-            for label, path, selector in pages:
-                try:
-                    cold, warm = measure(
-                        browser, base, path, selector, args.runs, args.timeout * 1000
-                    )
-                except NotReady as reason:
-                    lines.append(f"{label:<34}not ready: {reason}")
-                    print(lines[-1], flush=True)
+            for served, measured in stores:
+                if args.only and not any(args.only in label for label, _, _ in measured):
                     continue
-                lines.append(_row(f"{label}, cold", cold))
-                print(lines[-1], flush=True)
-                lines.append(_row(f"{label}, warm", warm))
-                print(lines[-1], flush=True)
+                with serve(served) as base:
+                    for label, path, selector in measured:
+                        if args.only and args.only not in label:
+                            continue
+                        try:
+                            cold, warm = measure(
+                                browser, base, path, selector, args.runs, args.timeout * 1000
+                            )
+                        except NotReady as reason:
+                            lines.append(f"{label:<34}not ready: {reason}")
+                            print(lines[-1], flush=True)
+                            continue
+                        lines.append(_row(f"{label}, cold", cold))
+                        print(lines[-1], flush=True)
+                        lines.append(_row(f"{label}, warm", warm))
+                        print(lines[-1], flush=True)
         finally:
             browser.close()
     lines.append(f"total bench time {time.perf_counter() - started:.0f} s")
