@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -84,9 +85,15 @@ def _fresh_home(template: Path, into: Path) -> Path:
     return into
 
 
-def compare(corpus_mb: int, rounds: int, baseline: str) -> dict[str, Any]:
-    """Alternate baseline and current over copies of one ingested store."""
-    old_src, new_src = _source_tree(baseline), REPO / "src"
+def compare(
+    corpus_mb: int, rounds: int, baseline: str, current: str | None = None
+) -> dict[str, Any]:
+    """Alternate baseline and current over copies of one ingested store.
+
+    ``current`` is a revision to compare instead of the working tree (which may hold
+    other people's unfinished changes)."""
+    old_src = _source_tree(baseline)
+    new_src = REPO / "src" if current is None else _source_tree(current)
     template = CACHE / f"review-{corpus_mb}mb-{old_src.parent.name}.db"
     if not template.exists():
         with tempfile.TemporaryDirectory() as tmp:
@@ -100,13 +107,18 @@ def compare(corpus_mb: int, rounds: int, baseline: str) -> dict[str, Any]:
                 home = _fresh_home(template, Path(tmp) / side)
                 first = _worker(src, home, "first")
                 cli = [_cli_no_change(src, home) for _ in range(5)]
+                floor = [_import_cli(src) for _ in range(5)]
                 publish = _worker(src, home, "publish")
                 runs[side].append(
                     {
                         **first,
                         "cli_no_change_s": statistics.median(c["seconds"] for c in cli),
+                        "cli_no_change_cpu_s": statistics.median(c["cpu"] for c in cli),
                         "cli_modules": cli[-1]["modules"],
+                        "import_cli_s": statistics.median(c["seconds"] for c in floor),
+                        "import_cli_cpu_s": statistics.median(c["cpu"] for c in floor),
                         "publish_s": publish["seconds"],
+                        "publish_cpu_s": publish["cpu"],
                         "publish_facts": publish["facts"],
                     }
                 )
@@ -114,6 +126,7 @@ def compare(corpus_mb: int, rounds: int, baseline: str) -> dict[str, Any]:
     return {
         "corpus_mb": corpus_mb,
         "baseline_revision": baseline,
+        "current_revision": current or "working tree",
         "load_average": os.getloadavg(),
         **{side: _median(values) for side, values in runs.items()},
     }
@@ -125,15 +138,29 @@ def _cli_no_change(src: Path, home: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src), "PROCTOR_HOME": str(home)}
     command = [sys.executable, "-X", "importtime", "-c"]
     code = "import sys; from proctor.cli.main import main; sys.argv[0] = 'proctor'; main()"
-    start = time.perf_counter()
+    start, before = time.perf_counter(), _children_cpu()
     done = subprocess.run(
         [*command, code, "review", "run", "--no-model"], env=env, capture_output=True, text=True
     )
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _children_cpu() - before
     if done.returncode != 0 or "Nothing new" not in done.stdout:
         raise SystemExit(f"no-change review with {src} did not say so:\n{done.stdout}{done.stderr}")
     modules = sum(1 for line in done.stderr.splitlines() if line.startswith("import time:"))
-    return {"seconds": seconds, "modules": modules - 1}
+    return {"seconds": seconds, "cpu": cpu, "modules": modules - 1}
+
+
+def _children_cpu() -> float:
+    """User and system CPU of the ended child processes so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _import_cli(src: Path) -> dict[str, float]:
+    """``python -c 'import proctor.cli.main'``: the floor a command's process stands on."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    start, before = time.perf_counter(), _children_cpu()
+    subprocess.run([sys.executable, "-c", "import proctor.cli.main"], env=env, check=True)
+    return {"seconds": time.perf_counter() - start, "cpu": _children_cpu() - before}
 
 
 def _median(values: list[dict[str, Any]]) -> dict[str, Any]:
@@ -175,9 +202,9 @@ def _work(kind: str, args: list[str]) -> dict[str, Any]:
 def _first(store: Any) -> dict[str, Any]:
     from proctor.review import ReviewRequest, start_review
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     run = start_review(store, ReviewRequest(), semantic=None, semantic_note="bench")
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if run.status != "completed":
         raise SystemExit(f"the first review ended {run.status}: {run.error}")
     start = time.perf_counter()
@@ -189,6 +216,8 @@ def _first(store: Any) -> dict[str, Any]:
         "sources": run.sources_total,
         "first_s": seconds,
         "sources_per_s": run.sources_total / seconds,
+        "first_cpu_s": cpu,
+        "sources_per_cpu_s": run.sources_total / cpu,
         "no_change_s": no_change,
     }
 
@@ -210,9 +239,13 @@ def _publish(store: Any) -> dict[str, Any]:
     )
     draft = synthetic_draft(project_id, run.run_id, 5_000, 4_000)
     facts = len(draft.entities) + len(draft.events) + len(draft.relations) + 20
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     store.publish_result(draft, "completed")
-    return {"seconds": time.perf_counter() - start, "facts": facts}
+    return {
+        "seconds": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "facts": facts,
+    }
 
 
 def render(r: dict[str, Any]) -> str:
@@ -229,17 +262,23 @@ def render(r: dict[str, Any]) -> str:
     return "\n".join(
         [
             f"{new['sources']:,.0f} sources ({r['corpus_mb']} MB corpus); baseline "
-            f"{r['baseline_revision']}; "
+            f"{r['baseline_revision']}; current {r.get('current_revision', 'working tree')}; "
             f"medians; load average after the run {load}",
             "",
             "| | baseline | current | current / baseline | target |",
             "|---|---:|---:|---:|---|",
             row("first structural review, sources/s", "sources_per_s", ",.0f", "≥ 5,000"),
             row("first structural review, s", "first_s", ".1f", ""),
+            row("first structural review, sources per CPU second", "sources_per_cpu_s", ",.0f", ""),
+            row("first structural review, CPU s", "first_cpu_s", ".1f", ""),
             row("no-change review in process, s", "no_change_s", ".3f", "< 0.3"),
             row("`proctor review run` no-change process, s", "cli_no_change_s", ".3f", "< 0.5"),
+            row("`proctor review run` no-change process, CPU s", "cli_no_change_cpu_s", ".3f", ""),
+            row("`python -c 'import proctor.cli.main'`, s", "import_cli_s", ".3f", ""),
+            row("`python -c 'import proctor.cli.main'`, CPU s", "import_cli_cpu_s", ".3f", ""),
             row("modules that process imports", "cli_modules", ".0f", ""),
             row(f"publish {new['publish_facts']:,.0f} facts, s", "publish_s", ".2f", "< 0.5"),
+            row(f"publish {new['publish_facts']:,.0f} facts, CPU s", "publish_cpu_s", ".2f", ""),
         ]
     )
 
@@ -252,9 +291,12 @@ def main() -> None:
     parser.add_argument("--corpus-mb", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument(
+        "--current", default=None, help="a revision instead of the working tree's src/"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = compare(args.corpus_mb, args.rounds, args.baseline)
+    report = compare(args.corpus_mb, args.rounds, args.baseline, args.current)
     print(json.dumps(report, indent=2) if args.json else render(report))
 
 
