@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, insert
 from sqlalchemy.engine import Connection
@@ -24,9 +25,13 @@ from sqlalchemy.exc import IntegrityError
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError
 from proctor.store import _schema as t
+from proctor.store._bulk import insert_rows
 from proctor.store._records import ImportedFile, WriteOutcome
 from proctor.store._writer import write_conversation
 from proctor.transcript import PreparedBundle
+
+_SAVEPOINT = "proctor_conversation"
+_CHUNK = 400  # paths per IN (...) clause
 
 ProjectFor = Callable[[Connection, PreparedBundle], str]
 """The project a conversation goes to when the import names none."""
@@ -58,6 +63,8 @@ class ImportBatch:
         """Sources of the conversations written so far: how much the batch holds."""
         self._projects: dict[str, str] = {}
         """Project ids by name, looked up (or created) once per transaction."""
+        self._files: dict[str, dict[str, Any]] = {}
+        """Unit records to write before the batch commits, by path."""
 
     def write_conversation(
         self, prepared: PreparedBundle, *, project: str | None = None
@@ -68,21 +75,48 @@ class ImportBatch:
             ConversationWriteError: the database refused it; nothing of it was written.
         """
         connection = self._connection
+        # The savepoint by its SQL (``begin_nested`` compiles a clause for each).
+        connection.exec_driver_sql(f"SAVEPOINT {_SAVEPOINT}")
         try:
-            with connection.begin_nested():
-                name = project or self._project_for(connection, prepared)
-                outcome = write_conversation(
-                    connection, prepared, name, utcnow(), projects=self._projects
-                )
-        except IntegrityError as exc:
+            name = project or self._project_for(connection, prepared)
+            outcome = write_conversation(
+                connection, prepared, name, utcnow(), projects=self._projects
+            )
+        except BaseException as exc:
+            connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+            connection.exec_driver_sql(f"RELEASE SAVEPOINT {_SAVEPOINT}")
             self._projects.clear()  # one created in the savepoint is gone with it
-            raise ConversationWriteError(
-                f"conversation {prepared.bundle.conversation_id!r} could not be stored: "
-                f"the write was refused and rolled back ({exc.orig}); nothing of it was stored"
-            ) from exc
+            if isinstance(exc, IntegrityError):
+                raise ConversationWriteError(
+                    f"conversation {prepared.bundle.conversation_id!r} could not be stored: "
+                    f"the write was refused and rolled back ({exc.orig}); "
+                    "nothing of it was stored"
+                ) from exc
+            raise
+        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_SAVEPOINT}")
         self.sources += len(prepared.sources)
         return outcome
 
     def record_imported_file(self, imported: ImportedFile) -> None:
-        """Remember that a read unit was imported with this content."""
-        store_imported_file(self._connection, imported, utcnow())
+        """Remember that a read unit was imported with this content (written with the
+        batch's other records by ``finish``, in the same transaction)."""
+        self._files[imported.path] = {
+            "path": imported.path,
+            "content_hash": imported.content_hash,
+            "size": imported.size,
+            "adapter": imported.adapter,
+            "adapter_version": imported.adapter_version,
+            "conversation_ids": list(imported.conversation_ids),
+            "imported_at": utcnow(),
+        }
+
+    def finish(self) -> None:
+        """Write the unit records held back (one delete and one insert per chunk); the
+        caller commits next."""
+        paths = list(self._files)
+        connection = self._connection
+        for start in range(0, len(paths), _CHUNK):
+            chunk = paths[start : start + _CHUNK]
+            connection.execute(delete(t.import_files).where(t.import_files.c.path.in_(chunk)))
+        insert_rows(connection, t.import_files, list(self._files.values()))
+        self._files.clear()

@@ -330,7 +330,9 @@ class SqlStore(
         conversation in a savepoint (``_import_batch.py``); committed when the block ends,
         rolled back when it raises."""
         with self._write() as c:
-            yield ImportBatch(c, self._project_for)
+            batch = ImportBatch(c, self._project_for)
+            yield batch
+            batch.finish()
 
 
 def open_store(
