@@ -4,6 +4,7 @@ it, merged, beside the one review's own changes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
+from proctor.supervision import check_conversations
 from tests.api.conftest import Api
 from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
@@ -27,6 +29,11 @@ def two_reviews(tmp_path_factory: pytest.TempPathFactory) -> Path:
         start_review(store, ReviewRequest(), semantic=None)
         ingest(store, [EXAMPLES_DIR / "codex"])
         start_review(store, ReviewRequest(), semantic=None)
+        rows = store.list_conversations(include_children=True)
+        check_conversations(
+            store,
+            [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
+        )
     finally:
         store.close()
     return path
@@ -126,3 +133,38 @@ def test_cumulative_refuses_what_only_one_result_s_view_can_do(
     response = api.get(f"/api/results/{newest}/graph", params={"cumulative": "true", **params})
     assert response.status_code == 400, response.text
     assert "cumulative=true" in response.json()["detail"]
+
+
+def _when(iso: str | None) -> datetime | None:
+    return None if iso is None else datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+def test_findings_of_the_graph_s_conversations_sit_at_their_earliest_cited_source(
+    api: Api,
+) -> None:
+    newest, older = (r["result_id"] for r in api.get("/api/results").json()["results"])
+    response = api.get(f"/api/results/{newest}/findings", params={"cumulative": "true"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["findings"] and answer["total"] == len(answer["findings"])
+    merged = _graph(api, newest, cumulative="true")
+    conversations = {e["conversation_id"] for e in merged["events"]}
+    assert {f["conversation_id"] for f in answer["findings"]} <= conversations
+    for found in answer["findings"]:
+        finding = api.get(f"/api/findings/{found['finding_id']}").json()
+        times = []
+        for evidence in finding["evidence"]:
+            if evidence["source_type"] == "conversation":
+                continue
+            context = api.get(
+                f"/api/source-context/{evidence['source_type']}/{evidence['source_id']}",
+                params={"before": 0, "after": 0},
+            )
+            if context.status_code == 200 and context.json()["focus"]["occurred_at"]:
+                times.append(_when(context.json()["focus"]["occurred_at"]))
+        assert _when(found["at"]) == min(times, default=None), (found, times)
+    # One review's own: only the conversations its events come from.
+    own = api.get(f"/api/results/{older}/findings").json()["findings"]
+    first = {e["conversation_id"] for e in _graph(api, older)["events"]}
+    assert own and {f["conversation_id"] for f in own} <= first
+    assert {f["finding_id"] for f in own} < {f["finding_id"] for f in answer["findings"]}

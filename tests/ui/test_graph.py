@@ -533,3 +533,32 @@ def test_a_link_naming_an_object_opens_it_with_its_events_highlighted(page: Page
     _open(page, f"/#/graph?select=entity:{entity['entity_id']}")
     expect(page.locator("#graph-detail h2")).to_have_text("npm run db:migrate")
     expect(page.locator("#panel-timeline .event.highlight")).to_have_count(len(involving))
+
+
+def test_findings_sit_in_their_lane_at_their_evidence_time_and_open_in_the_trace(
+    page: Page,
+) -> None:
+    graph = _graph(page)
+    result_id = graph["result"]["result_id"]
+    findings = page.request.get(
+        f"/api/results/{result_id}/findings", params={"cumulative": "true"}
+    ).json()["findings"]
+    timed = [f for f in findings if f["at"]]
+    assert timed, "the examples' rules find things in the reviewed conversations"
+    _open(page)
+    marks = page.locator(".timeline-chart .finding-mark")
+    expect(marks).to_have_count(len(timed))
+    expect(page.locator('.timeline-chart .lane[data-lane="findings"] title')).to_have_text(
+        f"Findings ({len(findings)})"
+    )
+    # A finding sits where an event at the same moment would: left of later ones.
+    earliest = min(timed, key=lambda f: f["at"])
+    latest = max(timed, key=lambda f: f["at"])
+    assert earliest["at"] < latest["at"], "the examples' findings are months apart"
+    placed = marks.evaluate_all(
+        "els => els.map(el => [el.dataset.finding, el.getAttribute('transform')])"
+    )
+    x = {key: float(re.findall(r"[-\d.]+", where)[0]) for key, where in placed}
+    assert x[earliest["finding_id"]] < x[latest["finding_id"]], x
+    page.locator(f'.finding-mark[data-finding="{latest["finding_id"]}"]').click()
+    expect(page).to_have_url(re.compile(rf"#/conversations/.+\?finding={latest['finding_id']}$"))

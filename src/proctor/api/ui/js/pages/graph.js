@@ -129,7 +129,7 @@ class GraphPage {
     } else {
       this.chart = new TimelineChart(this.chartHost, d3, {
         open: (selection) => this.open(selection),
-        openFinding: (finding) => go(`/findings/${encodeURIComponent(finding.finding_id)}`),
+        openFinding: (finding) => go(`/conversations/${encodeURIComponent(finding.conversation_id)}?finding=${encodeURIComponent(finding.finding_id)}`),
         brushed: (window) => this.setWindow(window),
       });
       this.chart.setGraph(this.graph);
