@@ -267,3 +267,26 @@ def test_the_open_results_and_the_results_page_have_no_serious_axe_violation(
     page.locator("#search-box").press("Enter")
     expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
     assert_accessible(page, "search results page")
+
+
+@pytest.mark.parametrize("kind", ["entity", "event"])
+def test_a_graph_object_hit_opens_the_story_graph_with_that_object_selected(
+    page: Page, server: str, kind: str
+) -> None:
+    answer = httpx.get(
+        f"{server}/api/search", params={"q": "npm run db:migrate failed", "limit": 50}, timeout=60
+    ).json()
+    hit = next(h for h in answer["hits"] if h["doc_type"] == kind)
+    page.goto("/#/conversations")
+    page.locator("#search-box").fill("npm run db:migrate failed")
+    # The box shows the best few; the results page shows them all.
+    page.locator("#search-box").press("Enter")
+    link = page.locator(f'#search-page-results a[data-hit-id="{hit["doc_id"]}"]')
+    expect(link).to_have_count(1)
+
+    link.click()
+
+    expect(page).to_have_url(re.compile(r"#/graph\?select="))
+    expect(page.get_by_role("heading", name="Story graph", level=1)).to_be_visible()
+    detail = page.locator("#graph-detail")
+    expect(detail).to_contain_text((hit["title"] or "")[:30])
