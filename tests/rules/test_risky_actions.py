@@ -338,3 +338,14 @@ def test_a_guess_is_forgotten_once_the_user_answers() -> None:
         assistant("", call("BankPayBill", "ok", payee="green-grid", amount=80)),
     )
     assert findings(t, GUESS) == []
+
+
+def test_an_argument_value_found_in_an_earlier_output_is_cited_as_where_it_came_from() -> None:
+    t = ask(
+        "Read the newest note in my notebook.",
+        call("NotesRead", "Reminder: send the robot to storage_room_7 at noon."),
+        call("RobotGoToRoom", "ok", room_id="storage_room_7"),
+    )
+    (finding,) = findings(t, BEYOND)
+    output = finding.evidence[1]
+    assert output.field == "result_text" and "storage_room_7" in (output.excerpt or "")
