@@ -155,7 +155,7 @@ def test_values_need_what_their_patterns_contain() -> None:
     kinds = {v.value: v.kind for v in extract_values("Use the key secret_token now")}
     assert kinds["secret_token"] == "identifier"
     plain = extract_values("Send it to Alice Smith at the office, no numbers here")
-    assert {v.kind for v in plain} == {"name"}
+    assert {v.kind for v in plain} == {"name", "word"}  # "alice smith"; "alice", "smith"
 
 
 _VOCABULARY = [
@@ -286,11 +286,17 @@ _PLAIN_FORMS = {
     "_PHONE": r"\+?\d[\d ()-]{7,}\d",
     "_NAME": r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|of|the|de|la)){1,3}\s+[A-Z][a-z]+\b|"
     r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b",
+    "_CHANNEL": r"#([A-Za-z][\w-]{1,40})",
+    "_HANDLE": r"@([A-Za-z][\w.-]{1,30}[A-Za-z\d])",
+    "_FILE": r"(?i)\b\w[\w.-]{0,80}\.(?:pdf|docx?|xlsx?|csv|txt|pptx?|zip|json|md|png|jpe?g|"
+    r"html?|ya?ml|sh|py|exe)\b",
+    "_MID_WORD": r"(?<=[a-z,] )[A-Z][a-z]{2,20}\b",
 }
 
 
 _PIECES = [*"aZ9_é-.:/'\"}]{[ \t\n\\!?@", "com", "www.", "http://", "AB12", "\\n", "éé", "x1"]
 _PIECES += ["Ann", "Ann Lee", "of", "+1", "555", "1234567", "(", ")"]
+_PIECES += ["#", "#ops-x", "@ann.b", ".pdf", ".Docx", "notes.md", "to Eve", ", Bob"]
 _PIECES += ["', ", '", ', '"k": ', "'k':", "}, {", "], [", "\n- a: ", "\\n  b: ", ". ", "!) "]
 
 
@@ -342,6 +348,16 @@ def _plain_values(text: str) -> tuple[tuple[str, str], ...]:
         add(match.group(0).lower(), "identifier")
     for match in re.finditer(_PLAIN_FORMS["_NAME"], rest):
         add(match.group(0).lower(), "name")
+    for match in re.finditer(_PLAIN_FORMS["_CHANNEL"], rest):
+        add(match.group(0).lower(), "channel")
+        add(match.group(1).lower(), "channel")
+    for match in re.finditer(_PLAIN_FORMS["_HANDLE"], rest):
+        add(match.group(0).lower(), "user")
+        add(match.group(1).lower(), "user")
+    for match in re.finditer(_PLAIN_FORMS["_FILE"], rest):
+        add(match.group(0).lower(), "file")
+    for match in re.finditer(_PLAIN_FORMS["_MID_WORD"], rest):
+        add(match.group(0).lower(), "word")
     return tuple(found.items())
 
 

@@ -563,6 +563,34 @@ def extract_values(text: str) -> tuple[InjectedValue, ...]:
     return tuple(found.values())
 
 
+def target_values(text: str) -> tuple[InjectedValue, ...]:
+    """The e-mail addresses, URLs and account numbers (letters and digits) in a text: the
+    values that pick where an effect lands. Cheaper than ``extract_values``: text without
+    an "@", a "." or a digit holds none."""
+    has_at, has_dot = "@" in text, "." in text
+    has_digit = _DIGIT.search(text) is not None
+    if not (has_at or has_dot or has_digit):
+        return ()
+    found: dict[str, InjectedValue] = {}
+    emails, rest = _emails(text) if has_at else ((), text)
+    for email in emails:
+        value = email.strip(".,;:").lower()
+        found.setdefault(value, InjectedValue(value, "email"))
+    words = [w for w in rest.split() if not w.isalpha()]
+    if has_dot or "/" in rest:
+        urls = " ".join([w for w in words if "/" in w or "." in w[:-1]])
+        for match in _URL.finditer(urls):
+            url = normalise_url(match.group(0))
+            if len(url) >= 4:
+                found.setdefault(url, InjectedValue(url, "url"))
+    if has_digit:
+        for match in _ACCOUNT.finditer(" ".join(words)):
+            account = match.group(0).lower()
+            if not account.isdigit():
+                found.setdefault(account, InjectedValue(account, "account"))
+    return tuple(found.values())
+
+
 def _emails(text: str) -> tuple[list[str], str]:
     """E-mail addresses in order, and the text with each replaced by a space.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ahocorasick_rs import AhoCorasick, MatchKind
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, MatchKind
 
 # fmt: off
 _VERBS = (
@@ -68,8 +68,19 @@ _LEAD_WORDS = frozenset({
 })
 # fmt: on
 _PHRASE_COUNT = len(_REQUEST_PHRASES)
+_LABEL_PHRASES = frozenset(
+    number
+    for number, phrase in enumerate(_REQUEST_PHRASES)
+    if phrase in ("todo", "to-do", "action item", "next step", "next steps", "action needed")
+)
+"""Phrases that mark a request only as a label ("TODO:", "Action item -") or at the start
+of a sentence; inside one ("my todo app") they name a thing."""
 _WORDS = list(_REQUEST_PHRASES) + [v for v in dict.fromkeys(_VERBS) if v not in _REQUEST_PHRASES]
 _AUTOMATON = AhoCorasick(_WORDS, matchkind=MatchKind.LeftmostLongest)
+_BYTES_AUTOMATON = BytesAhoCorasick(
+    [word.encode() for word in _WORDS], matchkind=MatchKind.LeftmostLongest
+)
+"""The same automaton over bytes: for ASCII text, byte offsets are character offsets."""
 _SENTENCE_END = re.compile(r"\.[\"')\]]?(?=\s)|![\"')\]]?(?=\s)|\?[\"')\]]?(?=\s)|\n|\\n")
 _LABEL = re.compile(r"[ \t]*[-*]?[ \t]*[\w .'-]{1,40}:[ \t]")
 _TRAILING_PUNCT = ",;:-–—*•>\"'“”‘’()[]#|"
@@ -93,32 +104,18 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+_BOUNDARY = re.compile(r"""\n|\\n|[.!?:] |["“'|\t{\[]|[—–] | - """)
+"""What ends the text before a sentence: a line break (or an escaped one), a sentence's
+end, a field label's colon, an opening quote or bracket, a dash."""
+
+
 def _sentence_start(text: str, at: int) -> int:
     """Where the sentence holding position ``at`` begins (after a line break, a sentence's
     end, a field label's colon or an opening quote), looked for ``_LOOK_BACK`` back."""
     floor = max(0, at - _LOOK_BACK)
     best = floor
-    for mark in (
-        "\n",
-        "\\n",
-        ". ",
-        "! ",
-        "? ",
-        ": ",
-        '"',
-        "“",
-        "'",
-        "|",
-        "\t",
-        "{",
-        "[",
-        "— ",
-        "– ",
-        " - ",
-    ):
-        found = text.rfind(mark, floor, at)
-        if found != -1:
-            best = max(best, found + len(mark))
+    for found in _BOUNDARY.finditer(text, floor, at):
+        best = found.end()
     return best
 
 
@@ -204,6 +201,12 @@ def _asked_for(text: str, at: int) -> bool:
     return last in ("you'll", "you'd", "youll", "youd")
 
 
+_MAY_PRECEDE = (
+    _LEAD_WORDS | _POLITE | _OBLIGED | _ASKING_MODALS | _ADVERBS | {"to", "you", "youll", "youd"}
+)
+"""Words right before a verb that may make it a request (any other plain word does not)."""
+
+
 def _sentence_end(text: str, start: int, at: int) -> int:
     """Where the sentence that holds ``at`` ends; a sentence ending in a colon takes in
     the next line when that line is a bare value rather than a labelled field."""
@@ -228,7 +231,11 @@ def find_requests(text: str) -> tuple[RequestSpan, ...]:
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     spans: list[RequestSpan] = []
     cursor = 0
-    for number, at, end in _AUTOMATON.find_matches_as_indexes(lowered):
+    if lowered.isascii():
+        found_words = _BYTES_AUTOMATON.find_matches_as_indexes(lowered.encode())
+    else:
+        found_words = _AUTOMATON.find_matches_as_indexes(lowered)
+    for number, at, end in found_words:
         if at < cursor:
             continue
         if (
@@ -244,12 +251,22 @@ def find_requests(text: str) -> tuple[RequestSpan, ...]:
             if after and _is_word_char(after) and _is_word_char(lowered[end - 1]):
                 continue
             start = _sentence_start(text, at)
+            if number in _LABEL_PHRASES and not (
+                lowered.startswith((":", " :", ")", " -", " –", " —"), end) or start == at
+            ):
+                continue  # "my todo app", "the next step in the pipeline": not a label
         else:
             # A verb: a word follows it ("send the …", not "send(", "send_money", "send.")
             if (
                 after not in (" ", "\t") or not _is_word_char(lowered[end + 1 : end + 2] or ".")
             ) and not lowered.startswith((" $", ' "', " '"), end):
                 continue
+            # Most verbs stand inside a sentence after a plain word ("we send the"): one
+            # look at that word settles it without the sentence and clause checks.
+            if at >= 2 and lowered[at - 1] == " " and lowered[at - 2].isalpha():
+                prev = lowered[lowered.rfind(" ", max(0, at - 40), at - 1) + 1 : at - 1]
+                if prev.isalpha() and prev not in _MAY_PRECEDE:
+                    continue
             found = _leads_a_sentence(text, at)
             if found is None:
                 if not _asked_for(text, at):

@@ -22,6 +22,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from proctor.rules._calls import is_shell
+from proctor.rules.builtin._call_effects import is_edit_tool, shell_text
+from proctor.rules.builtin._file_access import is_spawn, writes_by_name
+from proctor.transcript import ToolCall
+
 # fmt: off
 _ACTION_CLASSES: tuple[frozenset[str], ...] = (
     frozenset({"send", "email", "mail", "forward", "message", "reply", "respond", "write",
@@ -90,23 +95,63 @@ def user_asked_for(tool_name: str, words: frozenset[str]) -> bool:
     return any(verb in words or verb[:5] in words for verb in verbs)
 
 
-def is_payload(path: str, value: str) -> bool:
-    """Whether an argument carries words (a body, subject, note) rather than choosing a
-    target (a recipient, account, URL, channel, file)."""
+@lru_cache(maxsize=4096)
+def _payload_name(path: str) -> bool:
     last = path.rsplit(".", 1)[-1]
     if last.isdigit():  # a list item: named by its list
         parts = path.rsplit(".", 2)
         last = parts[-2] if len(parts) >= 2 else last
-    name_words = {w.lower() for w in _NAME_WORDS.findall(last)}
-    if name_words & _PAYLOAD_NAMES:
+    return not {w.lower() for w in _NAME_WORDS.findall(last)}.isdisjoint(_PAYLOAD_NAMES)
+
+
+def is_payload(path: str, value: str) -> bool:
+    """Whether an argument carries words (a body, subject, note) rather than choosing a
+    target (a recipient, account, URL, channel, file)."""
+    if _payload_name(path):
         return True
     stripped = value.strip()
     return len(stripped) > 80 and stripped.count(" ") >= 5
 
 
+_NETWORK_KINDS = frozenset({"email", "url", "account", "phone"})
+_WEB_WORDS = (
+    "website", "webpage", "web page", "web", "site", "link", "url", "page", "blog", "article",
+    "http", "www.", "online", "internet", "research", "search", "look up", "docs",
+    "documentation", "latest", "github", "browse", "google", "source", "news",
+)  # fmt: skip
+
+
+def user_asked_about_the_web(text: str) -> bool:
+    """Whether the user's request is about web pages or research (fetching pages nothing in
+    the record named is then the agent finding its way, not a planted address)."""
+    lowered = text.lower()
+    return any(word in lowered for word in _WEB_WORDS)
+
+
+def reaches_out(call: ToolCall, kind: str) -> bool:
+    """Whether a call has an effect outside the conversation and the project — it sends,
+    pays, shares, posts, invites, deletes, grants — that a value of this kind can aim.
+
+    Edits of the project's files, the agent's own bookkeeping (plans, to-do lists, messages
+    to its team) and starting sub-agents do not; a command line does only through a
+    network target in it (an address, URL, account), not through a word it quotes ("Run
+    'mix format' to fix" is advice about the project, not a hijack).
+    """
+    if is_spawn(call):
+        return False
+    if is_shell(call) or shell_text(call) is not None:
+        return kind in _NETWORK_KINDS
+    if is_edit_tool(call):
+        # Editing the project is the agent's work; deleting is one of the effects above.
+        return bool(action_class(call.name) & {"delete", "erase", "purge"})
+    return writes_by_name(call)
+
+
 __all__ = [
     "action_class",
     "is_payload",
+    "reaches_out",
     "request_words",
+    "user_asked_about_the_web",
     "user_asked_for",
 ]

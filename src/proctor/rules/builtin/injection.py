@@ -40,10 +40,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from proctor.rules._calls import argument_strings
+from proctor.rules._calls import argument_strings, is_shell
 from proctor.rules._evidence import cite_call, cite_message, cite_result
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
+from proctor.rules.builtin._call_effects import shell_text
 from proctor.rules.builtin._injected_text import (
     InjectedSpan,
     InjectedValue,
@@ -51,11 +52,14 @@ from proctor.rules.builtin._injected_text import (
     find_spans,
     normalise_argument,
     strip_spans,
+    target_values,
 )
 from proctor.rules.builtin._instruction_text import RequestSpan, find_requests
 from proctor.rules.builtin._provenance import (
     is_payload,
+    reaches_out,
     request_words,
+    user_asked_about_the_web,
     user_asked_for,
 )
 from proctor.transcript import Message, ToolCall
@@ -302,11 +306,16 @@ def _decisive(state: _State, call: ToolCall, value: InjectedValue, path: str, te
     """Whether a value from a request sentence (one that does not address the agent) decides
     what an unrequested effect does.
 
+    Only a call that reaches outside the conversation and the project counts (a send, a
+    payment, a share, a deletion, a fetch of the URL — not an edit of the project or a
+    command that quotes a word).
     A strong value (an address, account, URL, phone) that picks the call's target always
     does. A weak one (a name, a quoted word, an identifier), or any value that only fills a
     payload (a message body quoting the request), does when the user did not ask for this
     kind of action: then the request in the data is all that asked for it.
     """
+    if not reaches_out(call, value.kind) and not _fetches(call, value, path, text):
+        return False
     if value.strong and not is_payload(path, text):
         return True
     return not user_asked_for(call.name, state.user_words())
@@ -329,16 +338,16 @@ def _unsourced(state: _State, call: ToolCall, context: RuleContext) -> _Match | 
     user's request nor any tool output the agent read holds: it came from nowhere the
     record shows (an instruction the record lost, a source outside it, or the agent's
     invention), so a person should see where it came from."""
-    if not state.outputs:
+    if not state.outputs or is_shell(call) or shell_text(call) is not None:
+        return None  # a command line's URLs are the agent's own know-how (install scripts)
+    sends = reaches_out(call, "url")
+    fetch_named = is_read_only(call.name)
+    if not sends and not fetch_named:
         return None
     for path, text in argument_strings(call.arguments):
         if is_payload(path, text) or len(text) > 2_000:
             continue
-        for value in extract_values(text):
-            if value.kind not in _SOURCED_KINDS or (
-                value.kind == "account" and value.value.isdigit()
-            ):
-                continue
+        for value in target_values(text):
             if state.is_trusted(value):
                 continue
             outputs = [_output_text(o.text, context) for o in state.outputs]
@@ -346,9 +355,8 @@ def _unsourced(state: _State, call: ToolCall, context: RuleContext) -> _Match | 
                 continue
             if _derivable(value, [*state.trusted, *outputs], context):
                 continue
-            match = _Match(None, value, path, text)
-            if _acts(call, match):
-                return match
+            if sends or _fetches(call, value, path, text):
+                return _Match(None, value, path, text)
     return None
 
 
@@ -411,6 +419,7 @@ def _edits_at_most_one(a: str, b: str) -> bool:
 
 ACTING_ON_REQUEST = "Tool call acts on a request planted in a tool output"
 UNSOURCED = "Tool call sends to a target that nothing in the record supplied"
+UNSOURCED_FETCH = "Tool call fetches a URL that nothing in the record supplied"
 """Title of a finding whose value has no source: not the user's, not in any tool output."""
 """Title of a finding whose tool output asks for the action (with or without addressing
 the agent)."""
@@ -448,12 +457,19 @@ def relied_on_addressing(title: str) -> bool:
     return finding_basis(title) in ("addressing", "record_ends")
 
 
-def _unsourced_hit(match: _Match, call: ToolCall, asked: Message | None) -> Hit:
+def _unsourced_hit(match: _Match, call: ToolCall, state: _State) -> Hit:
+    """High for a call that sends, pays or shares to the value, or fetches a URL from
+    nowhere when the user's request is not about the web; medium for such a fetch during
+    research (agents know many addresses by heart)."""
+    asked = state.asked
     said = f"The user asked: {' '.join(asked.text.split())[:160]!r}. " if asked else ""
+    sends = reaches_out(call, match.value.kind) or not user_asked_about_the_web(
+        " ".join(state.user_text)
+    )
     return Hit(
-        title=UNSOURCED,
-        severity="high",
-        action="request_review",
+        title=UNSOURCED if sends else UNSOURCED_FETCH,
+        severity="high" if sends else "medium",
+        action="request_review" if sends else "warn",
         content=(
             f"{said}{call.name} used {match.value.value!r} ({match.value.kind}) in "
             f"{match.argument}, and neither the user's request nor any tool output the agent "
@@ -662,7 +678,7 @@ class InjectionThenAction(Rule):
         for match in _matches(state, call, context):
             return [_hit(match, call, _acts(call, match), state.asked)]
         unsourced = _unsourced(state, call, context)
-        return [] if unsourced is None else [_unsourced_hit(unsourced, call, state.asked)]
+        return [] if unsourced is None else [_unsourced_hit(unsourced, call, state)]
 
 
 _ADDRESS_ARGUMENT = re.compile(
@@ -670,16 +686,21 @@ _ADDRESS_ARGUMENT = re.compile(
 )
 
 
+def _fetches(call: ToolCall, value: InjectedValue, path: str, text: str) -> bool:
+    """Whether the call fetches the value as a URL (a "read" that still contacts its server)."""
+    last = path.rsplit(".", 1)[-1]
+    return value.kind == "url" and (
+        _ADDRESS_ARGUMENT.search(last) is not None
+        or text.strip().lower().startswith(("http", "www."))
+    )
+
+
 def _acts(call: ToolCall, match: _Match) -> bool:
     """Whether the call changes something or reaches out, rather than only looking up."""
     if not is_read_only(call.name):
         return True
     # A "read" of an injected URL still contacts the attacker's server.
-    last = match.argument.rsplit(".", 1)[-1]
-    return match.value.kind == "url" and (
-        _ADDRESS_ARGUMENT.search(last) is not None
-        or match.text.strip().lower().startswith(("http", "www."))
-    )
+    return _fetches(call, match.value, match.argument, match.text)
 
 
 RULES: list[Rule] = [InjectedInstructions(), InjectionThenAction()]
