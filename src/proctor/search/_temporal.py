@@ -8,8 +8,10 @@ questions):
   "3 years ago", "next month", a weekday or a date. Such turns gain ``SAYS_WHEN_WEIGHT``;
 - a query that names a time ("in May 2023", "on 8 May 2023", "in 2022", "yesterday",
   "last week", "3 days ago") favours documents that happened in that window (their
-  ``occurred_at``): they gain ``IN_WINDOW_WEIGHT``. Relative expressions are read against
-  the time of the search (``now``), as the person asking means them.
+  ``occurred_at``): they gain ``IN_WINDOW_WEIGHT``. What happened is often told in the
+  days after ("I watched it last night"), so documents of the week after the window gain
+  half as much. Relative expressions are read against the time of the search (``now``),
+  as the person asking means them.
 
 Both are applied to the best ``RERANK_DEPTH`` documents the fused score ranked (their
 text and time are read back for it), so every ranking path — full text, hybrid in memory
@@ -28,6 +30,8 @@ SAYS_WHEN_WEIGHT = 0.25
 """Added to a document that states a time when the query asks when."""
 IN_WINDOW_WEIGHT = 0.3
 """Added to a document that happened within the time window the query names."""
+TOLD_AFTER = timedelta(days=7)
+"""How long after a window a document may still be telling what happened in it."""
 RERANK_DEPTH = 50
 """How many of the best fused documents the time signals may reorder."""
 
@@ -65,6 +69,7 @@ _ASKS_WHEN = re.compile(
 )
 _SAYS_WHEN = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|recently|lately|ago|earlier this|later this"
+    r"|the other day|(?:this )?past (?:week|weekend|month|year)"
     r"|last (?:night|week|weekend|month|year|summer|winter|spring|fall|autumn|time|"
     + _WEEKDAYS
     + r")"
@@ -107,10 +112,16 @@ class TimeWindow:
 
     def holds(self, when: datetime | None) -> bool:
         """True when ``when`` falls in the window."""
+        return self.share(when) == 1.0
+
+    def share(self, when: datetime | None) -> float:
+        """1 in the window, 0.5 in the ``TOLD_AFTER`` that follows it, else 0."""
         if when is None:
-            return False
+            return 0.0
         moment = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-        return self.start <= moment < self.end
+        if self.start <= moment < self.end:
+            return 1.0
+        return 0.5 if self.end <= moment < self.end + TOLD_AFTER else 0.0
 
 
 def asks_when(query: str) -> bool:
@@ -188,6 +199,6 @@ def time_bonus(
     bonus = 0.0
     if query_asks_when and says_when(text):
         bonus += SAYS_WHEN_WEIGHT
-    if window is not None and window.holds(when):
-        bonus += IN_WINDOW_WEIGHT
+    if window is not None:
+        bonus += IN_WINDOW_WEIGHT * window.share(when)
     return bonus
