@@ -159,3 +159,13 @@ def test_relative_words_are_read_against_the_time_of_the_search(store: SqlStore)
     assert [h.doc_id for h in hits] == ["c1:t1", "c1:t0"]
     earlier = search(store, "export job timed out 2 months ago", encoder=None, now=NOW).hits
     assert [h.doc_id for h in earlier] == ["c1:t0", "c1:t1"]
+
+
+def test_the_week_after_a_named_day_counts_half_as_what_is_told_later() -> None:
+    window = named_window("What film did Ann watch on 1 May 2022?", NOW)
+    assert window is not None
+    assert window.share(_day(2022, 5, 1) + timedelta(hours=20)) == 1.0
+    assert window.share(_day(2022, 5, 2) + timedelta(hours=11)) == 0.5  # "last night …"
+    assert window.share(_day(2022, 5, 10)) == 0.0
+    assert window.share(_day(2022, 4, 30)) == 0.0
+    assert window.share(None) == 0.0
