@@ -123,12 +123,14 @@ def unit_digest(unit: ReadUnit) -> tuple[str, int]:
     """Content hash and total size of every file of a read unit."""
     digest = hashlib.blake2b(digest_size=16)
     size = 0
+    buffer = bytearray(1 << 20)  # read into one buffer: no new megabyte object per read
+    view = memoryview(buffer)
     for path in sorted(unit.paths):
         digest.update(os.fsencode(path.name) + b"\0")
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-                size += len(chunk)
+        with path.open("rb", buffering=0) as handle:
+            while count := handle.readinto(buffer):
+                digest.update(view[:count])
+                size += count
     return digest.hexdigest(), size
 
 
