@@ -29,9 +29,10 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
+    from tests.ingest.stored_tables import digest, stored_tables
+
     from proctor.ingest import ingest
     from proctor.store import open_store
-    from tests.ingest.stored_tables import digest, stored_tables
 
     out: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
