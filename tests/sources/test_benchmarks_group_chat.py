@@ -244,6 +244,18 @@ def test_a_speaker_without_a_system_prompt_runs_what_the_message_before_holds(
     assert [m.role for m in runner] == ["tool", "tool"]  # a program's output, still its own
 
 
+def test_a_person_in_a_group_chat_prompts_and_is_no_program(tmp_path: Path) -> None:
+    history = [
+        *GROUP_CHAT["history"][:3],
+        {"name": "User", "role": "user", "content": "Please also count the header."},
+        {"name": "Analyst_Expert", "role": "assistant", "content": "Then it is 12 lines."},
+    ]
+    bundle = who_and_when_run(tmp_path, {**GROUP_CHAT, "history": history})
+    person = next(m for m in bundle.messages if m.author == "User")
+    assert (person.role, person.kind) == ("user", "prompt")
+    assert [c.arguments["agent"] for c in bundle.tool_calls] == ["Runner"]
+
+
 def test_a_group_chat_without_system_prompts_has_no_program_speakers(tmp_path: Path) -> None:
     record = {**GROUP_CHAT, "system_prompt": {}}
     assert who_and_when_run(tmp_path, record).tool_calls == ()

@@ -387,9 +387,14 @@ def magentic_message(source_id: str, role: str, text: str) -> Message:
             attributes["addressee"] = note[2:].strip()
         else:
             attributes["channel"] = note
-    if author.lower() in _PEOPLE:
+    if is_person(author):
         return Message(source_id, "user", "prompt", text, author=author, attributes=attributes)
     return Message(source_id, "assistant", "reply", text, author=author, attributes=attributes)
+
+
+def is_person(name: str) -> bool:
+    """True for a speaker name that stands for a person (``human``, ``user``)."""
+    return name.strip().lower() in _PEOPLE
 
 
 def is_magentic_role(role: Any) -> bool:

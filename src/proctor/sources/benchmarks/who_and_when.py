@@ -34,6 +34,7 @@ from proctor.sources.benchmarks._common import (
     check_nesting,
     content_key,
     group_chat,
+    is_person,
     load_document,
     magentic_message,
     record_issue,
@@ -193,9 +194,10 @@ class WhoAndWhenAdapter(SourceAdapter):
         if subset == HAND_CRAFTED or name is None:
             return magentic_message(source_id, role or "unknown", text)
         attributes = {"role": role}
-        if opening:
+        if opening or is_person(name):
             # A group chat starts with the message that poses the task to the group
             # (recorded under the name of the agent that relayed it): the run's prompt.
+            # A person in the chat prompts too.
             return Message(source_id, "user", "prompt", text, author=name, attributes=attributes)
         # CaptainAgent's user/assistant roles are the recorder's point of view; every
         # named speaker is an agent of the group chat.
@@ -204,14 +206,17 @@ class WhoAndWhenAdapter(SourceAdapter):
 
 def _executors(prompts: Any, messages: list[Message]) -> frozenset[str]:
     """Speakers that are programs: in a chat whose agents each have a system prompt, the
-    speakers without one (the group chat's code-running terminal)."""
+    speakers without one (the group chat's code-running terminal), people aside."""
     if not isinstance(prompts, Mapping) or not prompts:
         return frozenset()
     agents = {agent_key(str(name)) for name in prompts}
     return frozenset(
         m.author
         for m in messages
-        if m.role == "assistant" and m.author and agent_key(m.author) not in agents
+        if m.role == "assistant"
+        and m.author
+        and agent_key(m.author) not in agents
+        and not is_person(m.author)
     )
 
 
