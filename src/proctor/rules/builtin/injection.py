@@ -14,19 +14,29 @@ TODO, "could you …"), or a block addressed to the agent. A value found only in
 request, and neither in the user's request nor in any data field, made the call do what
 the tool output asked:
 
+- the call must reach outside the conversation and the project (``_provenance``): send,
+  pay, share, post, invite, delete, grant, fetch the URL. Editing the project's files,
+  the agent's own bookkeeping and messages to its team do not; a command line counts only
+  through a network target in it (an address, URL, account), so "Run 'mix format' to fix"
+  followed by ``mix format`` is advice, not a hijack;
 - a strong value (address, account, URL, phone) that picks the call's target always counts;
-- a weak one (a name, a quoted word, an identifier), or one that only fills a payload (a
-  body quoting the request), counts when the user did not ask for that kind of action
-  (``_provenance``) — unless the text addressed the agent, which is enough on its own.
+- a weak one (a name, a channel, a file name, a quoted word, an identifier), or one that
+  only fills a payload (a body quoting the request), counts when the user did not ask for
+  that kind of action ("add her to the channels Bob named" is a mandate to add).
+
+Text that addresses the agent ("to you, GPT-4", "ignore previous instructions") is enough
+on its own and raises the finding's confidence; it is no longer needed.
 
 A call that changes something or reaches the network (anything but a read-only lookup, or
 any call taking the URL) is high severity and the gate denies it by default; a read-only
 lookup with such a value is medium. Two findings cover what the record does not show: a
-call that sends to an address, account or URL that *nothing* in the record supplied (not
-the user, no tool output, not derivable from a name or by a one-keystroke typo) — the
-instruction that named it is missing from the record; and a finished run that stops
-right after the agent read addressed instructions, or a request naming a target the user
-never gave.
+function call that sends to an address, account or URL that *nothing* in the record
+supplied — not the user, no tool output, not derivable from a name ("sarah.baker@…") or by
+a one-keystroke typo of an account it read — so the instruction that named it is missing
+from the record (a fetch of such a URL is high only when the user's request is not about
+the web or research: agents know many addresses by heart; command lines are left out for
+the same reason); and a finished run that stops right after the agent read addressed
+instructions, or a request naming a target the user never gave.
 
 Each finding explains the chain: the user's request → the tool output's span (character
 offsets) → the call's argument. Its title says what it rests on (``finding_basis``), so an
