@@ -161,7 +161,11 @@ def test_search_beats_the_plain_full_text_baseline_on_the_development_split(
     assert metrics["overall"]["questions"] == 760
     overall = metrics["overall"]
     assert _recall(overall, "search") > _recall(overall, "baseline") + 0.15
-    assert _recall(overall, "search") >= 0.77
+    assert _recall(overall, "search") >= (0.80 if development.mode == "hybrid" else 0.77)
+    # Date-aware ranking (search/_temporal.py): questions about time find the turn that
+    # says when (0.90 before it, 0.926 with it).
+    if development.mode == "hybrid":
+        assert _recall(metrics["2 temporal"], "search") >= 0.915
     for name, slice_ in metrics.items():
         assert _recall(slice_, "search") > _recall(slice_, "baseline"), name
     # The weights were chosen on the first two conversations; the others must hold too.
