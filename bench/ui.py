@@ -111,6 +111,11 @@ How to read it:
   same context reloading the page (static files revalidated from the HTTP cache).
 - The server and the browser share the machine's two cores with whatever else runs
   (the load average is printed); the medians of several runs damp, not remove, that.
+  On a busy machine read the pages against each other: they are measured in one run.
+- (c) needs `../shared/transcripts` (or `PROCTOR_SHARED_DIR`); the page asks for the
+  scope's whole graph (`cumulative=true`, the newest 500 events), draws the d3 chart
+  (`vendor/d3.min.js`, loaded while the data is asked for) and the event list; the
+  findings' lane follows after "ready".
 """
 
 

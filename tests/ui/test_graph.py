@@ -34,7 +34,7 @@ def _entity(graph: dict[str, Any], name: str) -> dict[str, Any]:
 def _open(page: Page, path: str = "/#/graph") -> None:
     page.goto(path)
     expect(page.get_by_role("heading", name="Story graph", level=1)).to_be_visible()
-    expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
+    expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
     expect(page.locator("#panel-timeline .event").first).to_be_visible()
 
 

@@ -52,7 +52,7 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
     graph = _graph(page)
     assert len(graph["story_lines"]) >= 10, "the corpus tells many story lines"
     page.goto("/#/graph")
-    expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
+    expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
     timed = {e["event_id"] for e in graph["events"] if e["occurred_at"]}
     in_lines = sum(
         1 for line in graph["story_lines"] for event_id in line["event_ids"] if event_id in timed
@@ -97,7 +97,7 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
 def test_the_corpus_timeline_fits_a_phone(page: Page) -> None:
     page.set_viewport_size(PHONE)
     page.goto("/#/graph")
-    expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
+    expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the page scrolls sideways: {width}px"
     page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")

@@ -54,7 +54,7 @@ def _shown(page: Page) -> set[str]:
 
 
 def _ready(page: Page) -> None:
-    expect(page.locator('[data-page="graph"][data-ready="true"]')).to_be_attached()
+    expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
     expect(page.locator("#panel-timeline .event").first).to_be_visible()
 
 

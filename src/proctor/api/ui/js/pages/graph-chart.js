@@ -96,8 +96,8 @@ export class TimelineChart {
       ...this.findings.map((f) => millis(f.at)),
     ].filter((t) => t !== null);
     if (!times.length) return null;
-    let lo = Math.min(...times);
-    let hi = Math.max(...times);
+    const lo = Math.min(...times);
+    const hi = Math.max(...times);
     const pad = Math.max((hi - lo) * 0.02, 30 * MINUTE);
     return [lo - pad, hi + pad];
   }

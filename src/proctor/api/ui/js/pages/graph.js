@@ -151,6 +151,8 @@ class GraphPage {
     if (!this.root.isConnected) return;
     this.chart?.setFindings(this.findings);
     this.mark(this.shown());
+    // The findings' lane is drawn (it may widen the axis): tests wait for this.
+    this.root.dataset.findings = "shown";
   }
 
   toolbar() {
