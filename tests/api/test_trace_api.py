@@ -398,6 +398,7 @@ def test_the_call_that_started_a_sub_agent_carries_its_card_and_the_child_links_
         "conversation_id": FAMILY,
         "title": "Family of sub-agents",
         "tool_call_id": f"{FAMILY}:call:task-done",
+        "imported": True,
     }
     assert child["subagent_run"]["description"] == "Map the money code"
     assert _trace(trace_api, FAMILY)["parent"] is None
@@ -428,3 +429,32 @@ def test_a_window_read_from_the_outline_equals_one_laid_out_from_the_whole_trans
             assert outlined == whole
     finally:
         store.close()
+
+
+def test_a_sub_agent_imported_without_its_parent_names_the_parent_without_linking_it(
+    tmp_path: Path,
+) -> None:
+    # Only the children's lines: their parent conversation never reaches the store.
+    orphans = [
+        line for line in family_lines() if line.get("conversation_id", "").startswith("family-")
+    ]
+    folder = tmp_path / "orphans"
+    write_jsonl(folder / "children.jsonl", orphans)
+    database = tmp_path / "orphans.db"
+    store = open_store(database)
+    try:
+        ingest(store, [folder])
+    finally:
+        store.close()
+    api = Api(database)
+    try:
+        child = _trace(api, "pj:family-done")
+        assert child["parent"] == {
+            "conversation_id": FAMILY,
+            "title": None,
+            "tool_call_id": None,
+            "imported": False,
+        }
+        assert child["items"], "the sub-agent's own trace is shown"
+    finally:
+        api.close()

@@ -164,6 +164,8 @@ class ParentLink(BaseModel):
     conversation_id: str
     title: str | None
     tool_call_id: str | None
+    imported: bool = True
+    """False when only the sub-agent's own file was imported: the parent is named, not linked."""
 
 
 class TranscriptPage(BaseModel):

@@ -240,7 +240,7 @@ class Asker:
             messages=(ChatMessage("system", ASK_SYSTEM), ChatMessage("user", user)),
             json_schema=ask_schema(),
             schema_name="answer",
-            stage="review",
+            stage="discuss",
             max_output_tokens=OUTPUT_TOKENS,
         )
         calls = 1

@@ -19,7 +19,9 @@ Provider = Literal["openai", "anthropic", "local"]
 Studio…); ``anthropic``: the Anthropic Messages API; ``local``: a GGUF file run in
 process by llama-cpp-python."""
 
-Stage = Literal["supervise", "repair", "intent", "eval", "test", "review", "merge", "suggest"]
+Stage = Literal[
+    "supervise", "repair", "intent", "eval", "test", "review", "merge", "suggest", "discuss"
+]
 """What a call is for; recorded with its usage."""
 
 

@@ -17,6 +17,7 @@ from proctor.api._transcript import (
     card_out,
     transcript_page,
 )
+from proctor.errors import NotFoundError
 from proctor.findings import Severity
 from proctor.store import ConversationSummary, SqlStore
 from proctor.store._findings_inbox import ConversationSort, SortOrder
@@ -134,16 +135,26 @@ def _trace_context(
     parent_id = summary.conversation.parent_conversation_id
     parent = own = None
     if parent_id is not None:
-        parent_summary = store.conversation(parent_id)
-        own = next(
-            (c for c in store.subagent_cards(parent_id) if c.conversation_id == conversation_id),
-            None,
-        )
-        parent = ParentLink(
-            conversation_id=parent_id,
-            title=parent_summary.conversation.title,
-            tool_call_id=None if own is None else own.parent_tool_call_id,
-        )
+        try:
+            parent_summary = store.conversation(parent_id)
+        except NotFoundError:  # only the sub-agent's own file was imported
+            parent = ParentLink(
+                conversation_id=parent_id, title=None, tool_call_id=None, imported=False
+            )
+        else:
+            own = next(
+                (
+                    c
+                    for c in store.subagent_cards(parent_id)
+                    if c.conversation_id == conversation_id
+                ),
+                None,
+            )
+            parent = ParentLink(
+                conversation_id=parent_id,
+                title=parent_summary.conversation.title,
+                tool_call_id=None if own is None else own.parent_tool_call_id,
+            )
     cards = store.subagent_cards(conversation_id) if summary.subagents else []
     return TraceContext(
         citations=store.finding_citations(conversation_id),

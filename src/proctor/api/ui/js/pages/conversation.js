@@ -102,7 +102,9 @@ class TraceView {
       h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" },
         h("ol", null,
           h("li", null, h("a", { href: "#/conversations" }, "Conversations")),
-          h("li", null, h("a", { href: back, class: "parent-link" }, parent.title || parent.conversation_id)),
+          h("li", null, parent.imported === false
+            ? h("span", { class: "parent-link muted", title: parent.conversation_id }, "Parent session (not imported)")
+            : h("a", { href: back, class: "parent-link" }, parent.title || parent.conversation_id)),
           h("li", null, h("span", { "aria-current": "page" }, `Sub-agent${run?.agent_type ? ` · ${run.agent_type}` : ""}`)))),
       run && h("p", { class: "muted subagent-task" },
         run.description ? `Task given: ${run.description}` : "",
