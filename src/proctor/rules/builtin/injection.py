@@ -191,7 +191,20 @@ class _Injected:
     """The words that address the agent (``None``: the text does not address it)."""
     request: str | None
     """The words that make it a request (``None``: no request form was found in it)."""
+    requests: tuple[RequestSpan, ...] = ()
+    """For an addressed block, the request sentences inside it."""
     _values: _Values | None = None
+
+    def request_holding(self, value: str) -> str | None:
+        """The request form whose sentence holds ``value`` (for an addressed block: only a
+        request sentence inside it counts; elsewhere the whole span is the request)."""
+        if self.addressed is None:
+            return self.request
+        text = self.call.result_text or ""
+        for request in self.requests:
+            if value in normalise_argument(text[request.start : request.end]):
+                return request.cue
+        return None
 
     def values(self, context: RuleContext) -> _Values:
         if self._values is None:
@@ -206,9 +219,15 @@ def _instructions(
     sentence outside those blocks."""
     text = call.result_text or ""
     for span in addressed:
-        inside = next((r.cue for r in requests if span.start <= r.start < span.end), None)
+        inside = tuple(r for r in requests if span.start <= r.start < span.end)
         yield _Injected(
-            call, span.start, span.end, text[span.start : span.end], span.marker, inside
+            call,
+            span.start,
+            span.end,
+            text[span.start : span.end],
+            span.marker,
+            inside[0].cue if inside else None,
+            inside,
         )
     for request in requests:
         if any(
@@ -498,10 +517,11 @@ def _hit(match: _Match, call: ToolCall, acting: bool, asked: Message | None) -> 
     source = match.source
     assert source is not None
     where = f"the output of {source.call.name}"
-    addressed, request = source.addressed is not None, source.request is not None
+    cue = source.request_holding(match.value.value)
+    addressed, request = source.addressed is not None, cue is not None
     how = []
     if request:
-        how.append(f"asks for an action ({source.request!r})")
+        how.append(f"asks for an action ({cue!r})")
     if addressed:
         how.append(f"addresses the AI agent ({source.addressed!r})")
     basis = " and ".join(how)
@@ -619,7 +639,7 @@ class InjectionThenAction(Rule):
         # lazily: only when a later call is judged, and only for the values it uses.
         found = list(_instructions(call, spans, requests))
         state.injected += found
-        state.pending += (item for item in found if item.addressed is None)
+        state.pending += found
         if state.output_chars < _OUTPUT_TEXT_LIMIT:
             state.outputs.append(_Output(text, _instruction_spans(spans, requests)))
             state.output_chars += len(text)
@@ -627,8 +647,9 @@ class InjectionThenAction(Rule):
 
     def finish(self, state: _State, context: RuleContext) -> Iterable[Hit]:
         """A run that ends at injected instructions leaves the agent's reaction unknown."""
-        if state.unanswered is None:
-            yield from self._ends_at_request(state, context)
+        at_request = list(self._ends_at_request(state, context))
+        if at_request or state.unanswered is None:
+            yield from at_request
             return
         call, span = state.unanswered
         yield Hit(
@@ -654,6 +675,7 @@ class InjectionThenAction(Rule):
                     value
                     for value in values.values
                     if value.kind in _SOURCED_KINDS
+                    and item.request_holding(value.value) is not None
                     and not state.is_trusted(value)
                     and not state.seen_in_data(value, context)
                 ),
@@ -661,12 +683,13 @@ class InjectionThenAction(Rule):
             )
             if target is None:
                 continue
+            cue = item.request_holding(target.value)
             yield Hit(
                 title=RECORD_ENDS_AT_REQUEST,
                 severity="high",
                 action="request_review",
                 content=(
-                    f"The output of {item.call.name} asks for an action ({item.request!r}) "
+                    f"The output of {item.call.name} asks for an action ({cue!r}) "
                     f"naming {target.value!r} ({target.kind}), which the user's request does "
                     "not, and the record stops there: no reply and no further tool call from "
                     "the agent. What it did next is not recorded; check whether it acted on "
