@@ -9,6 +9,7 @@ one after another, a command still failing.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -368,3 +369,46 @@ def test_work_before_any_request_is_one_episode_of_its_own() -> None:
     child = {"c": Conversation("c", "test", "c", kind="subagent", parent_conversation_id="p")}
     assert gather_episodes([event("command", 1, "e1")], child).members == {}
     assert story_line_id("c") != episode_line_id("r1")
+
+
+def test_an_api_message_list_without_times_is_told_in_the_order_it_happened(
+    tmp_path: Path,
+) -> None:
+    # An Anthropic Messages list: no times at all; tool results come back as user turns.
+    log = [
+        {"role": "user", "content": "Please list the files in the repo"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                         "input": {"command": "ls"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": "a.py\nb.py"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a.py and b.py"}]},
+        {"role": "user", "content": "Now read a.py"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_2", "name": "Read",
+                         "input": {"file_path": "/repo/a.py"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2",
+                                      "content": "print(1)"}]},
+    ]  # fmt: skip
+    path = tmp_path / "logs" / "messages.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(log))
+    store = open_store(tmp_path / "proctor.db")
+    ingest(store, [path])
+    run = start_review(store, ReviewRequest(), semantic=None, semantic_note="no model")
+    assert run.result_id is not None
+    graph = store.graph(run.result_id, limit=None)
+    episodes = _episodes(graph)
+    # The tool results are not requests: two requests, two episodes, each with its work.
+    assert sorted((e.title, e.summary) for e in episodes) == [
+        ("Now read a.py", "1 file read"),
+        ("Please list the files in the repo", "1 command run"),
+    ]
+    for episode in episodes:
+        (member,) = _members(graph, episode)
+        assert member.kind == ("file_read" if episode.title.startswith("Now") else "command")
+    store.close()

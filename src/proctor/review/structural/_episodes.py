@@ -115,8 +115,12 @@ def _holds_requests(conversation: Conversation | None) -> bool:
 def _groups(events: Iterable[EventFact]) -> list[tuple[EventFact | None, list[EventFact]]]:
     """(request's episode or None, its work) in time order; a request opens its own group
     even when a tool call shares its timestamp (the request comes first)."""
-    structural = [e for e in events if e.layer == "structural"]
+    structural = list({e.event_id: e for e in events if e.layer == "structural"}.values())
     timed = [e for e in structural if e.occurred_at is not None]
+    if not timed:
+        # A conversation without times (an API message list) is told in the order its
+        # facts were recorded, which is the order things happened (``reading_order``).
+        return _in_order(structural)
     timed.sort(key=lambda e: (e.occurred_at or _EARLIEST, e.kind != "episode", e.event_id))
     # A request without a time cannot be placed among the work: it stands alone.
     groups: list[tuple[EventFact | None, list[EventFact]]] = [
@@ -139,6 +143,18 @@ def _groups(events: Iterable[EventFact]) -> list[tuple[EventFact | None, list[Ev
         # first): task updates alone before a request belong to that request.
         leading, (anchor, work) = groups[first][1], groups[first + 1]
         groups[first : first + 2] = [(anchor, [*leading, *work])]
+    return groups
+
+
+def _in_order(events: Sequence[EventFact]) -> list[tuple[EventFact | None, list[EventFact]]]:
+    groups: list[tuple[EventFact | None, list[EventFact]]] = []
+    for event in events:
+        if event.kind == "episode":
+            groups.append((event, []))
+        elif groups:
+            groups[-1][1].append(event)
+        else:
+            groups.append((None, [event]))
     return groups
 
 

@@ -9,10 +9,11 @@ which is the semantic layer's job.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 from proctor.graph import BatchFacts
-from proctor.review._batch import SourceBatch
+from proctor.review._batch import BatchSource, SourceBatch
 from proctor.review.structural._builder import FactBuilder
 from proctor.review.structural._calls import call_facts
 from proctor.review.structural._requests import is_user_request, request_facts
@@ -20,10 +21,44 @@ from proctor.review.structural._story import activity_summary
 from proctor.review.structural._tasks import task_facts
 
 
+def reading_order(sources: Sequence[BatchSource]) -> list[BatchSource]:
+    """The sources in the order things happened, so facts are recorded in that order.
+
+    A batch lists a conversation's messages and tool calls each in their own order. Where
+    they have times that is enough (episodes order by time); a conversation without any
+    time (an API message list) is read as it happened instead: each message followed by
+    the tool calls it issued.
+    """
+    untimed = {s.conversation_id for s in sources} - {
+        s.conversation_id for s in sources if s.occurred_at is not None
+    }
+    if not untimed:
+        return list(sources)
+    issued: dict[str, list[BatchSource]] = defaultdict(list)
+    messages = {s.source_id for s in sources if s.message is not None}
+    for source in sources:
+        call = source.tool_call
+        if (
+            source.conversation_id in untimed
+            and call is not None
+            and call.message_source_id in messages
+        ):
+            issued[call.message_source_id or ""].append(source)
+    placed = {id(s) for calls in issued.values() for s in calls}
+    ordered: list[BatchSource] = []
+    for source in sources:
+        if id(source) in placed:
+            continue
+        ordered.append(source)
+        if source.message is not None:
+            ordered.extend(issued.get(source.source_id, ()))
+    return ordered
+
+
 def extract_structural(batch: SourceBatch) -> BatchFacts:
     """The structural facts of one batch, every one citing sources of the batch."""
     builder = FactBuilder()
-    for source in batch.sources:
+    for source in reading_order(batch.sources):
         conversation = batch.conversations.get(source.conversation_id)
         if source.tool_call is not None:
             call_facts(builder, source, source.tool_call, conversation, batch.subagent_runs)
