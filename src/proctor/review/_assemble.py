@@ -49,8 +49,9 @@ def assemble_draft(
 ) -> ResultDraft:
     """Everything the run's batches found, as one draft ready to publish."""
     entities = _entities(b.entities for b in batches)
-    episodes = gather_episodes(_events(e for b in batches for e in b.events), conversations)
-    events = list(episodes.events)
+    # In the order the batches recorded them: a conversation without times is told so.
+    episodes = gather_episodes([e for b in batches for e in b.events], conversations)
+    events = _events(episodes.events)
     relations = _relations(r for b in batches for r in b.relations)
     derived, resolved = derive_open_items(events)
     open_items = _open_items([*derived, *(o for b in batches for o in b.open_items)])
