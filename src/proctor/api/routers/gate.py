@@ -10,10 +10,11 @@ session grew by, not its size. Then the supervisor is asked about the proposed c
 from __future__ import annotations
 
 import threading
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio
-from fastapi import APIRouter, Body, Request
+import orjson
+from fastapi import APIRouter, Body, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.findings import Action, Severity
@@ -24,6 +25,7 @@ from proctor.gate import (
     LiveGate,
     gate_request,
     hook_output,
+    parse_hook_input,
 )
 from proctor.rules import GateDecision
 from proctor.store import SqlStore
@@ -125,21 +127,41 @@ async def gate(request: Request, asked: Annotated[GateRequest, Body()]) -> GateA
     )
 
 
+def _hook_body() -> dict[str, object]:
+    # The route reads its body itself; the document still shows what it takes.
+    schema = ClaudeCodeHookInput.model_json_schema()
+    schema.pop("$defs", None)  # only JsonValue, which is any JSON value
+    text = orjson.dumps(schema).replace(b'{"$ref":"#/$defs/JsonValue"}', b"{}")
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": orjson.loads(text)}},
+        }
+    }
+
+
 @router.post(
     "/claude-code",
     response_model=ClaudeCodeHookOutput,
-    response_model_exclude_none=True,
     responses={400: {"description": "Not a Claude Code hook payload (the agent goes on)."}},
+    openapi_extra=_hook_body(),
 )
-async def claude_code_hook(
-    request: Request, hook: Annotated[ClaudeCodeHookInput, Body()]
-) -> dict[str, Any]:
+async def claude_code_hook(request: Request) -> Response:
     """Claude Code's ``PreToolUse`` hook payload in, the exact JSON ``proctor gate`` prints out.
 
     ``{}`` stands for "prints nothing": no rule objects and the agent's own permission
-    rules apply. Other hook events are answered ``{}`` too.
+    rules apply. Other hook events are answered ``{}`` too. A payload that is not a hook
+    payload is refused with 400 and the line ``proctor gate`` would print.
+
+    Runs once per agent tool call, so it does only that: the body is parsed as the command
+    hook parses stdin and the answer is written as it prints it (no request or response
+    model validation on the way).
     """
+    hook = parse_hook_input(await request.body())  # SourceError: 400, as ProctorError
     if hook.hook_event_name != PRE_TOOL_USE:
-        return {}
+        return Response(b"{}", media_type="application/json")
     decision = await _decision(request, gate_request(hook))
-    return hook_output(decision) or {}
+    output = hook_output(decision)
+    return Response(
+        b"{}" if output is None else orjson.dumps(output), media_type="application/json"
+    )
