@@ -22,6 +22,7 @@ from proctor.ingest import ingest
 from proctor.review._batch import BatchSource, SourceBatch
 from proctor.review.structural import extract_structural, gather_episodes, is_user_request
 from proctor.store import open_store
+from proctor.transcript import Message, TaskEvent, ToolCall
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 
@@ -46,7 +47,7 @@ def _batch(store_path: Path, transcripts: Path) -> tuple[SourceBatch, dict[str, 
                 if run is not None and run.parent_tool_call_id is not None:
                     runs[run.parent_tool_call_id] = run
             project_id = projects[transcript.summary.project]
-            held = [
+            held: list[tuple[str, Message | ToolCall | TaskEvent, datetime | None]] = [
                 *(("message", m, m.created_at) for m in transcript.messages),
                 *(("tool_call", c, c.created_at) for c in transcript.tool_calls),
                 *(("task_event", e, e.created_at) for e in transcript.task_events),
