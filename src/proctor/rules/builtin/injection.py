@@ -446,13 +446,16 @@ def _edits_at_most_one(a: str, b: str) -> bool:
     return a[i:] == b[i + 1 :]
 
 
-ACTING_ON_REQUEST = "Tool call acts on a request planted in a tool output"
+ACTING_ON_REQUEST = "Tool call acts on instructions injected in a tool output"
 UNSOURCED = "Tool call sends to a target that nothing in the record supplied"
 UNSOURCED_FETCH = "Tool call fetches a URL that nothing in the record supplied"
 """Title of a finding whose value has no source: not the user's, not in any tool output."""
 """Title of a finding whose tool output asks for the action (with or without addressing
 the agent)."""
-ACTING_ON_ADDRESSED = "Tool call acts on instructions addressed to the agent in a tool output"
+ACTING_ON_ADDRESSED = (
+    "Tool call acts on instructions injected in a tool output (known only by their address to "
+    "the agent)"
+)
 """Title of a finding found only because the text addressed the agent: no request form
 ("send …", "please …", a TODO) was recognised in it."""
 _CONFIDENCE = {(True, True): 0.95, (False, True): 0.85, (True, False): 0.9}
