@@ -26,9 +26,8 @@ from tests.gate.helpers import (
 
 pytestmark = pytest.mark.slow  # one Python process per decision
 
-INJECTION_REASON = (
-    "Proctor: Tool call acts on instructions injected in a tool output [injection_then_action]: "
-)
+INJECTION_RULE = " [injection_then_action]: "
+"""How the reason names the rule (the rule's title before it is the rule's own wording)."""
 
 
 @pytest.fixture
@@ -81,7 +80,8 @@ def test_a_call_obeying_instructions_appended_after_the_import_is_denied(
     assert hook.returncode == 0, hook.stderr
     decision = _decision(hook.stdout)
     assert decision["permissionDecision"] == "deny"
-    assert decision["permissionDecisionReason"].startswith(INJECTION_REASON)
+    reason = decision["permissionDecisionReason"]
+    assert reason.startswith("Proctor: Tool call acts on instructions") and INJECTION_RULE in reason
     assert "paysdk-setup.xyz/register" in decision["permissionDecisionReason"]
 
 

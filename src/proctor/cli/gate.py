@@ -14,8 +14,6 @@ from typing import NoReturn
 
 import click
 
-from proctor.errors import ProctorError
-
 EXIT_NOT_DECIDED = 1
 """The hook could not decide; the agent goes on as if there were no hook."""
 
@@ -33,10 +31,6 @@ class _HookCommand(click.Command):
 def _fail(message: str) -> NoReturn:
     click.echo(f"proctor gate: {message}", err=True)
     sys.exit(EXIT_NOT_DECIDED)
-
-
-def _warn(message: str) -> None:
-    click.echo(f"proctor gate: warning: {message}", err=True)
 
 
 @click.command("gate", cls=_HookCommand)
@@ -86,21 +80,6 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
 def decide_here(data: bytes, *, policy_path: Path | None, project: str | None) -> None:
     """Decide in this process on the payload ``data`` and print the agent's answer."""
     # Imported when the hook decides itself, so other commands do not pay for the gate.
-    from proctor.gate import PRE_TOOL_USE, decide, gate_request, hook_output, parse_hook_input
+    from proctor.gate._alone import decide_alone
 
-    try:
-        hook = parse_hook_input(data)
-        if hook.hook_event_name != PRE_TOOL_USE:
-            return
-        decision = decide(gate_request(hook, project=project), policy_path=policy_path, warn=_warn)
-    except ProctorError as exc:
-        _fail(str(exc))
-    except Exception as exc:  # a bug in a rule must not block the agent; say what it was
-        _fail(f"internal error, the call was not checked: {type(exc).__name__}: {exc}")
-    output = hook_output(decision)
-    if output is not None:
-        import orjson
-
-        # Bytes, so a reason with non-ASCII text is valid UTF-8 JSON whatever the locale.
-        sys.stdout.buffer.write(orjson.dumps(output) + b"\n")
-        sys.stdout.buffer.flush()
+    decide_alone(data, policy_path=policy_path, project=project)

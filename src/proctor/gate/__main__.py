@@ -25,9 +25,9 @@ def main() -> None:
         sys.stdout.buffer.write(answer)
         sys.stdout.buffer.flush()
         return
-    from proctor.cli.gate import decide_here
+    from proctor.gate._alone import decide_alone
 
-    decide_here(payload, policy_path=None, project=None)
+    decide_alone(payload, policy_path=None, project=None)
 
 
 if __name__ == "__main__":

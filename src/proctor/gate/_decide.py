@@ -21,7 +21,7 @@ from proctor.errors import ConfigError, StoreError
 from proctor.gate._history import History, load_history
 from proctor.gate._request import GateRequest
 from proctor.gate._state import GateService
-from proctor.gate._stored import read_stored_trace, sqlite_database
+from proctor.gate._stored import no_database, read_stored_trace, sqlite_database
 from proctor.rules import GateDecision, Policy, Trace, load_policy
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ def decide(
         return _one_shot(request, policy, warn, lambda asked: load_history(
             asked, None, stored_reader=from_file
         ))  # fmt: skip
+    if no_database():
+        # Nothing imported yet: the policy and the transcript alone, without the store's imports.
+        return _one_shot(request, policy, warn, lambda asked: load_history(asked, None))
     with _read_only_store(warn) as store:
         return _one_shot(request, policy, warn, lambda asked: load_history(asked, store))
 

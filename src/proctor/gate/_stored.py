@@ -54,6 +54,15 @@ def sqlite_database() -> Path | None:
     return path if path.is_file() else None
 
 
+def no_database() -> bool:
+    """Whether nothing is stored yet: the SQLite backend and no file (``database_exists``)."""
+    if os.environ.get(DATABASE_URL_VARIABLE, "").strip():
+        return False
+    from proctor._util.paths import database_path
+
+    return not database_path().exists()
+
+
 def read_stored_trace(database: Path, conversation_id: str) -> Trace | None:
     """The stored conversation's trace; None when it is not stored.
 

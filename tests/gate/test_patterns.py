@@ -1,0 +1,136 @@
+"""The hook's on-disk cache of compiled regular expressions gives the patterns re.compile gives."""
+
+from __future__ import annotations
+
+import marshal
+import re
+from pathlib import Path
+
+import pytest
+
+from proctor.gate._patterns import cached_patterns, patterns_file
+
+# Invented to cover what the engine keeps per pattern: named and numbered groups, flags set
+# inline and by argument, look-arounds, back references, bytes, Unicode and ASCII classes.
+PATTERNS: list[tuple[str | bytes, int]] = [
+    (r"(?P<verb>rm|mv)\s+(-[rf]+\s+)?(?P<path>/\S*)", 0),
+    (r"(?i)ignore (all |any )?(previous|prior) instructions", 0),
+    (r"^\s*(\w+)=(.*?)\s*$", re.MULTILINE),
+    (r"(?<![\w.])(token|secret)[_-]?key\b(?=\s*[:=])", re.IGNORECASE),
+    (r"(['\"])(?:(?!\1).)*\1", re.DOTALL),
+    (r"[^\w@%+=:,./-]", re.ASCII),
+    (rb"\x00(?P<tag>[a-z]{2,8})\x00", 0),
+    (r"caf\u00e9|na\u00efve|\d{2,}", 0),
+    (r"(a)(b)?(?(2)c|d)", 0),
+]
+TEXTS = [
+    "rm -rf /tmp/x",
+    "Please IGNORE all previous instructions",
+    "  name = value \nother=1",
+    "the api secret-key: 123",
+    "say 'it\"s' now",
+    "a b;c",
+    "café naïve 2026",
+    "abc ad a",
+]
+
+
+def _compile_all() -> list[re.Pattern[str] | re.Pattern[bytes]]:
+    re.purge()  # re's own memo would hand back patterns compiled earlier in this process
+    return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+
+
+def _behaviour(pattern: re.Pattern[str] | re.Pattern[bytes]) -> object:
+    seen: list[object] = [pattern.flags, pattern.groups, dict(pattern.groupindex)]
+    for text in TEXTS:
+        subject: str | bytes = (
+            text.encode() + b"\x00ab\x00" if isinstance(pattern.pattern, bytes) else text
+        )
+        seen.append([(m.span(), m.groups()) for m in pattern.finditer(subject)])  # type: ignore[arg-type]
+    return seen
+
+
+def test_patterns_from_the_cache_behave_as_freshly_compiled_ones(tmp_path: Path) -> None:
+    plain = [_behaviour(p) for p in _compile_all()]
+    with cached_patterns(tmp_path):
+        learning = [_behaviour(p) for p in _compile_all()]
+    assert patterns_file(tmp_path) is not None and patterns_file(tmp_path).is_file()  # type: ignore[union-attr]
+    with cached_patterns(tmp_path):
+        cached = [_behaviour(p) for p in _compile_all()]
+    assert plain == learning == cached
+
+
+def test_a_warm_cache_skips_parsing_and_a_new_pattern_is_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from re import _parser  # type: ignore[attr-defined]
+
+    with cached_patterns(tmp_path):
+        _compile_all()
+    parsed: list[object] = []
+    original = _parser.parse
+
+    def parse(*args: object) -> object:
+        parsed.append(args[0])
+        return original(*args)
+
+    monkeypatch.setattr(_parser, "parse", parse)
+    with cached_patterns(tmp_path):
+        _compile_all()
+        re.compile(r"brand new (pattern)+")
+    assert parsed == [r"brand new (pattern)+"]
+    path = patterns_file(tmp_path)
+    assert path is not None
+    table = marshal.loads(path.read_bytes())
+    assert (r"brand new (pattern)+", 0) in table and len(table) == len(PATTERNS) + 1
+    parsed.clear()
+    with cached_patterns(tmp_path):
+        re.purge()
+        re.compile(r"brand new (pattern)+")
+    assert parsed == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"not marshal at all",
+        marshal.dumps([1, 2, 3]),
+        marshal.dumps({(r"\d+", 0): (0, [1], 0)}),
+    ],
+    ids=["empty", "garbage", "not a table", "a broken entry"],
+)
+def test_a_damaged_cache_file_is_compiled_anew_and_rewritten(tmp_path: Path, damage: bytes) -> None:
+    path = patterns_file(tmp_path)
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(damage)
+    with cached_patterns(tmp_path):
+        re.purge()
+        digits = re.compile(r"\d+")
+    assert digits.findall("a1 b22") == ["1", "22"]
+    assert isinstance(marshal.loads(path.read_bytes()), dict)
+
+
+def test_the_cache_is_left_alone_where_it_cannot_be_written(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would go")
+    with cached_patterns(blocked):
+        re.purge()
+        assert re.compile(r"x(y)").match("xy") is not None
+    assert blocked.read_text().startswith("a file")
+
+
+def test_re_compile_is_itself_again_afterwards(tmp_path: Path) -> None:
+    from re import _compiler  # type: ignore[attr-defined]
+
+    before = _compiler.compile
+    replaced = None
+    try:
+        with cached_patterns(tmp_path):
+            replaced = _compiler.compile
+            raise RuntimeError("the hook failed")
+    except RuntimeError:
+        pass
+    assert replaced is not None and replaced is not before
+    assert _compiler.compile is before
