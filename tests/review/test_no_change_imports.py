@@ -16,7 +16,7 @@ from pathlib import Path
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
-from tests.backends import database_env
+from tests.backends import ON_POSTGRES, database_env
 from tests.conftest import EXAMPLES_DIR
 
 NOT_NEEDED = (
@@ -27,6 +27,9 @@ NOT_NEEDED = (
     "proctor.rules",
     "proctor.supervisor",
     "alembic",
+    "proctor.store._review_batch_save",
+    # PostgreSQL's dialect on SQLite (on PostgreSQL the engine needs it).
+    *(() if ON_POSTGRES else ("sqlalchemy.dialects.postgresql",)),
 )
 
 RUN_AND_LIST_MODULES = """

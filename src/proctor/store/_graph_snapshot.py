@@ -9,7 +9,8 @@ graph.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter
 from sqlalchemy import select
@@ -33,29 +34,48 @@ from proctor.store._graph_window import match_story_line, subtree
 
 SNAPSHOT_VERSION = 1
 
-_ENTITIES: TypeAdapter[tuple[EntityView, ...]] = TypeAdapter(tuple[EntityView, ...])
-_EVENTS: TypeAdapter[tuple[EventView, ...]] = TypeAdapter(tuple[EventView, ...])
-_RELATIONS: TypeAdapter[tuple[RelationView, ...]] = TypeAdapter(tuple[RelationView, ...])
-_CHANGES: TypeAdapter[tuple[EntityChangeView, ...]] = TypeAdapter(tuple[EntityChangeView, ...])
-_OPEN_ITEMS: TypeAdapter[tuple[OpenItemView, ...]] = TypeAdapter(tuple[OpenItemView, ...])
-_LINES: TypeAdapter[tuple[StoryLineView, ...]] = TypeAdapter(tuple[StoryLineView, ...])
-_EXPERIENCES: TypeAdapter[tuple[ExperienceView, ...]] = TypeAdapter(tuple[ExperienceView, ...])
+
+class _Adapters(NamedTuple):
+    entities: TypeAdapter[tuple[EntityView, ...]]
+    events: TypeAdapter[tuple[EventView, ...]]
+    relations: TypeAdapter[tuple[RelationView, ...]]
+    changes: TypeAdapter[tuple[EntityChangeView, ...]]
+    open_items: TypeAdapter[tuple[OpenItemView, ...]]
+    story_lines: TypeAdapter[tuple[StoryLineView, ...]]
+    experiences: TypeAdapter[tuple[ExperienceView, ...]]
+
+
+@cache
+def _adapters() -> _Adapters:
+    """The views' pydantic adapters, built on first use: a command that never publishes or
+    reads a snapshot (a review that finds nothing new) does not pay for building them."""
+    return _Adapters(
+        TypeAdapter(tuple[EntityView, ...]),
+        TypeAdapter(tuple[EventView, ...]),
+        TypeAdapter(tuple[RelationView, ...]),
+        TypeAdapter(tuple[EntityChangeView, ...]),
+        TypeAdapter(tuple[OpenItemView, ...]),
+        TypeAdapter(tuple[StoryLineView, ...]),
+        TypeAdapter(tuple[ExperienceView, ...]),
+    )
+
 
 _Part = list[dict[str, Any]]
 
 
 def snapshot_json(view: GraphView, counts: dict[str, int]) -> dict[str, Any]:
     """A result's whole graph as stored in ``results.snapshot``, with the publish counts."""
+    a = _adapters()
     return {
         "version": SNAPSHOT_VERSION,
         "counts": counts,
-        "events": _EVENTS.dump_python(view.events, mode="json"),
-        "entities": _ENTITIES.dump_python(view.entities, mode="json"),
-        "relations": _RELATIONS.dump_python(view.relations, mode="json"),
-        "changes": _CHANGES.dump_python(view.changes, mode="json"),
-        "open_items": _OPEN_ITEMS.dump_python(view.open_items, mode="json"),
-        "story_lines": _LINES.dump_python(view.story_lines, mode="json"),
-        "experiences": _EXPERIENCES.dump_python(view.experiences, mode="json"),
+        "events": a.events.dump_python(view.events, mode="json"),
+        "entities": a.entities.dump_python(view.entities, mode="json"),
+        "relations": a.relations.dump_python(view.relations, mode="json"),
+        "changes": a.changes.dump_python(view.changes, mode="json"),
+        "open_items": a.open_items.dump_python(view.open_items, mode="json"),
+        "story_lines": a.story_lines.dump_python(view.story_lines, mode="json"),
+        "experiences": a.experiences.dump_python(view.experiences, mode="json"),
     }
 
 
@@ -150,17 +170,18 @@ def graph_from_snapshot(
             for line in lines
             if shown_ids.intersection(line["event_ids"])
         ]
+    a = _adapters()
     return GraphView(
         result=result,
         story_line_id=story_line_id,
         as_published=True,
-        events=_EVENTS.validate_python(_capped(shown)),
-        entities=_ENTITIES.validate_python(_capped(kept["entities"])),
-        relations=_RELATIONS.validate_python(_capped(kept["relations"])),
-        changes=_CHANGES.validate_python(_capped(kept["changes"])),
-        open_items=_OPEN_ITEMS.validate_python(_capped(kept["open_items"])),
-        story_lines=_LINES.validate_python(lines),
-        experiences=_EXPERIENCES.validate_python(kept["experiences"]),
+        events=a.events.validate_python(_capped(shown)),
+        entities=a.entities.validate_python(_capped(kept["entities"])),
+        relations=a.relations.validate_python(_capped(kept["relations"])),
+        changes=a.changes.validate_python(_capped(kept["changes"])),
+        open_items=a.open_items.validate_python(_capped(kept["open_items"])),
+        story_lines=a.story_lines.validate_python(lines),
+        experiences=a.experiences.validate_python(kept["experiences"]),
         totals=totals,
         limit=limit,
         offset=offset,

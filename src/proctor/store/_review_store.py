@@ -51,7 +51,6 @@ from proctor._util.clock import utcnow
 from proctor.errors import BusyError, ConfigError, NotFoundError, ReviewStateError
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
-from proctor.store._review_batch_save import save_batch
 from proctor.store._review_records import (
     BatchInput,
     ManifestEntry,
@@ -546,6 +545,8 @@ class ReviewStore(StoreBase):
         manifest change is one ``executemany``, and the run's counts move by this batch's
         difference.
         """
+        from proctor.store._review_batch_save import save_batch  # not for a no-change run
+
         with self._write() as conn:
             return save_batch(
                 conn,
