@@ -101,10 +101,18 @@ def test_the_page_shows_both_reviews_events_and_this_review_s_changes_as_a_filte
     expect(page.locator("#panel-timeline .event")).to_have_count(len(second))
 
 
-@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "375px"])
-def test_the_timeline_with_a_selection_and_a_window_passes_axe(page: Page, phone: bool) -> None:
+@pytest.mark.parametrize(
+    ("phone", "dark"),
+    [(False, False), (True, False), (False, True)],
+    ids=["desktop", "375px", "dark"],
+)
+def test_the_timeline_with_a_selection_and_a_window_passes_axe(
+    page: Page, phone: bool, dark: bool
+) -> None:
     if phone:
         page.set_viewport_size(PHONE)
+    if dark:
+        page.emulate_media(color_scheme="dark")
     page.goto("/#/graph")
     _ready(page)
     page.locator("#graph-entities .chip").first.click()
@@ -116,5 +124,7 @@ def test_the_timeline_with_a_selection_and_a_window_passes_axe(page: Page, phone
     assert width <= (PHONE["width"] if phone else 1280), f"the page scrolls sideways: {width}px"
     # The page's own content (the header's controls belong to the app shell).
     assert_accessible(
-        page, f"the story graph's timeline{' at 375 px' if phone else ''}", include="main"
+        page,
+        f"the story graph's timeline{' at 375 px' if phone else ''}{' (dark)' if dark else ''}",
+        include="main",
     )
