@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,13 @@ def sqlite_database() -> Path | None:
 
 
 def no_database() -> bool:
-    """Whether nothing is stored yet: the SQLite backend and no file (``database_exists``)."""
+    """Whether nothing is stored yet: the SQLite backend and no file (``database_exists``).
+
+    A process that has imported the store already asks the store's own ``database_exists``.
+    """
+    store = sys.modules.get("proctor.store")
+    if store is not None:
+        return not store.database_exists()
     if os.environ.get(DATABASE_URL_VARIABLE, "").strip():
         return False
     from proctor._util.paths import database_path
