@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from proctor.ingest import ingest
 from proctor.store import open_store
 from tests.backends import ON_POSTGRES, database_env, database_exists, raw_connection
-from tests.ingest.copies import session_copies
+from tests.ingest.copies import ingest_command, session_copies
 
 COPIES = 300
 
@@ -69,7 +68,7 @@ def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
     db = home / "proctor.db"
     env = {**os.environ, "PROCTOR_HOME": str(home), **database_env(home)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "proctor.cli.main", "ingest", str(corpus), "--json"],
+        ingest_command(str(corpus), "--json"),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

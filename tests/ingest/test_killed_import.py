@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from tests.backends import database_env, database_exists, raw_connection
 from tests.conftest import EXAMPLES_DIR
-from tests.ingest.copies import session_copies
+from tests.ingest.copies import ingest_command, session_copies
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="finds the process group's members in /proc"
@@ -87,7 +87,7 @@ def test_a_killed_import_leaves_no_worker_and_is_marked_interrupted_by_the_next(
     home = tmp_path / "home"
     db = home / "proctor.db"
     env = {**os.environ, "PROCTOR_HOME": str(home), **database_env(home)}
-    command = [sys.executable, "-m", "proctor.cli.main", "ingest", str(corpus), "--json"]
+    command = ingest_command(str(corpus), "--json")
     importer = subprocess.Popen(
         [*command, "--jobs", "2"],
         env=env,
