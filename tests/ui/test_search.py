@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from proctor.ingest import ingest
-from proctor.search import index_full_text
+from proctor.search import index_sources
 from proctor.store import open_store
 from tests.backends import copy_database
 from tests.ui.accessibility import assert_accessible
@@ -59,10 +59,11 @@ def served(
         finally:
             store.close()
         IMPORTED[name] = _ids(database) - before
-    # Indexed before serving: these tests are about the box, not the indexer's pace.
+    # Indexed before serving, vectors too: these tests are about the box, not the indexer's
+    # pace (a server embedding meanwhile would reorder the hybrid ranking between two calls).
     store = open_store(database)
     try:
-        index_full_text(store)
+        index_sources(store)
     finally:
         store.close()
     with serve_home(home) as running:
