@@ -73,14 +73,23 @@ def _worker_file(folder: Path) -> Path:
 
 
 def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool) -> None:
-    """Each process writes the files and fixtures its tests reached a store through; the
-    controller (or a serial run) adds each collected file's fixtures and marks the record
-    whole when the pass was."""
+    """Each process writes the files and fixtures its tests reached a store through, and
+    each collected file's fixtures (pytest-xdist's workers collect the suite, its
+    controller does not); the controller (or a serial run) marks the record whole when the
+    pass was."""
     folder = record_folder()
     if folder is None or on_postgres:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    reached = {"files": sorted(_reached), "fixtures": sorted(_store_fixtures)}
+    fixtures: dict[str, set[str]] = {}
+    for item in session.items:
+        name = item.nodeid.split("::", 1)[0]
+        fixtures.setdefault(name, set()).update(getattr(item, "fixturenames", ()))
+    reached = {
+        "files": sorted(_reached),
+        "fixtures": sorted(_store_fixtures),
+        "collected": {name: sorted(names) for name, names in sorted(fixtures.items())},
+    }
     _worker_file(folder).write_text(json.dumps(reached))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
@@ -92,28 +101,29 @@ def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool)
         and session.config.args_source != pytest.Config.ArgsSource.ARGS
     )
     if whole:
-        fixtures: dict[str, set[str]] = {}
-        for item in session.items:
-            name = item.nodeid.split("::", 1)[0]
-            fixtures.setdefault(name, set()).update(getattr(item, "fixturenames", ()))
-        collected = {name: sorted(names) for name, names in sorted(fixtures.items())}
-        (folder / _COMPLETE).write_text(json.dumps({"collected": collected}))
+        (folder / _COMPLETE).write_text(json.dumps({"whole": True}))
 
 
 def files_without_store(root: Path) -> set[str] | None:
-    """Test files the whole, current record shows never reached a store; None without one."""
+    """Test files the whole, current record shows never reached a store; None without one
+    (or with one that cannot be read: then everything runs)."""
     folder = record_folder()
     complete = folder / _COMPLETE if folder is not None else None
     if folder is None or complete is None or not complete.is_file():
         return None
-    written = complete.stat().st_mtime
-    collected: dict[str, list[str]] = json.loads(complete.read_text())["collected"]
-    files: set[str] = set()
-    store_fixtures: set[str] = set()
-    for path in folder.glob("reached-*.json"):
-        reached = json.loads(path.read_text())
-        files.update(reached["files"])
-        store_fixtures.update(reached["fixtures"])
+    try:
+        written = complete.stat().st_mtime
+        collected: dict[str, set[str]] = {}
+        files: set[str] = set()
+        store_fixtures: set[str] = set()
+        for path in folder.glob("reached-*.json"):
+            reached = json.loads(path.read_text())
+            files.update(reached["files"])
+            store_fixtures.update(reached["fixtures"])
+            for name, names in reached["collected"].items():
+                collected.setdefault(name, set()).update(names)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
     return {
         name
         for name, fixtures in collected.items()

@@ -29,10 +29,21 @@ def _tree(root: Path, *names: str) -> None:
 
 
 def _complete(folder: Path, collected: dict[str, list[str]], **reached: list[str]) -> None:
-    (folder / "reached-gw0.json").write_text(
-        json.dumps({"files": reached.get("files", []), "fixtures": reached.get("fixtures", [])})
+    # As pytest-xdist writes it: each worker collected the suite, the controller nothing.
+    for worker, files in (("gw0", reached.get("files", [])), ("gw1", [])):
+        (folder / f"reached-{worker}.json").write_text(
+            json.dumps(
+                {
+                    "files": files,
+                    "fixtures": reached.get("fixtures", []) if worker == "gw0" else [],
+                    "collected": collected,
+                }
+            )
+        )
+    (folder / "reached-main.json").write_text(
+        json.dumps({"files": [], "fixtures": [], "collected": {}})
     )
-    (folder / "complete.json").write_text(json.dumps({"collected": collected}))
+    (folder / "complete.json").write_text(json.dumps({"whole": True}))
 
 
 def test_only_files_that_never_reached_a_store_are_left_out(record: Path, tmp_path: Path) -> None:
@@ -56,7 +67,13 @@ def test_only_files_that_never_reached_a_store_are_left_out(record: Path, tmp_pa
 
 
 def test_without_a_whole_record_everything_runs(record: Path, tmp_path: Path) -> None:
-    (record / "reached-gw0.json").write_text(json.dumps({"files": [], "fixtures": []}))
+    (record / "reached-gw0.json").write_text(
+        json.dumps({"files": [], "fixtures": [], "collected": {"tests/a.py": []}})
+    )
+    assert store_use.files_without_store(tmp_path) is None
+    # A record it cannot read leaves everything to run too.
+    (record / "complete.json").write_text(json.dumps({"whole": True}))
+    (record / "reached-gw1.json").write_text("{not json")
     assert store_use.files_without_store(tmp_path) is None
 
 
