@@ -5,9 +5,12 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
 
     ProctorError
     ├── ConfigError            a setting, option or policy file is wrong
-    │   └── AppDisabledError   the supervisor app is off: automatic and manual runs refused
+    │   ├── AppDisabledError   the supervisor app is off: automatic and manual runs refused
+    │   ├── EntryNameError     a knowledge-base entry name that could escape its folder
+    │   └── ReadOnlyBaseError  a write to an external (read-only) knowledge base
     ├── SourceError            an input file or record cannot be read (file, line, reason)
-    │   └── UnknownFormatError no adapter recognises the input
+    │   ├── UnknownFormatError no adapter recognises the input
+    │   └── PayloadError       an intake payload was refused; ``problems`` lists why
     ├── StoreError             the database cannot be opened, migrated or written
     │   ├── MigrationError     a schema migration failed; the database is unchanged
     │   └── ConversationWriteError  one conversation's data was refused; nothing of it written
@@ -16,9 +19,19 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     ├── ReviewStateError       a review run cannot do that now (resume a cancelled run)
     ├── SuggestionError        phrasing or saving suggestions failed; the published graph stands
     ├── SuggestionStateError   a suggestion was decided the other way (accept an ignored one)
-    └── ModelError             a model call failed; ``kind`` says how: config, timeout,
-                               capacity, rate_limited, server, http, connection,
-                               invalid_output, length, cancelled, budget
+    ├── UndoRefusedError       a bulk finding change cannot be undone (already, or changed since)
+    ├── StaleEntryError        a knowledge-base entry changed since its preview
+    ├── ToolRefusal            the MCP server will not answer a tool call
+    ├── SemanticBatchError     a review leaf or merge gave no valid answer (a failed batch)
+    └── ModelError             a model call failed; ``kind`` says how: config, auth,
+                               rejected, rate_limited, server, connection, timeout,
+                               capacity, length, bad_response
+
+The classes outside this module live next to their one use: ``knowledge`` (EntryNameError,
+ReadOnlyBaseError, StaleEntryError), ``ingest`` (PayloadError), ``store`` (UndoRefusedError),
+``mcp`` (ToolRefusal) and ``review.semantic`` (SemanticBatchError). A test
+(``tests/test_errors.py``) checks this drawing against every ``ProctorError`` subclass in
+the code and the kinds against ``ModelErrorKind``.
 
 Per-record problems inside an import are not raised: they become ``SourceIssue`` data
 and the import goes on. Only infrastructure failures stop a run.
@@ -27,6 +40,7 @@ and the import goes on. Only infrastructure failures stop a run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, get_args
 
 
 class ProctorError(Exception):
@@ -105,6 +119,31 @@ class SuggestionStateError(ProctorError):
     """A suggestion was already decided the other way (accepting an ignored one)."""
 
 
+ModelErrorKind = Literal[
+    "config",
+    "auth",
+    "rejected",
+    "rate_limited",
+    "server",
+    "connection",
+    "timeout",
+    "capacity",
+    "length",
+    "bad_response",
+]
+"""How a model call failed (``ModelError.kind``); see ``ModelError`` for what each means."""
+
+MODEL_ERROR_KINDS: tuple[ModelErrorKind, ...] = get_args(ModelErrorKind)
+"""Every ``ModelErrorKind``, in the order above."""
+
+RETRYABLE_MODEL_ERRORS: frozenset[ModelErrorKind] = frozenset(
+    {"rate_limited", "server", "connection"}
+)
+"""The kinds worth retrying: 429, 5xx and dropped connections. The model caller retries
+these once at once; a background job (``proctor.jobs``) also retries them later, together
+with ``timeout``. The one list of retryable model errors."""
+
+
 class ModelError(ProctorError):
     """A model call failed. ``kind`` tells retryable failures from settings to fix.
 
@@ -115,10 +154,10 @@ class ModelError(ProctorError):
     ``bad_response`` (not the provider's wire format).
     """
 
-    RETRYABLE = frozenset({"rate_limited", "server", "connection"})
+    RETRYABLE = RETRYABLE_MODEL_ERRORS
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
-        self.kind = kind
+    def __init__(self, kind: ModelErrorKind, message: str, *, status: int | None = None) -> None:
+        self.kind: ModelErrorKind = kind
         self.status = status
         super().__init__(message)
 

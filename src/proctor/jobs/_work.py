@@ -20,15 +20,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proctor._util.clock import utcnow
-from proctor.errors import BusyError, ModelError, ProctorError, ReviewStateError, StoreError
+from proctor.errors import (
+    RETRYABLE_MODEL_ERRORS,
+    BusyError,
+    ModelError,
+    ModelErrorKind,
+    ProctorError,
+    ReviewStateError,
+    StoreError,
+)
 from proctor.heartbeat import app_enabled, run_due, worker_owner
 from proctor.review import SemanticLayer, execute_review, open_semantic_layer
 from proctor.store import SqlStore
 
 log = logging.getLogger("proctor.jobs")
 
-TRANSIENT_MODEL_KINDS = frozenset({"timeout", "rate_limited", "server", "connection"})
-"""ModelError kinds worth retrying: the same call may well succeed a little later."""
+TRANSIENT_MODEL_KINDS: frozenset[ModelErrorKind] = RETRYABLE_MODEL_ERRORS | {"timeout"}
+"""ModelError kinds worth retrying as a job: the retryable ones, and a timeout (the model
+caller does not retry one at once, but the same call may well succeed a little later)."""
 
 INTERRUPTED = "interrupted"
 """How ``fail_interrupted_reviews`` starts the error of a run whose process stopped."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.errors import ModelError
+from proctor.errors import ModelError, ModelErrorKind
 from proctor.models._attempt import AttemptProgress
 from proctor.models._http import count, parse_event_json, stream_events
 from proctor.models._schema import inline_refs
@@ -17,7 +17,7 @@ from proctor.models._types import ModelConnection, ModelRequest
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 API_VERSION = "2023-06-01"
-_STREAM_ERROR_KINDS = {
+_STREAM_ERROR_KINDS: dict[str, ModelErrorKind] = {
     "overloaded_error": "server",
     "api_error": "server",
     "rate_limit_error": "rate_limited",
