@@ -17,16 +17,10 @@ from hypothesis import strategies as st
 from proctor.rules.builtin import _injected_text
 from proctor.rules.builtin._injected_text import (
     _ALIGNED_PLANS,
-    _BEFORE,
-    _ENDS_AT_ANCHOR,
-    _LEAD_IN,
     _MARKER_SPECS,
     _MARKERS,
     _PAST_ANCHOR,
-    _REACH,
     _SKELETONS,
-    _STARTS_AT_ANCHOR,
-    _TAIL,
     _UNALIGNED,
     InjectedSpan,
     _fits_anchor,
@@ -55,7 +49,7 @@ def test_lower_casing_keeps_every_aligned_character_one_character_of_the_same_ki
 
 
 def test_what_a_case_blind_literal_matches_lower_cases_to_that_literal() -> None:
-    literals = {c for pattern, _ in _MARKER_SPECS for c in re.sub(r"\\.", "", pattern)}
+    literals = {c for spec in _MARKER_SPECS for c in re.sub(r"\\.", "", spec.pattern)}
     for literal in sorted(literals - set("()[]{}?*+|^$")):
         for character in re.findall(re.escape(literal), _ALIGNED, re.IGNORECASE):
             assert character.lower() == literal.lower(), (literal, hex(ord(character)))
@@ -90,7 +84,7 @@ def _pieces(pattern: str) -> tuple[str, list[str], list[str]]:
 
 
 def test_marker_patterns_use_only_what_the_checks_above_cover() -> None:
-    for pattern, _ in _MARKER_SPECS:
+    for pattern in (spec.pattern for spec in _MARKER_SPECS):
         outside, escapes, classes = _pieces(pattern)
         assert set(escapes) <= set("bsw.()[]|+"), pattern
         assert not re.search(r"\(\?[=!<]|[\^$]", outside), pattern
@@ -185,7 +179,7 @@ def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
         for match in pattern.finditer(text):
             starts = _anchor_starts(lowered, match, groups[0])
             assert starts, (pattern.pattern, match.group(0))
-            if number in _STARTS_AT_ANCHOR:  # tried only right at its anchors
+            if _MARKER_SPECS[number].starts_at_anchor:  # tried only right at its anchors
                 assert match.start() in starts, (pattern.pattern, match.group(0))
             plan = _ALIGNED_PLANS[number]
             if (plan.lead or plan.tail) and _realistic(match.group(0)):
@@ -219,7 +213,10 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
     return number, before + marker + after
 
 
-@pytest.mark.parametrize("number", sorted({*_LEAD_IN, *_TAIL}))
+@pytest.mark.parametrize(
+    "number",
+    [n for n, spec in enumerate(_MARKER_SPECS) if spec.lead_in or spec.tail is not None],
+)
 @given(data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_matches_of_markers_with_a_lead_in_or_tail_have_an_anchor_that_fits(
@@ -257,14 +254,15 @@ def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) 
     for match in pattern.finditer(text):
         starts = _anchor_starts(lowered, match, groups[0])
         assert starts, (pattern.pattern, match.group(0))
-        if number in _STARTS_AT_ANCHOR:
+        spec = _MARKER_SPECS[number]
+        if spec.starts_at_anchor:
             assert match.start() in starts, (pattern.pattern, match.group(0))
-        if number in _ENDS_AT_ANCHOR:  # searched for only up to just past its anchors
+        if spec.ends_at_anchor:  # searched for only up to just past its anchors
             assert match.end() <= max(starts) + _PAST_ANCHOR, (pattern.pattern, match.group(0))
-        if number in _REACH and _realistic(match.group(0)):  # searched for that far past
-            assert match.end() <= max(starts) + _REACH[number], (pattern.pattern, match.group(0))
-        if number in _BEFORE and _realistic(match.group(0)):  # and that far before
-            assert match.start() >= min(starts) - _BEFORE[number], (pattern.pattern, match.group(0))
+        if spec.reach is not None and _realistic(match.group(0)):  # searched for that far past
+            assert match.end() <= max(starts) + spec.reach, (pattern.pattern, match.group(0))
+        if spec.before is not None and _realistic(match.group(0)):  # and that far before
+            assert match.start() >= min(starts) - spec.before, (pattern.pattern, match.group(0))
         plan = _ALIGNED_PLANS[number]
         if (plan.lead or plan.tail) and _realistic(match.group(0)):  # skipped where none fits
             assert any(_fits_anchor(lowered, at, plan) for at in starts), match.group(0)

@@ -31,12 +31,47 @@ _AI = (
 _AI_WORD = ("ai", "a.i.", "assistant", "agent", "model", "llm", "bot", "gpt", "claude", "gemini", "llama", "command", "mistral", "mixtral", "qwen", "deepseek", "copilot", "cursor", "codex")  # fmt: skip
 _TASK_WORD = ("task", "request", "instruction", "job", "assignment", "goal", "objective")
 
-# Each marker pattern with the literals (lower case) its match must contain: groups that
-# must all be present, any word of a group will do. Checking them with ``in`` first
-# keeps the regular expressions off the large majority of outputs they cannot match.
-_MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+
+class MarkerSpec(NamedTuple):
+    """One marker: its pattern, the literals its match must contain, and what its fast paths
+    may take for granted (each field past ``required`` is held by a property test)."""
+
+    pattern: str
+    required: tuple[tuple[str, ...], ...]
+    """The literals (lower case) a match must contain: groups that must all be present, any
+    word of a group will do. The first group's words are the marker's anchor words.
+    Checking them with ``in`` first keeps the regular expressions off the large majority of
+    outputs they cannot match."""
+    starts_at_anchor: bool = False
+    """Every match begins with one of the anchor words: where the text lines up with its
+    lower-cased copy, the marker is tried right at each anchor instead of searched for in a
+    window around it."""
+    ends_at_anchor: bool = False
+    """Every match ends with one of the anchor words (plus at most one letter, a plural
+    "s"): the window searched around an anchor needs to reach only just past it."""
+    before: int | None = None
+    """For a marker searched for in windows: how far before an anchor a match can begin
+    (its words before it are few; whitespace runs of about 40 characters between them, or
+    an AI name of 40, are as far as they are looked for). None: ``_WINDOW_BEFORE``."""
+    reach: int | None = None
+    """For a marker searched for in windows whose words after an anchor are few: how far
+    past an anchor a match can end (whitespace runs of about 40 characters between those
+    words, or an AI name of 60, are as far as they are looked for; "system" markers hold
+    no whitespace there). None: ``_WINDOW_AFTER``."""
+    lead_in: tuple[str, ...] = ()
+    """The anchor word (the last word of every match) follows whitespace and a word ending
+    in one of these: where no anchor of the text does, the text holds no match (and the
+    marker's windows are not searched). Empty: no such test."""
+    tail: str | None = None
+    """Every match holds, starting at one of its anchor words, a match of this pattern
+    (over the lower-cased text): where no anchor starts one, the text holds no match."""
+
+
+_LEAD_WORDS = ("new", "real", "actual", "true", "updated", "primary", "first")
+
+_MARKER_SPECS: tuple[MarkerSpec, ...] = (
     # "ignore (all) previous instructions", "disregard the above rules"
-    (
+    MarkerSpec(
         r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|"
         r"earlier|all|original|your|system|user'?s?)\b[^.\n]{0,30}?\b(?:instructions?|tasks?|"
         r"prompts?|rules?|directions?|guidelines?|messages?)",
@@ -44,10 +79,15 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
             ("ignore", "disregard", "forget", "override", "bypass"),
             ("instruction", "task", "prompt", "rule", "direction", "guideline", "message"),
         ),
+        starts_at_anchor=True,
     ),
     # "… to you, GPT-4", "message for the AI assistant"
-    (r"\bto you,?\s+(?:the\s+|my\s+|dear\s+)?" + _AI + r"\b", (("to you",), _AI_WORD)),
-    (
+    MarkerSpec(
+        r"\bto you,?\s+(?:the\s+|my\s+|dear\s+)?" + _AI + r"\b",
+        (("to you",), _AI_WORD),
+        starts_at_anchor=True,
+    ),
+    MarkerSpec(
         r"\b(?:dear|attention|hey|hello|hi|note to|message (?:to|for)|instructions? (?:to|for))\s+"
         r"(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b",
         (
@@ -64,94 +104,96 @@ _MARKER_SPECS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
             ),
             _AI_WORD,
         ),
+        starts_at_anchor=True,
     ),
     # "AI assistants reading this", "if you are an AI"
-    (
+    MarkerSpec(
         r"\b" + _AI + r"s?\s+(?:reading|processing|seeing|parsing|summari[sz]ing|that reads?|who "
         r"reads?|that is reading)\s+(?:this|these)\b",
         (("read", "processing", "seeing", "parsing", "summari"), _AI_WORD),
+        before=80,
+        reach=60,
+        tail=r"(?:read(?:ing|s)?|processing|seeing|parsing|summari[sz]ing)\s+th(?:is|ese)\b",
     ),
-    (r"\bif you are an?\s+" + _AI + r"\b", (("if you are a",), _AI_WORD)),
-    (
+    MarkerSpec(
+        r"\bif you are an?\s+" + _AI + r"\b",
+        (("if you are a",), _AI_WORD),
+        starts_at_anchor=True,
+    ),
+    MarkerSpec(
         r"\bas an?\s+" + _AI + r",?\s+you\s+(?:must|should|need|have|will)\b",
         (("as a",), ("must", "should", "need", "have", "will")),
+        starts_at_anchor=True,
     ),
     # references to the agent's own task or instructions
-    (
+    MarkerSpec(
         r"\b(?:the|your)\s+(?:original\s+)?(?:task|request|instructions?|job|assignment|goal)\s+"
         r"(?:that\s+)?(?:I|the user|we|they)\s+(?:gave|assigned|asked|provided|set)\b",
         (("gave", "assigned", "asked", "provided", "set"), _TASK_WORD),
+        ends_at_anchor=True,
+        before=100,
     ),
-    (
+    MarkerSpec(
         r"\bbefore you (?:can |may |are able to )?(?:solve|complete|finish|answer|continue|proceed"
         r"|respond|do|start|perform)\b",
         (("before you",),),
+        starts_at_anchor=True,
     ),
-    (
+    MarkerSpec(
         r"\b(?:your|the)\s+(?:new|real|actual|true|updated|primary|first)\s+(?:task|goal|"
         r"instructions?|objective)\b",
-        (_TASK_WORD, ("new", "real", "actual", "true", "updated", "primary", "first")),
+        (_TASK_WORD, _LEAD_WORDS),
+        ends_at_anchor=True,
+        before=60,
+        lead_in=_LEAD_WORDS,
     ),
-    (
+    MarkerSpec(
         r"\b(?:new|updated|additional|important|urgent|hidden|secret)\s+instructions?\s+(?:for|to)"
         r"\s+(?:you|the\s+" + _AI + r")\b",
         (("instruction",),),
+        before=50,
+        reach=100,
     ),
-    (
+    MarkerSpec(
         r"\binstead of (?:the|your) (?:user'?s? )?(?:task|request|instructions?)\b",
         (("instead of",),),
+        starts_at_anchor=True,
     ),
     # posing as another voice: a system message, chat-template tokens
-    (
+    MarkerSpec(
         r"(?:\(|\[|<|#{2,}\s*)system[_ ]?(?:message|override|instructions?)?(?:\)|\]|>)|"
         r"\[/?INST\]|<\|im_start\|>|<\|system\|>|\bSYSTEM (?:OVERRIDE|MESSAGE|NOTICE)\b",
         (("system", "[inst", "[/inst", "im_start"),),
+        before=40,
+        reach=30,
     ),
-    (
+    MarkerSpec(
         r"\b(?:do not|don't|never)\s+(?:tell|inform|mention|notify|alert|reveal(?: this)? to|"
         r"let)\s+(?:the\s+)?user\b",
         (("do not", "don't", "never"), ("user",)),
+        starts_at_anchor=True,
     ),
 )
-_MARKERS = tuple((re.compile(pattern, re.IGNORECASE), groups) for pattern, groups in _MARKER_SPECS)
+
+
+class _Marker(NamedTuple):
+    pattern: re.Pattern[str]
+    required: tuple[tuple[str, ...], ...]
+
+
+_MARKERS = tuple(_Marker(re.compile(s.pattern, re.IGNORECASE), s.required) for s in _MARKER_SPECS)
 
 # The same patterns for the lower-cased text, case-sensitive and without a leading ``\b``:
 # wherever a marker matches the text, its skeleton matches the lower-cased text at the same
 # place (when the two line up, see ``_UNALIGNED``), and the regular expression engine finds
 # a skeleton's first characters quickly. Markers are tried only where skeletons match.
-_SKELETONS = tuple(re.compile(pattern.removeprefix(r"\b").lower()) for pattern, _ in _MARKER_SPECS)
+_SKELETONS = tuple(re.compile(s.pattern.removeprefix(r"\b").lower()) for s in _MARKER_SPECS)
 # Characters for which the lower-cased text does not line up with what the case-blind
 # patterns match (a different length, or a case-blind match of an ASCII letter that
 # ``str.lower`` does not give): with one of them present, every window is searched.
 _UNALIGNED = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
-_STARTS_AT_ANCHOR = frozenset({0, 1, 2, 4, 5, 7, 10, 12})
-"""Markers whose every match begins with one of their anchor words (a property test holds
-it): where the text lines up with its lower-cased copy, they are tried right at each anchor
-instead of searched for in a window around it."""
-_ENDS_AT_ANCHOR = frozenset({6, 8})
-"""Markers whose every match ends with one of their anchor words (plus at most one letter,
-a plural "s"; a property test holds it): the window searched around an anchor needs to
-reach only just past it."""
-_BEFORE = {3: 80, 6: 100, 8: 60, 9: 50, 11: 40}
-"""Markers searched for in windows: how far before an anchor a match can begin (their words
-before it are few; whitespace runs of about 40 characters between them, or an AI name of
-40, are as far as they are looked for). Others look ``_WINDOW_BEFORE`` back. A property
-test holds it."""
-_REACH = {3: 60, 9: 100, 11: 30}
-"""Markers searched for in windows whose words after an anchor are few: how far past an
-anchor a match can end (whitespace runs of about 40 characters between those words, or an
-AI name of 60, are as far as they are looked for; "system" markers hold no whitespace
-there). Others are searched for up to ``_WINDOW_AFTER`` past. A property test holds it."""
-_LEAD_IN = {8: ("new", "real", "actual", "true", "updated", "primary", "first")}
-"""Markers whose anchor word (the last word of every match) follows whitespace and a word
-ending in one of these: where no anchor of the text does, the text holds no match (and the
-marker's windows are not searched). A property test holds it."""
-_TAIL = {3: r"(?:read(?:ing|s)?|processing|seeing|parsing|summari[sz]ing)\s+th(?:is|ese)\b"}
-"""Markers whose every match holds, starting at one of its anchor words, a match of this
-pattern (over the lower-cased text): where no anchor starts one, the text holds no match.
-A property test holds it."""
 _ANCHOR_WORDS = sorted({word for _, groups in _MARKERS for word in groups[0]})
 _ANCHOR_PATTERNS = tuple(
     tuple(number for number, (_, groups) in enumerate(_MARKERS) if word in groups[0])
@@ -220,22 +262,25 @@ class _Plan(NamedTuple):
     later: tuple[tuple[str, ...], ...]
     """Groups one word of each of which the text must hold (for markers in windows)."""
     lead: tuple[str, ...]
-    """Words one of which some anchor must follow (see ``_LEAD_IN``; empty: no test)."""
+    """Words one of which some anchor must follow (``MarkerSpec.lead_in``; empty: no test)."""
     tail: re.Pattern[str] | None
-    """What some anchor must start (see ``_TAIL``; None: no test)."""
+    """What some anchor must start (``MarkerSpec.tail``; None: no test)."""
 
 
 def _plan(number: int, *, aligned: bool) -> _Plan:
+    spec = _MARKER_SPECS[number]
     pattern, groups = _MARKERS[number]
     if not aligned:
         return _Plan(pattern, None, False, _WINDOW_BEFORE, _WINDOW_AFTER, groups[1:], (), None)
-    at_anchor = number in _STARTS_AT_ANCHOR
-    reach = _PAST_ANCHOR if number in _ENDS_AT_ANCHOR else _REACH.get(number, _WINDOW_AFTER)
-    before = _BEFORE.get(number, _WINDOW_BEFORE)
+    at_anchor = spec.starts_at_anchor
+    if spec.ends_at_anchor:
+        reach = _PAST_ANCHOR
+    else:
+        reach = _WINDOW_AFTER if spec.reach is None else spec.reach
+    before = _WINDOW_BEFORE if spec.before is None else spec.before
     later = () if at_anchor else groups[1:]
-    lead = _LEAD_IN.get(number, ())
-    tail = re.compile(_TAIL[number]) if number in _TAIL else None
-    return _Plan(pattern, _SKELETONS[number], at_anchor, before, reach, later, lead, tail)
+    tail = re.compile(spec.tail) if spec.tail is not None else None
+    return _Plan(pattern, _SKELETONS[number], at_anchor, before, reach, later, spec.lead_in, tail)
 
 
 def _fits_anchor(lowered: str, anchor: int, plan: _Plan) -> bool:
