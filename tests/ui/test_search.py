@@ -193,6 +193,35 @@ def test_the_box_pages_every_result_and_says_when_the_index_is_catching_up(
         expect(note).to_have_count(0)
 
 
+def test_a_list_answering_late_does_not_draw_over_the_search_page(page: Page, server: str) -> None:
+    """The conversations list still loading when a search is submitted finishes into a view
+    no longer shown: the search page stays (the race CI once met under load)."""
+    held: list[Route] = []
+    lists = re.compile(r"/api/conversations(\?|$)")
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route(lists, hold)
+    page.goto("/#/conversations")
+    for _ in range(500):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held, "the list never asked for its conversations"
+    box = page.locator("#search-box")
+    box.fill("invoice")
+    box.press("Enter")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Search: invoice")
+    expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
+    for route in held:
+        route.continue_()
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Search: invoice")
+    expect(page.locator("#main table")).to_have_count(0)
+    expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
+
+
 def test_observed_markup_in_hits_stays_text(page: Page, server: str) -> None:
     page.goto("/#/conversations")
     page.locator("#search-box").fill("script alert")

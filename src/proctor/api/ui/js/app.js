@@ -126,16 +126,21 @@ async function render() {
   }
   document.title = `${route.title} · Proctor`;
   const match = path.match(route.pattern) ?? [];
-  replace(main, h("p", { class: "muted" }, "Loading…"));
+  // Each visit draws into a view of its own: a page still loading when the address moves on
+  // (a search typed on the conversations list) finishes into a view no longer shown, never
+  // over the page that replaced it.
+  const view = h("div", { class: "page-view" }, h("p", { class: "muted" }, "Loading…"));
+  replace(main, view);
+  const signal = current.signal;
   try {
-    await route.render({ main, params: match.slice(1).map(decodeURIComponent), query, signal: current.signal });
+    await route.render({ main: view, params: match.slice(1).map(decodeURIComponent), query, signal });
   } catch (error) {
-    if (error instanceof Superseded) return;
+    if (error instanceof Superseded || signal.aborted) return;
     if (error instanceof ApiError && error.status === 401) {
-      replace(main, tokenForm());
+      replace(view, tokenForm());
       return;
     }
-    replace(main, h("h1", null, route.title), errorBox(error));
+    replace(view, h("h1", null, route.title), errorBox(error));
   }
 }
 
