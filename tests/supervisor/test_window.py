@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.findings import Evidence, Finding
+from proctor.gate import stored_trace
 from proctor.sources import prepare_bundle
 from proctor.store import SqlStore
-from proctor.supervision import trace_of
 from proctor.supervisor import MemoryNote, Window, WindowLimits, build_window
 from proctor.transcript import Message
 from tests.supervisor.builders import Chat, in_memory, stored
@@ -269,7 +269,7 @@ def test_every_window_id_maps_to_evidence_at_its_stored_source() -> None:
 def test_last_event_index_is_the_newest_trace_event(store: SqlStore) -> None:
     transcript = stored(store, long_chat(7, calls_every=2))
     window = build_window(transcript)
-    assert window.last_event_index == trace_of(transcript).events[-1].index
+    assert window.last_event_index == stored_trace(transcript).events[-1].index
     assert build_window(in_memory(Chat())).last_event_index == -1
 
 
@@ -296,7 +296,7 @@ def test_no_window_exceeds_its_character_budget(
     )
     assert window.chars <= chars
     # What is shown is always the newest events, with nothing missing in between.
-    newest = [e.source_id for e in trace_of(transcript).events if e.kind != "result"]
+    newest = [e.source_id for e in stored_trace(transcript).events if e.kind != "result"]
     shown = [i.source_id for i in window.items]
     assert shown and shown == newest[len(newest) - len(shown) :]
 

@@ -9,7 +9,7 @@ starts pending analyses once they may run; ``LiveSupervision`` bundles both for 
 long-running process.
 """
 
-from proctor.supervision._check import CheckResult, check_conversations, trace_of
+from proctor.supervision._check import CheckResult, check_conversations
 from proctor.supervision._goal_view import GOAL_RULES, GoalTurn, GoalView, TaskGoals, goal_view
 from proctor.supervision._hook import (
     QUEUED,
@@ -80,5 +80,4 @@ __all__ = [
     "session_status",
     "supervise_changes",
     "supervise_due",
-    "trace_of",
 ]

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.findings import Finding
+from proctor.gate import stored_trace
 from proctor.models import supervisor_choice
-from proctor.rules import Policy, Trace, TraceContext, check_trace, find_policy, load_policy
-from proctor.store import RecordOutcome, Store, StoredTranscript
+from proctor.rules import Policy, check_trace, find_policy, load_policy
+from proctor.store import RecordOutcome, Store
 from proctor.supervisor import detect_goal_findings, track_goals_lexically
 
 
@@ -35,20 +36,6 @@ class CheckResult:
     policy_source: str | None
     goal_versions: int = 0
     """Goal versions recorded by this check (the conversation's and its tasks')."""
-
-
-def trace_of(transcript: StoredTranscript) -> Trace:
-    """The rule trace of a stored conversation."""
-    conversation = transcript.summary.conversation
-    context = TraceContext(
-        conversation_id=conversation.conversation_id,
-        project=transcript.summary.project,
-        cwd=conversation.cwd,
-        format=conversation.format,
-        started_at=conversation.started_at,
-        kind=conversation.kind,
-    )
-    return Trace.from_parts(context, transcript.messages, transcript.tool_calls)
 
 
 def _with_children(store: Store, conversation_ids: Sequence[str]) -> list[str]:
@@ -82,7 +69,7 @@ def check_conversations(
         if lexical_goals:
             recorded = len(track_goals_lexically(store, conversation_id).recorded)
         transcript = store.transcript(conversation_id)
-        trace = trace_of(transcript)
+        trace = stored_trace(transcript)
         policy = explicit or find_policy(cwd=trace.context.cwd, project=trace.context.project)
         found = check_trace(trace, policy)
         found += detect_goal_findings(trace, store.goal_versions(conversation_id))

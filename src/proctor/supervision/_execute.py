@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from proctor.errors import ModelError, ProctorError
 from proctor.findings import Finding, Status
+from proctor.gate import stored_trace
 from proctor.models import (
     ModelConnection,
     ModelPool,
@@ -34,7 +35,6 @@ from proctor.models import (
     store_recorder,
 )
 from proctor.store._supervision_store import RunEnd
-from proctor.supervision._check import trace_of
 from proctor.supervision._scheduler import Analysis, AnalysisResult, Clock
 from proctor.supervision._sessions import SessionStore
 from proctor.supervisor import (
@@ -134,7 +134,7 @@ class ModelExecutor:
     def _goal_findings(self, analysis: Analysis) -> list[Finding]:
         """The deterministic goal detectors (GOAL-3) over the target's conversation."""
         conversation_id = analysis.target.conversation_id
-        trace = trace_of(self.store.transcript(conversation_id))
+        trace = stored_trace(self.store.transcript(conversation_id))
         return detect_goal_findings(trace, self.store.goal_versions(conversation_id))
 
     def _window(self, analysis: Analysis) -> Window:

@@ -18,13 +18,13 @@ from datetime import datetime, timedelta
 from typing import Literal, cast, get_args
 
 from proctor.errors import ConfigError
+from proctor.gate import stored_trace
 from proctor.store import Store
 from proctor.store._supervision_store import (
     SupervisionRun,
     SupervisionSession,
     SupervisionUsage,
 )
-from proctor.supervision._check import trace_of
 from proctor.supervisor._decision import Mode
 
 Trigger = Literal["manual", "after_reply", "every_n_steps", "key_event", "run_end"]
@@ -140,7 +140,7 @@ def enable_supervision(
 
     Events already stored count as seen: enabling starts no analysis by itself.
     """
-    trace = trace_of(store.transcript(target.conversation_id))
+    trace = stored_trace(store.transcript(target.conversation_id))
     latest = trace.events[-1].index if trace.events else -1
     existing = store.supervision_session(target.target_id)
     return store.put_supervision_session(

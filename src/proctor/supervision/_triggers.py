@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from proctor.gate import stored_trace
 from proctor.rules import Event, Trace, check_trace, find_policy
 from proctor.rules.builtin import budgets
 from proctor.store import StoredTranscript
 from proctor.store._supervision_store import SupervisionSession
-from proctor.supervision._check import trace_of
 from proctor.supervision._sessions import Target, Trigger
 
 RUN_END_IDLE = timedelta(minutes=5)
@@ -79,7 +79,7 @@ def observe(
     now: datetime,
 ) -> Observation:
     """What the triggers of ``session`` look at; budget rules run only for ``key_event``."""
-    trace = trace_of(transcript)
+    trace = stored_trace(transcript)
     sources = _budget_sources(trace) if "key_event" in session.triggers else frozenset()
     return Observation(
         events=trace.events,
