@@ -87,16 +87,18 @@ def load_result_graph(
     sle = t.story_line_events.c
     line_events: dict[str, list[str]] = defaultdict(list)
     event_lines: dict[str, list[str]] = defaultdict(list)
+    # The lines' events are kept to the result's own here, not in SQL: with both lists in
+    # the WHERE clause SQLite probes the primary key once per (line, event) pair (1,024
+    # lines × 20,032 events: 4.5 s of CPU for a large result).
+    own_events = set(c.execute(published(rid, "event")).scalars())
     for line_id, event_id in c.execute(
         select(sle.story_line_id, sle.event_id)
-        .where(
-            sle.story_line_id.in_(published(rid, "story_line")),
-            sle.event_id.in_(published(rid, "event")),
-        )
+        .where(sle.story_line_id.in_(published(rid, "story_line")))
         .order_by(sle.story_line_id, sle.event_id)
     ):
-        line_events[line_id].append(event_id)
-        event_lines[event_id].append(line_id)
+        if event_id in own_events:
+            line_events[line_id].append(event_id)
+            event_lines[event_id].append(line_id)
     xe = t.experience_events.c
     experience_events: dict[str, list[str]] = defaultdict(list)
     for experience_id, event_id in c.execute(
