@@ -26,7 +26,13 @@ from proctor.review.structural._episodes import (
 )
 from proctor.review.structural._extract import extract_structural
 from proctor.review.structural._open_items import derive_open_items, open_item_key
-from proctor.review.structural._requests import is_user_request, request_title
+from proctor.review.structural._requests import (
+    REDACTED_REQUEST,
+    is_readable,
+    is_user_request,
+    request_title,
+    titled_by_work,
+)
 from proctor.review.structural._story import (
     STORY_LINE_NAMESPACE,
     activity_summary,
@@ -37,6 +43,7 @@ from proctor.review.structural._story import (
 
 __all__ = [
     "EPISODE_LINE_NAMESPACE",
+    "REDACTED_REQUEST",
     "STORY_LINE_NAMESPACE",
     "WITHOUT_REQUEST",
     "Episodes",
@@ -47,10 +54,12 @@ __all__ = [
     "episode_line_key",
     "extract_structural",
     "gather_episodes",
+    "is_readable",
     "is_user_request",
     "open_item_key",
     "outcome_line",
     "request_title",
     "story_line_id",
     "story_line_key",
+    "titled_by_work",
 ]

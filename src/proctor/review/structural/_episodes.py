@@ -10,7 +10,8 @@ tests from failing to passing, commands still failing, sub-agent runs, errors, c
 How the facts fit the story graph:
 
 - the episode is an event of kind ``episode`` in its conversation's story line, at the
-  request's time, titled by the request, citing the request's text (and the runs that
+  request's time, titled by the request (a redacted request by its outcome line:
+  ``Request (redacted) → 1 file edited``), citing the request's text (and the runs that
   decide its outcome: the last test run, commands still failing);
 - its work stays as it was — every read, edit and command is still its own event citing
   its own tool call — and is also gathered in a sub-thread of the conversation's line,
@@ -38,6 +39,7 @@ from datetime import UTC, datetime
 
 from proctor.graph import EventFact, SourceRef, StoryLineFact, structural_event_id
 from proctor.review.structural._builder import Outcome
+from proctor.review.structural._requests import titled_by_work
 from proctor.review.structural._story import story_line_key
 from proctor.transcript import Conversation
 
@@ -159,9 +161,11 @@ def _in_order(events: Sequence[EventFact]) -> list[tuple[EventFact | None, list[
 
 
 def _complete(anchor: EventFact, work: Sequence[EventFact]) -> EventFact:
+    outcome = outcome_line(work)
     return replace(
         anchor,
-        summary=outcome_line(work),
+        title=titled_by_work(anchor.title, outcome),
+        summary=outcome,
         outcome=episode_outcome(work),
         entity_ids=_entities(anchor.entity_ids, work),
         sources=_sources(anchor.sources, work),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from proctor.graph import EventFact, StoryLineFact
+from proctor.review.structural._requests import is_readable
 from proctor.transcript import Conversation
 
 STORY_LINE_NAMESPACE = uuid.UUID("0d5c1a3e-6f1b-5d0e-8a8e-5f0c9e1b7a42")
@@ -71,7 +72,9 @@ def _parent(conversation_id: str, conversations: Mapping[str, Conversation]) -> 
 
 
 def _title(conversation_id: str, conversation: Conversation | None) -> str:
-    if conversation is not None and conversation.title and conversation.title.strip():
+    """The conversation's title, or (none, or only a redaction placeholder such as a
+    sanitised log's ``[REDACTED_TEXT len=32 sha=…]``) its session id and folder."""
+    if conversation is not None and conversation.title and is_readable(conversation.title):
         return " ".join(conversation.title.split())
     short_id = (conversation.external_id if conversation else conversation_id)[:8]
     where = f" in {conversation.cwd}" if conversation is not None and conversation.cwd else ""
