@@ -43,13 +43,12 @@ import json
 import logging
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +340,8 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
     """
     import httpx
 
+    from proctor.gate._kept import kept_path
+
     samples: dict[str, list[int]] = {}
     notes: list[str] = []
     source = SESSIONS["large (2.7 MB log)"]
@@ -379,19 +380,33 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
         cold_env = {**env, "PYDANTIC_DISABLE_PLUGINS": ""}
         cache = root / "home" / "cache" / "gate"
         alone_rows: dict[str, list[int]] = {}
+        # As an agent's session goes on: a copy of the log gains its next lines before each
+        # call, which asks about the tool_use they end with (the hook reads what was added).
+        growing = root / "growing" / transcript.name
+        growing.parent.mkdir()
+        growing.write_bytes(b"".join(lines[:half]))
+        later = iter(lines[half:])
+        growing_state = kept_path(cache, f"cc:session:{session_id}", str(growing))
         for number in range(runs + 1):
             for label, command in (
-                ("floor", floor), ("alone", cli), ("alone lean", lean), ("alone cold", cli)
+                ("floor", floor), ("alone", cli), ("alone lean", lean), ("alone cold", cli),
+                ("alone growing", lean),
             ):  # fmt: skip
-                if label == "alone cold":
-                    shutil.rmtree(cache, ignore_errors=True)
+                data = payload
+                if label == "alone cold":  # nothing kept: no patterns, no session state
+                    for kept in cache.glob("**/*"):
+                        if kept.is_file() and kept != growing_state:
+                            kept.unlink()
+                if label == "alone growing":
+                    data = _grow(growing, later, payload)
                 spent, printed = _child_cpu_ns(
-                    command, payload, cold_env if label == "alone cold" else env
+                    command, data, cold_env if label == "alone cold" else env
                 )
                 if number:
                     target = samples if label == "floor" else alone_rows
                     target.setdefault(label, []).append(spent)
-                answers[label] = printed
+                if label != "alone growing":
+                    answers[label] = printed
         port = _free_port()
         server = _serve(env, port)
         try:
@@ -467,6 +482,19 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
             server.wait(timeout=30)
         samples.update(alone_rows)
     return samples, notes
+
+
+def _grow(log: Path, later: Iterator[bytes], payload: bytes) -> bytes:
+    """Append ``later``'s lines to ``log`` up to one with a tool_use; the hook payload for it."""
+    for line in later:
+        with log.open("ab") as handle:
+            handle.write(line)
+        for block in _tool_uses(line):
+            body = json.loads(payload)
+            body.update(transcript_path=str(log), tool_name=block["name"],
+                        tool_input=block.get("input") or {}, tool_use_id=block["id"])  # fmt: skip
+            return json.dumps(body).encode()
+    raise SystemExit("the session has too few tool calls for --hook-runs")
 
 
 def _process_cpu_ns(pid: int) -> int:
@@ -646,14 +674,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             ("cli", "proctor gate forwarding to proctor serve, CPU", "≤ 8× floor"),
             ("alone", "proctor gate deciding alone (no server), CPU", "≤ 8× floor"),
             ("alone lean", "python -m proctor.gate deciding alone, CPU", "≤ 8× floor"),
-            ("alone cold", "proctor gate alone, no kept patterns (as before), CPU", ""),
+            ("alone cold", "proctor gate alone, nothing kept (as before), CPU", ""),
+            (
+                "alone growing",
+                "python -m proctor.gate alone, log growing between calls, CPU",
+                "≤ 8× floor",
+            ),
             ("http first", "http hook, first timed request", ""),
             ("http", "http hook on a growing 2.7 MB session, per call", "p99 ≤ 10 ms"),
             ("health", "GET /api/health, same server, alternating (baseline)", ""),
             ("in process", "LiveGate.decide on the same growth, in process", ""),
         ):
             rows.append((f"(e) {label}", modes[key], None, target))
-            if key in ("lean", "cli", "alone", "alone lean", "alone cold"):
+            if key in ("lean", "cli", "alone", "alone lean", "alone cold", "alone growing"):
                 ratio = statistics.median(modes[key]) / floor
                 notes.append(f"(e) {label}: median {ratio:.1f}× the floor's CPU")
         notes += mode_notes

@@ -1,5 +1,8 @@
 """The hook deciding in its own process: payload bytes in, the agent's answer printed.
 
+The session's live state is kept between hook processes (``_kept``): a process reads only
+what the log gained since the previous one.
+
 What ``proctor gate`` and ``python -m proctor.gate`` do when no server answers (or with
 ``--policy`` / ``--project``). Kept out of the command line module so the lean hook never
 imports ``click``. Every failure is one line on stderr and exit status 1, which Claude Code
@@ -38,13 +41,20 @@ def decide_alone(data: bytes, *, policy_path: Path | None, project: str | None) 
 
 def _decide(data: bytes, *, policy_path: Path | None, project: str | None) -> None:
     # Imported here, inside deciding_alone: these imports are what it makes cheaper.
-    from proctor.gate import PRE_TOOL_USE, decide, gate_request, hook_output, parse_hook_input
+    from proctor._util.paths import proctor_home
+    from proctor.gate._claude_code import PRE_TOOL_USE, gate_request, hook_output, parse_hook_input
+    from proctor.gate._kept import decide_keeping
 
     try:
         hook = parse_hook_input(data)
         if hook.hook_event_name != PRE_TOOL_USE:
             return
-        decision = decide(gate_request(hook, project=project), policy_path=policy_path, warn=warn)
+        decision = decide_keeping(
+            gate_request(hook, project=project),
+            cache=proctor_home() / "cache" / "gate",
+            policy_path=policy_path,
+            warn=warn,
+        )
     except ProctorError as exc:
         fail(str(exc))
     except Exception as exc:  # a bug in a rule must not block the agent; say what it was

@@ -38,9 +38,9 @@ import orjson
 
 from proctor.errors import ConfigError
 from proctor.gate._decide import policy_unusable
-from proctor.gate._history import load_history, read_transcript_file
+from proctor.gate._history import StoredReader, load_history, read_transcript_file
 from proctor.gate._request import GateRequest
-from proctor.gate._state import GateService, PolicyCache
+from proctor.gate._state import GateService, HeldConversation, PolicyCache
 from proctor.rules import Event, GateDecision, Policy, Rule
 
 if TYPE_CHECKING:
@@ -77,6 +77,14 @@ class _Session:
 
 
 @dataclass(slots=True)
+class KeptSession:
+    """One session's whole live state, handed from one process to the next (``_kept``)."""
+
+    conversation: HeldConversation
+    log: _Log
+
+
+@dataclass(slots=True)
 class LiveGateCounters:
     """What the live gate read, for tests and benchmarks (bounded work, not wall time)."""
 
@@ -94,6 +102,8 @@ class LiveGate:
         rules: the rules to run (default: every built-in rule).
         max_sessions: sessions kept (least recently used dropped, read again when asked).
         policies: where policies found per request are cached.
+        stored_reader: reads a stored conversation when a history is read from the start,
+            instead of the ``store`` given to ``decide`` (the hook's ``sqlite3`` reader).
     """
 
     def __init__(
@@ -103,6 +113,7 @@ class LiveGate:
         rules: Sequence[Rule] | None = None,
         max_sessions: int = 256,
         policies: PolicyCache | None = None,
+        stored_reader: StoredReader | None = None,
     ) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
@@ -115,6 +126,7 @@ class LiveGate:
         self._scratch = Path(tempfile.mkdtemp(prefix="proctor-gate-", dir=_memory_folder()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._scratch, True)
         self._parses = itertools.count()
+        self._stored_reader = stored_reader
         self.counters = LiveGateCounters()
 
     @property
@@ -182,6 +194,20 @@ class LiveGate:
         finally:
             session.lock.release()
 
+    def kept(self, conversation_id: str) -> KeptSession | None:
+        """The session's state to hand to a later process; None when it follows no log."""
+        session = self._sessions.get(conversation_id)
+        held = self._service.held(conversation_id)
+        if session is None or held is None or not session.loaded or session.log is None:
+            return None
+        return KeptSession(held, session.log)
+
+    def adopt(self, conversation_id: str, kept: KeptSession) -> None:
+        """Take up a session where the process that kept it left off."""
+        session = self._session(conversation_id)
+        self._service.hold(conversation_id, kept.conversation)
+        session.log, session.loaded = kept.log, True
+
     def _session(self, conversation_id: str) -> _Session:
         with self._lock:
             session = self._sessions.get(conversation_id)
@@ -223,7 +249,7 @@ class LiveGate:
     ) -> None:
         self.counters.full_reads += 1
         before = _stat(request.transcript_path)
-        history = load_history(request, store)
+        history = load_history(request, store, stored_reader=self._stored_reader)
         if warn is not None:
             for note in history.notes:
                 warn(note)

@@ -36,7 +36,9 @@ HistoryLoader = Callable[[GateRequest], History]
 
 
 @dataclass(slots=True)
-class _Conversation:
+class HeldConversation:
+    """One conversation's supervisor and everything it was fed."""
+
     supervisor: Supervisor
     policy: Policy
     events: list[Event]
@@ -110,7 +112,7 @@ class GateService:
         self._rules = rules
         self._history = history
         self._max = max_conversations
-        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
+        self._conversations: OrderedDict[str, HeldConversation] = OrderedDict()
         self._lock = threading.RLock()
         self.events_fed = 0
         """Events fed to supervisors since the service was made (history included)."""
@@ -158,6 +160,18 @@ class GateService:
                     held = self._restart(held, policy)
             return held.supervisor.before_call(proposed_call(request))
 
+    def held(self, conversation_id: str) -> HeldConversation | None:
+        """The conversation's supervisor and events, when held (to hand to another process)."""
+        return self._conversations.get(conversation_id)
+
+    def hold(self, conversation_id: str, held: HeldConversation) -> None:
+        """Take up a conversation another service (or process) built."""
+        with self._lock:
+            self._conversations[conversation_id] = held
+            self._conversations.move_to_end(conversation_id)
+            while len(self._conversations) > self._max:
+                self._conversations.popitem(last=False)
+
     def forget(self, conversation_id: str) -> None:
         """Drop a conversation's supervisor (it is rebuilt from history if asked again)."""
         with self._lock:
@@ -168,7 +182,7 @@ class GateService:
             return self._policy
         return self._policies.policy_for(cwd, project)
 
-    def _load(self, request: GateRequest) -> _Conversation:
+    def _load(self, request: GateRequest) -> HeldConversation:
         if self._history is not None:
             history = self._history(request)
             context = dataclasses.replace(history.context, conversation_id=request.conversation_id)
@@ -186,15 +200,15 @@ class GateService:
         self._feed(held, events)
         return held
 
-    def _start(self, context: TraceContext, policy: Policy) -> _Conversation:
-        held = _Conversation(Supervisor(context, policy, self._rules), policy, [], set())
+    def _start(self, context: TraceContext, policy: Policy) -> HeldConversation:
+        held = HeldConversation(Supervisor(context, policy, self._rules), policy, [], set())
         self._conversations[context.conversation_id] = held
         self._conversations.move_to_end(context.conversation_id)
         while len(self._conversations) > self._max:
             self._conversations.popitem(last=False)
         return held
 
-    def _restart(self, held: _Conversation, policy: Policy) -> _Conversation:
+    def _restart(self, held: HeldConversation, policy: Policy) -> HeldConversation:
         # The policy decides which rules run and with what limits: replay under the new one.
         fresh = Supervisor(held.supervisor.context, policy, self._rules)
         fresh.observe_all(held.events)
@@ -202,7 +216,7 @@ class GateService:
         held.supervisor, held.policy = fresh, policy
         return held
 
-    def _feed(self, held: _Conversation, events: Iterable[Event]) -> list[Finding]:
+    def _feed(self, held: HeldConversation, events: Iterable[Event]) -> list[Finding]:
         found: list[Finding] = []
         for event in events:
             key = (event.kind, event.source_id)
