@@ -15,8 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from proctor.sources._builder import ConversationBuilder
 from proctor.sources._common import (
-    CallLedger,
     Exchange,
     HistoryDeduper,
     Located,
@@ -38,12 +38,10 @@ from proctor.sources.anthropic._blocks import (
 )
 from proctor.sources.anthropic._shapes import content_key
 from proctor.transcript import (
-    Conversation,
     ConversationBundle,
     Message,
     MessageKind,
     Role,
-    SourceIssue,
     ToolCall,
     Usage,
 )
@@ -69,32 +67,18 @@ def anthropic_usage(usage: Any) -> Usage | None:
     )
 
 
-class _ConversationBuilder:
-    """Collects messages and tool calls of one conversation in order."""
-
-    def __init__(self, file: str, conversation_id: str) -> None:
-        self.file = file
-        self.conversation_id = conversation_id
-        self.messages: list[Message] = []
-        self.ledger = CallLedger()
-        self.issues: list[SourceIssue] = []
-        self.position = 0
-        self.last_message_id: str | None = None
-        self.used_ids: set[str] = set()
-
-    def warn(self, item: Located, reason: str) -> None:
-        self.issues.append(item.issue(self.file, reason, warning=True))
+class _ConversationBuilder(ConversationBuilder):
+    """Collects the Messages API messages and tool blocks of one conversation in order."""
 
     def add(self, item: Located, *, model: str | None = None) -> None:
         """Add one message (history or response); its tool blocks become tool calls."""
-        position = self.position
-        self.position += 1
+        position = self.take_position()
         raw = item.value
         blocks = self._blocks(item)
         if blocks is None:
             return
         role = raw["role"]
-        source_id = self._source_id(item, raw, position)
+        source_id = self.source_id_once(item, as_text(raw.get("id")), position, "message id")
         texts: list[str | None] = []
         completed_only = bool(blocks)
         for index, block in enumerate(blocks):
@@ -137,13 +121,12 @@ class _ConversationBuilder:
         """The message's content as blocks, or None (with an issue) when it is unusable."""
         raw = item.value
         if not isinstance(raw, dict):
-            reason = f"expected a message object, got {json_type_name(raw)}; skipped"
-            self.issues.append(item.issue(self.file, reason))
+            self.skip(item, f"expected a message object, got {json_type_name(raw)}; skipped")
             return None
         role = raw.get("role")
         if not isinstance(role, str) or role not in _KINDS:
             reason = 'message has no "role"' if role is None else f"unknown role {role!r:.60}"
-            self.issues.append(item.issue(self.file, f"{reason}; message skipped"))
+            self.skip(item, f"{reason}; message skipped")
             return None
         content = raw.get("content")
         if isinstance(content, str):
@@ -154,15 +137,6 @@ class _ConversationBuilder:
             reason = f"content is {json_type_name(content)}, expected a string or blocks"
             self.warn(item, f"{reason}; message kept without text")
         return []
-
-    def _source_id(self, item: Located, raw: dict[str, Any], position: int) -> str:
-        message_id = as_text(raw.get("id"))
-        if message_id is not None and f"{self.conversation_id}:{message_id}" in self.used_ids:
-            self.warn(item, f"message id {message_id} appears twice; the copy is kept by position")
-            message_id = None
-        source_id = f"{self.conversation_id}:{message_id or position}"
-        self.used_ids.add(source_id)
-        return source_id
 
     def _issue_call(
         self, where: Located, block: dict[str, Any], message_id: str, index: int
@@ -212,9 +186,7 @@ class _ConversationBuilder:
 
 def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
     """One conversation from its exchanges, each history message imported once."""
-    key = conversation_key(group)
-    conversation_id = f"{FORMAT}:{key}"
-    builder = _ConversationBuilder(file, conversation_id)
+    builder = _ConversationBuilder(file, FORMAT, conversation_key(group))
     dedupe = HistoryDeduper()
     times: list[datetime] = []
     model: str | None = None
@@ -230,19 +202,4 @@ def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
         found = parse_time(record.get("timestamp") or record.get("created_at"))
         if found is not None:
             times.append(found)
-    conversation = Conversation(
-        conversation_id=conversation_id,
-        format=FORMAT,
-        external_id=key,
-        model=model,
-        started_at=min(times) if times else None,
-        ended_at=max(times) if times else None,
-        attributes={"exchanges": len(group)} if len(group) > 1 else {},
-    )
-    return ConversationBundle(
-        conversation=conversation,
-        messages=tuple(builder.messages),
-        tool_calls=builder.ledger.tool_calls(),
-        issues=tuple(builder.issues),
-        origin=file,
-    )
+    return builder.bundle(len(group), model, times)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from proctor.sources._builder import ConversationBuilder
 from proctor.sources._common import (
-    CallLedger,
     Exchange,
     HistoryDeduper,
     Located,
@@ -34,12 +34,10 @@ from proctor.sources._common import (
 from proctor.sources.openai_chat._content import content_text
 from proctor.sources.openai_chat._shapes import ROLES, content_key
 from proctor.transcript import (
-    Conversation,
     ConversationBundle,
     Message,
     MessageKind,
     Role,
-    SourceIssue,
     ToolCall,
     ToolStatus,
     Usage,
@@ -73,20 +71,8 @@ def chat_usage(usage: Any) -> Usage | None:
     )
 
 
-class _ConversationBuilder:
-    """Collects messages and tool calls of one conversation in order."""
-
-    def __init__(self, file: str, conversation_id: str) -> None:
-        self.file = file
-        self.conversation_id = conversation_id
-        self.messages: list[Message] = []
-        self.ledger = CallLedger()
-        self.issues: list[SourceIssue] = []
-        self.position = 0
-        self.last_message_id: str | None = None
-
-    def warn(self, item: Located, reason: str) -> None:
-        self.issues.append(item.issue(self.file, reason, warning=True))
+class _ConversationBuilder(ConversationBuilder):
+    """Collects the Chat Completions messages and tool calls of one conversation in order."""
 
     def add(
         self,
@@ -100,20 +86,17 @@ class _ConversationBuilder:
         attributes: dict[str, Any] | None = None,
     ) -> None:
         """Add one message of the conversation (history or response)."""
-        position = self.position
-        self.position += 1
+        position = self.take_position()
         raw = item.value
         if not isinstance(raw, dict):
-            reason = f"expected a message object, got {json_type_name(raw)}; skipped"
-            self.issues.append(item.issue(self.file, reason))
+            self.skip(item, f"expected a message object, got {json_type_name(raw)}; skipped")
             return
         role = raw.get("role")
         if role is None:
-            self.issues.append(item.issue(self.file, 'message has no "role"; skipped'))
+            self.skip(item, 'message has no "role"; skipped')
             return
         if not isinstance(role, str) or role not in ROLES:
-            shown = repr(role)[:60]
-            self.issues.append(item.issue(self.file, f"unknown role {shown}; message skipped"))
+            self.skip(item, f"unknown role {repr(role)[:60]}; message skipped")
             return
         if role in ("tool", "function"):
             self._complete(item, raw, position)
@@ -222,9 +205,7 @@ class _ConversationBuilder:
 
 def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
     """One conversation from its exchanges, each history message imported once."""
-    key = conversation_key(group)
-    conversation_id = f"{FORMAT}:{key}"
-    builder = _ConversationBuilder(file, conversation_id)
+    builder = _ConversationBuilder(file, FORMAT, conversation_key(group))
     dedupe = HistoryDeduper()
     times: list[datetime] = []
     model: str | None = None
@@ -236,24 +217,7 @@ def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
         if record_time is not None:
             times.append(record_time)
         model = _add_response(builder, dedupe, exchange, model)
-    started = min(times) if times else None
-    ended = max(times) if times else None
-    conversation = Conversation(
-        conversation_id=conversation_id,
-        format=FORMAT,
-        external_id=key,
-        model=model,
-        started_at=started,
-        ended_at=ended,
-        attributes={"exchanges": len(group)} if len(group) > 1 else {},
-    )
-    return ConversationBundle(
-        conversation=conversation,
-        messages=tuple(builder.messages),
-        tool_calls=builder.ledger.tool_calls(),
-        issues=tuple(builder.issues),
-        origin=file,
-    )
+    return builder.bundle(len(group), model, times)
 
 
 def _add_response(

@@ -18,8 +18,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from proctor.sources._builder import ConversationBuilder
 from proctor.sources._common import (
-    CallLedger,
     Exchange,
     HistoryDeduper,
     Located,
@@ -45,12 +45,10 @@ from proctor.sources.openai_responses._items import (
 )
 from proctor.sources.openai_responses._shapes import content_key
 from proctor.transcript import (
-    Conversation,
     ConversationBundle,
     Message,
     MessageKind,
     Role,
-    SourceIssue,
     ToolCall,
     Usage,
 )
@@ -80,23 +78,13 @@ def responses_usage(usage: Any) -> Usage | None:
     )
 
 
-class _ConversationBuilder:
-    """Collects messages and tool calls of one conversation in order."""
+class _ConversationBuilder(ConversationBuilder):
+    """Collects the Responses items of one conversation in order."""
 
-    def __init__(self, file: str, conversation_id: str) -> None:
-        self.file = file
-        self.conversation_id = conversation_id
-        self.messages: list[Message] = []
-        self.ledger = CallLedger()
-        self.issues: list[SourceIssue] = []
-        self.position = 0
-        self.last_message_id: str | None = None
+    def __init__(self, file: str, format_name: str, key: str) -> None:
+        super().__init__(file, format_name, key)
         self.speaker: str | None = None
         """The assistant message calls are attributed to (reset by each user message)."""
-        self.used_ids: set[str] = set()
-
-    def warn(self, item: Located, reason: str) -> None:
-        self.issues.append(item.issue(self.file, reason, warning=True))
 
     def add(
         self,
@@ -107,17 +95,14 @@ class _ConversationBuilder:
         usage: Usage | None = None,
     ) -> bool:
         """Add one item; True when it became an assistant message (usage was placed)."""
-        position = self.position
-        self.position += 1
+        position = self.take_position()
         raw = item.value
         if not isinstance(raw, dict):
-            reason = f"expected an item object, got {json_type_name(raw)}; skipped"
-            self.issues.append(item.issue(self.file, reason))
+            self.skip(item, f"expected an item object, got {json_type_name(raw)}; skipped")
             return False
         kind = raw.get("type") or MESSAGE
         if not isinstance(kind, str):
-            reason = f"item type is {json_type_name(kind)}, not a name; skipped"
-            self.issues.append(item.issue(self.file, reason))
+            self.skip(item, f"item type is {json_type_name(kind)}, not a name; skipped")
             return False
         if kind in HIDDEN_TYPES or kind in IGNORED_TYPES:
             return False
@@ -133,8 +118,7 @@ class _ConversationBuilder:
 
     def add_response_turn(self, response_id: str | None, model: str | None, **more: Any) -> None:
         """An empty assistant message standing for a response whose output is only calls."""
-        position = self.position
-        self.position += 1
+        position = self.take_position()
         source_id = f"{self.conversation_id}:{response_id or position}"
         self._append(Message(source_id, "assistant", "reply", "", model=model, **more))
         self.speaker = source_id
@@ -151,10 +135,10 @@ class _ConversationBuilder:
         role = raw.get("role")
         if not isinstance(role, str) or role not in _KINDS:
             reason = 'message has no "role"' if role is None else f"unknown role {role!r:.60}"
-            self.issues.append(item.issue(self.file, f"{reason}; skipped"))
+            self.skip(item, f"{reason}; skipped")
             return False
         message_role, kind = _KINDS[role]
-        source_id = self._source_id(item, raw, position)
+        source_id = self.source_id_once(item, as_text(raw.get("id")), position, "item id")
         attributes = {"status": raw["status"]} if raw.get("status") == "incomplete" else {}
         assistant: bool = role == "assistant"
         self._append(
@@ -178,15 +162,6 @@ class _ConversationBuilder:
     def _append(self, message: Message) -> None:
         self.messages.append(replace(message, parent_source_id=self.last_message_id))
         self.last_message_id = message.source_id
-
-    def _source_id(self, item: Located, raw: dict[str, Any], position: int) -> str:
-        item_id = as_text(raw.get("id"))
-        if item_id is not None and f"{self.conversation_id}:{item_id}" in self.used_ids:
-            self.warn(item, f"item id {item_id} appears twice; the copy is kept by position")
-            item_id = None
-        source_id = f"{self.conversation_id}:{item_id or position}"
-        self.used_ids.add(source_id)
-        return source_id
 
     def _call(
         self, item: Located, raw: dict[str, Any], position: int, created_at: datetime | None
@@ -251,9 +226,7 @@ def _is_reply(item: Any) -> bool:
 
 def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
     """One conversation from its exchanges, each history item imported once."""
-    key = conversation_key(group)
-    conversation_id = f"{FORMAT}:{key}"
-    builder = _ConversationBuilder(file, conversation_id)
+    builder = _ConversationBuilder(file, FORMAT, conversation_key(group))
     dedupe = HistoryDeduper()
     times: list[datetime] = []
     model: str | None = None
@@ -275,19 +248,4 @@ def build_bundle(group: list[Exchange], file: str) -> ConversationBundle:
             dedupe.add(content_key(item.value))
             if builder.add(item, model=model, created_at=created_at, usage=usage):
                 usage = None  # counted once per response
-    conversation = Conversation(
-        conversation_id=conversation_id,
-        format=FORMAT,
-        external_id=key,
-        model=model,
-        started_at=min(times) if times else None,
-        ended_at=max(times) if times else None,
-        attributes={"exchanges": len(group)} if len(group) > 1 else {},
-    )
-    return ConversationBundle(
-        conversation=conversation,
-        messages=tuple(builder.messages),
-        tool_calls=builder.ledger.tool_calls(),
-        issues=tuple(builder.issues),
-        origin=file,
-    )
+    return builder.bundle(len(group), model, times)
