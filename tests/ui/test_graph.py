@@ -31,7 +31,11 @@ def _entity(graph: dict[str, Any], name: str) -> dict[str, Any]:
     return next(e for e in graph["entities"] if e["name"] == name)
 
 
-def _open(page: Page, path: str = "/#/graph") -> None:
+EVENTS = "/#/graph?grain=events"
+"""The timeline at the grain of single events (the default shows episodes)."""
+
+
+def _open(page: Page, path: str = EVENTS) -> None:
     page.goto(path)
     expect(page.get_by_role("heading", name="Story graph", level=1)).to_be_visible()
     expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
@@ -85,6 +89,7 @@ def test_the_page_draws_one_lane_per_story_line_with_a_mark_per_event(page: Page
 def test_zooming_spreads_the_marks_and_show_all_brings_the_whole_span_back(page: Page) -> None:
     graph = _graph(page)
     _open(page)
+    page.get_by_role("button", name="Show all time").click()
     timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
     first, last = timed[0]["event_id"], timed[-1]["event_id"]
     whole = _mark_x(page, last) - _mark_x(page, first)
@@ -94,7 +99,7 @@ def test_zooming_spreads_the_marks_and_show_all_brings_the_whole_span_back(page:
     expect(page.locator(".timeline-axis .axis .tick text").first).not_to_have_text(ticks[0])
     assert _mark_x(page, last) - _mark_x(page, first) > 3.5 * whole
     # Ctrl + the mouse wheel zooms too, around the pointer (a plain wheel scrolls the lanes).
-    page.get_by_role("button", name="Show all").click()
+    page.get_by_role("button", name="Show all time").click()
     expect(page.locator(".timeline-axis .axis .tick text")).to_have_text(ticks)
     box = page.locator(".timeline-chart").bounding_box()
     assert box is not None
@@ -113,6 +118,7 @@ def test_zooming_spreads_the_marks_and_show_all_brings_the_whole_span_back(page:
 def test_a_brushed_window_filters_the_event_list_and_the_list_tab(page: Page) -> None:
     graph = _graph(page)
     _open(page)
+    page.get_by_role("button", name="Show all time").click()
     timed = sorted((e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"])
     # Brushed from just before the first event's mark to just after the last one before
     # the widest gap between marks: the events after the gap fall outside.
@@ -530,7 +536,7 @@ def test_a_link_naming_an_object_opens_it_with_its_events_highlighted(page: Page
     graph = _graph(page)
     entity = _entity(graph, "npm run db:migrate")
     involving = [e for e in graph["events"] if entity["entity_id"] in e["entity_ids"]]
-    _open(page, f"/#/graph?select=entity:{entity['entity_id']}")
+    _open(page, f"/#/graph?grain=events&select=entity:{entity['entity_id']}")
     expect(page.locator("#graph-detail h2")).to_have_text("npm run db:migrate")
     expect(page.locator("#panel-timeline .event.highlight")).to_have_count(len(involving))
 

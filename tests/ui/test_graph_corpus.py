@@ -1,11 +1,16 @@
 """The story graph's timeline over the whole ``../shared/transcripts`` corpus (real Claude
 Code, Codex, Gemini CLI and OpenTelemetry sessions), imported, checked and reviewed as a
-user would: every story line gets a lane, every timed event a mark in it, and the page
-stays within a phone's width. The screenshots for the docs come from here."""
+user would: by default tens of episodes (not hundreds of single events) with readable
+titles — sanitised Codex requests are placeholders, titled by their work — in the
+busiest stretch of time; every story line gets a lane and every timed event a mark at
+the grain of single events; the page stays within a phone's width. The screenshots for
+the docs come from here."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,7 @@ from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
 from tests.ui.conftest import PHONE, screenshot
+from tests.ui.graph_episodes import episodes_of
 from tests.ui.private_server import serve_copy
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
@@ -48,10 +54,75 @@ def _graph(page: Page) -> dict[str, Any]:
     return graph
 
 
+PLACEHOLDER = re.compile(r"REDACTED_|len=\d+ sha=")
+
+
+def _ms(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def test_the_corpus_opens_on_readable_episodes_in_its_busiest_stretch(page: Page) -> None:
+    graph = _graph(page)
+    at = {e["event_id"]: _ms(e["occurred_at"]) for e in graph["events"] if e["occurred_at"]}
+    page.goto("/#/graph")
+    expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
+    marks: list[str] = page.locator(".timeline-chart .event-mark").evaluate_all(
+        "els => els.map(el => el.dataset.event)"
+    )
+    runs: list[str] = page.locator(".timeline-chart .run-mark").evaluate_all(
+        "els => els.map(el => el.dataset.events)"
+    )
+    episodes = [e for e in graph["events"] if e["kind"] == "episode" and e["occurred_at"]]
+    # Tens of marks: the episodes, sub-agents' runs folded, the few events of no episode.
+    assert {e["event_id"] for e in episodes} <= set(marks)
+    assert len(marks) + len(runs) < len(at) / 4, (len(marks), len(runs), len(at))
+    # No title shows a redaction placeholder; redacted requests are named by their work.
+    titles = page.locator(".timeline-chart title").all_text_contents()
+    rows = page.locator("#panel-timeline .event button.linkish").all_text_contents()
+    assert not [t for t in titles + rows if PLACEHOLDER.search(t)]
+    assert any(t.startswith("Request (redacted) → ") for t in titles)
+    # The opening zoom holds two thirds of the marks in under a third of the whole span.
+    host = page.locator(".chart-host")
+    shown = (
+        float(host.get_attribute("data-visible-from") or "nan"),
+        float(host.get_attribute("data-visible-to") or "nan"),
+    )
+    times = [at[m] for m in marks] + [min(at[i] for i in run.split()) for run in runs]
+    inside = [t for t in times if shown[0] <= t <= shown[1]]
+    assert len(inside) * 3 >= len(times) * 2, (shown, len(inside), len(times))
+    assert (shown[1] - shown[0]) * 3 < max(at.values()) - min(at.values()), shown
+    expect(page.locator("#zoom-note")).to_contain_text("Show all time")
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
+    screenshot(page, "graph-timeline-corpus")
+    # One click on an episode in view opens its events in a lane under it.
+    chart = page.locator(".timeline-chart").bounding_box()
+    assert chart is not None
+    lanes_before = page.locator(".timeline-chart .lane").count()
+    work = {k: members for k, (_, members) in episodes_of(graph).items()}
+    opened = max(
+        (e for e in episodes if shown[0] < at[e["event_id"]] < shown[1]),
+        key=lambda e: len(work.get(e["event_id"], [])),
+    )
+    page.locator(f'.timeline-chart .episode-mark[data-event="{opened["event_id"]}"]').click()
+    expect(page.locator(".timeline-chart .lane")).to_have_count(lanes_before + 1)
+    expect(page.locator("#graph-detail h2")).to_have_text(opened["title"])
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
+    screenshot(page, "graph-timeline-corpus-episode")
+    # The brush still selects a window in the zoomed view: the list follows it.
+    page.get_by_role("button", name="Window: the visible range").click()
+    expect(page.locator(".window-note")).to_contain_text("Window:")
+    # "Show all time" widens the axis to every event.
+    page.get_by_role("button", name="Show all time").click()
+    expect(page.locator("#zoom-note")).to_have_text("Showing all time.")
+    start = float(host.get_attribute("data-visible-from") or "nan")
+    end = float(host.get_attribute("data-visible-to") or "nan")
+    assert start <= min(at.values()) and end >= max(at.values()), (start, end)
+
+
 def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -> None:
     graph = _graph(page)
     assert len(graph["story_lines"]) >= 10, "the corpus tells many story lines"
-    page.goto("/#/graph")
+    page.goto("/#/graph?grain=events")
     expect(page.locator('[data-page="graph"][data-findings="shown"]')).to_be_attached()
     timed = {e["event_id"] for e in graph["events"] if e["occurred_at"]}
     in_lines = sum(
@@ -69,8 +140,9 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
         sum(1 for f in findings if f["at"])
     )
     page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
-    screenshot(page, "graph-timeline-corpus")
+    screenshot(page, "graph-timeline-corpus-events")
     # The newest half of the events brushed and zoomed to, an entity selected.
+    page.get_by_role("button", name="Show all time").click()
     ordered = sorted(
         (e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"]
     )

@@ -64,7 +64,7 @@ def test_the_page_shows_both_reviews_events_and_this_review_s_changes_as_a_filte
     newest, older = _results(page)
     first, second = _events(page, older["result_id"]), _events(page, newest["result_id"])
     assert first and second and not first & second
-    page.goto("/#/graph")
+    page.goto("/#/graph?grain=events")
     _ready(page)
     expect(page.locator("#graph-result")).to_have_value(newest["result_id"])
     expect(page.locator("#graph-scope")).to_contain_text("2 reviews merged")
@@ -88,13 +88,13 @@ def test_the_page_shows_both_reviews_events_and_this_review_s_changes_as_a_filte
     only.click()
     expect(page.locator("#panel-timeline .event")).to_have_count(len(first | second))
     # The older result's page shows the graph as it was then: the first review's events.
-    page.goto(f"/#/graph/{older['result_id']}")
+    page.goto(f"/#/graph/{older['result_id']}?grain=events")
     _ready(page)
     expect(page.locator("#graph-scope")).to_contain_text("1 review merged")
     expect(page.locator("#panel-timeline .event")).to_have_count(len(first))
     assert _shown(page) == first
     # As published is a snapshot of one result: it turns the filter on.
-    page.goto("/#/graph")
+    page.goto("/#/graph?grain=events")
     _ready(page)
     page.get_by_role("switch", name="As published").click()
     expect(only).to_have_attribute("aria-checked", "true")

@@ -3,10 +3,15 @@
 // One lane per story line, events as marks coloured by kind and ringed by outcome, the
 // findings' lane on top at their evidence time; zoom and pan from minutes to months;
 // brushing the band under the axis selects a window; the replay moment is a cursor.
-// The list under the chart holds the same events for the keyboard and screen readers.
+// By default a conversation's lane shows its episodes (a request and the work it caused,
+// drawn from the request to its last work), a sub-agent's lane its run folded into one
+// bar; clicking one opens it into its single events (`grain: "events"` shows them all).
+// The chart opens on the busiest stretch of time (`densestWindow`), "Show all time"
+// zooms out to everything. The list under the chart holds the same events for the
+// keyboard and screen readers.
 
 import { h } from "../dom.js";
-import { lanes, millis, outcomeLabel, outcomes } from "./graph-model.js";
+import { densestWindow, lanes, millis, outcomeLabel, outcomes } from "./graph-model.js";
 
 const LANE = 24;
 const AXIS = 30;
@@ -14,6 +19,7 @@ const BAND = 20;
 const FINDINGS_LANE = "findings";
 const MINUTE = 60_000;
 const KIND_COLOURS = 8;
+const HOUR = 60 * MINUTE;
 
 let loading = null;
 let longTime = null;
@@ -52,7 +58,9 @@ function clip(text, length) {
 
 /**
  * The chart in `host`. `handlers.open` opens an event's or a finding's detail;
- * `handlers.brushed([from, to] | null)` reports the selected window.
+ * `handlers.brushed([from, to] | null)` reports the selected window;
+ * `handlers.toggle(id)` opens or folds an episode (its id) or a sub-agent's run (its
+ * line's id); `handlers.zoomed([from, to], whole)` reports the visible range.
  */
 export class TimelineChart {
   constructor(host, d3, handlers) {
@@ -64,6 +72,13 @@ export class TimelineChart {
     this.window = null;
     this.cursor = null;
     this.transform = d3.zoomIdentity;
+    /** @type {null | [number, number]} the visible time range (null: all of it), kept
+     * across drawings (the findings arriving may widen the axis) */
+    this.range = null;
+    /** @type {{ grain: string, expanded: Set<string> }} */
+    this.view = { grain: "episodes", expanded: new Set() };
+    /** true until the first drawing with times chose the opening zoom */
+    this.fitPending = true;
     this.resize = () => this.refit();
     window.addEventListener("resize", this.resize);
   }
@@ -80,8 +95,15 @@ export class TimelineChart {
 
   setGraph(graph) {
     this.graph = graph;
-    this.transform = this.d3.zoomIdentity;
+    this.range = null;
+    this.fitPending = true;
     this.draw();
+  }
+
+  /** The grain ("episodes" or "events") and the opened episodes and runs; the zoom stays. */
+  setView(view) {
+    this.view = view;
+    if (this.graph) this.draw();
   }
 
   setFindings(findings) {
@@ -120,7 +142,7 @@ export class TimelineChart {
     const narrow = width < 600;
     const left = narrow ? 92 : 190;
     const right = 12;
-    const laneList = lanes(this.graph);
+    const laneList = lanes(this.graph, this.view);
     const rows = [{ id: FINDINGS_LANE, title: `Findings (${this.findings.length})`, depth: 0, events: [] }, ...laneList];
     const height = rows.length * LANE + 6;
     const head = AXIS + BAND;
@@ -153,10 +175,12 @@ export class TimelineChart {
       const lane = laneGroup.append("g").attr("class", `lane${index % 2 ? " odd" : ""}${row.id === FINDINGS_LANE ? " findings-lane" : ""}`)
         .attr("data-lane", row.id);
       lane.append("rect").attr("class", "lane-band").attr("x", 0).attr("y", y).attr("width", width).attr("height", LANE);
-      const label = lane.append("text").attr("class", "lane-label")
+      const folding = row.episode ?? (row.runExpanded ? row.id : null);
+      const label = lane.append("text").attr("class", `lane-label${folding ? " folds" : ""}`)
         .attr("x", 4 + row.depth * 8).attr("y", y + LANE / 2).attr("dy", "0.35em")
-        .text(clip(`${row.depth ? "↳ " : ""}${row.title}`, Math.floor((left - 8 - row.depth * 8) / 6.4)));
+        .text(clip(`${folding ? "▾ " : row.depth ? "↳ " : ""}${row.title}`, Math.floor((left - 8 - row.depth * 8) / 6.4)));
       label.append("title").text(row.title);
+      if (folding) label.on("click", () => this.handlers.toggle(folding));
     });
 
     // The zoom surface under the marks (Ctrl + wheel or pinch, drag), then the marks, clipped.
@@ -166,17 +190,37 @@ export class TimelineChart {
     const cursor = plot.append("line").attr("class", "replay-cursor").attr("y1", 0).attr("y2", height);
     const marks = plot.append("g").attr("class", "marks");
     const placed = [];
+    const spans = [];
+    const runs = [];
     laneList.forEach((lane, index) => {
-      for (const event of lane.events) placed.push({ event, y: laneY(index + 1) });
+      const y = laneY(index + 1);
+      for (const event of lane.events) placed.push({ event, y, episode: this.view.grain === "episodes" && event.kind === "episode" });
+      for (const span of lane.spans ?? []) if (span.end !== null) spans.push({ span, y });
+      if (lane.run) runs.push({ run: lane.run, y });
     });
+    // An episode's span: from its request to its last work, behind its mark.
+    const spanLines = marks.selectAll("line.episode-span").data(spans).join("line")
+      .attr("class", (d) => `episode-span outcome-${d.span.episode.outcome}`)
+      .attr("data-episode", (d) => d.span.episode.event_id)
+      .attr("y1", (d) => d.y).attr("y2", (d) => d.y);
+    // A sub-agent's run, folded: one bar from its first event to its last.
+    const runMarks = marks.selectAll("rect.run-mark").data(runs).join("rect")
+      .attr("class", "mark run-mark")
+      .attr("data-line", (d) => d.run.id)
+      .attr("data-events", (d) => d.run.events.map((e) => e.event_id).join(" "))
+      .attr("y", (d) => d.y - 5).attr("height", 10).attr("rx", 5)
+      .on("click", (_, d) => this.handlers.toggle(d.run.id));
+    runMarks.append("title").text((d) => `${d.run.events.length} events of this run, ${stamp(d.run.from)} – ${stamp(d.run.to)}: click to open them`);
     const eventMarks = marks.selectAll("circle.mark").data(placed).join("circle")
-      .attr("class", (d) => `mark event-mark kind-${kindIndex(kinds, d.event.kind)} outcome-${outcome.get(d.event.event_id)}`)
+      .attr("class", (d) => `mark event-mark${d.episode ? " episode-mark" : ""} kind-${kindIndex(kinds, d.event.kind)} outcome-${outcome.get(d.event.event_id)}`)
       .attr("data-event", (d) => d.event.event_id)
-      .attr("r", 5.5)
+      .attr("r", (d) => (d.episode ? 7 : 5.5))
       .attr("cy", (d) => d.y)
-      .on("click", (_, d) => this.handlers.open({ type: "event", id: d.event.event_id }));
+      .on("click", (_, d) => (d.episode ? this.handlers.toggle(d.event.event_id) : this.handlers.open({ type: "event", id: d.event.event_id })));
+    const expanded = this.view.expanded;
     eventMarks.append("title").text((d) =>
-      `${d.event.title}\n${d.event.kind.replaceAll("_", " ")} · ${outcomeLabel(outcome.get(d.event.event_id))} · ${stamp(d.event.occurred_at)}`);
+      `${d.event.title}\n${d.event.kind.replaceAll("_", " ")} · ${d.episode ? d.event.summary : outcomeLabel(outcome.get(d.event.event_id))} · ${stamp(d.event.occurred_at)}`
+      + (d.episode ? (expanded.has(d.event.event_id) ? "\nClick to fold its events" : "\nClick to open its events") : ""));
     const findingMarks = marks.selectAll("path.finding-mark").data(this.findings.filter((f) => millis(f.at) !== null)).join("path")
       .attr("class", (f) => `mark finding-mark severity-${f.severity} status-${f.status}`)
       .attr("data-finding", (f) => f.finding_id)
@@ -194,10 +238,16 @@ export class TimelineChart {
     const place = () => {
       axis.call(d3.axisTop(x).ticks(Math.max(2, Math.floor((width - left) / 110))).tickSizeOuter(0));
       eventMarks.attr("cx", (d) => x(millis(d.event.occurred_at)));
+      spanLines.attr("x1", (d) => x(millis(d.span.episode.occurred_at))).attr("x2", (d) => x(d.span.end));
+      runMarks.attr("x", (d) => x(d.run.from)).attr("width", (d) => Math.max(x(d.run.to) - x(d.run.from), 10));
       findingMarks.attr("transform", (f) => `translate(${x(millis(f.at))},${laneY(0)})`);
       const at = this.cursor;
       const cx = at === null ? -10 : x(at);
       for (const line of [cursor, topCursor]) line.attr("x1", cx).attr("x2", cx).classed("hidden", at === null);
+      const [from, to] = [x.invert(left).getTime(), x.invert(width - right).getTime()];
+      this.host.dataset.visibleFrom = String(Math.round(from));
+      this.host.dataset.visibleTo = String(Math.round(to));
+      this.handlers.zoomed?.([from, to], this.transform.k === 1);
     };
     this.place = place;
 
@@ -232,11 +282,17 @@ export class TimelineChart {
       .on("zoom", (event) => {
         this.transform = event.transform;
         x = event.transform.rescaleX(x0);
+        this.range = event.transform.k === 1 && event.transform.x === 0 ? null : [x.invert(left).getTime(), x.invert(width - right).getTime()];
         place();
         if (this.window) showWindow();
       });
     this.zoom = zoom;
     this.svg = svg;
+    if (this.fitPending) {
+      this.fitPending = false;
+      this.range = this.opening([...placed.map((d) => millis(d.event.occurred_at)), ...runs.map((d) => d.run.from)], span);
+    }
+    this.transform = this.range ? this.transformFor(x0, this.range) : d3.zoomIdentity;
     svg.call(zoom).call(zoom.transform, this.transform).on("dblclick.zoom", null);
     this.x = () => x;
     place();
@@ -244,13 +300,29 @@ export class TimelineChart {
     this.setMoment(this.cursor);
   }
 
+  /**
+   * The opening range: the narrowest stretch holding two thirds of the marks (padded,
+   * at least an hour), when it is under a third of the whole span; else null (all).
+   */
+  opening(times, span) {
+    const busiest = densestWindow(times);
+    if (!busiest) return null;
+    const pad = Math.max((busiest[1] - busiest[0]) * 0.08, 10 * MINUTE);
+    let [from, to] = [busiest[0] - pad, busiest[1] + pad];
+    if (to - from < HOUR) [from, to] = [(from + to) / 2 - HOUR / 2, (from + to) / 2 + HOUR / 2];
+    return (to - from) * 3 > span ? null : [from, to];
+  }
+
+  transformFor(x0, [from, to]) {
+    const [lo, hi] = x0.range();
+    const k = (hi - lo) / Math.max(x0(to) - x0(from), 1);
+    return this.d3.zoomIdentity.translate(lo, 0).scale(k).translate(-x0(from), 0);
+  }
+
   /** Zoom so that a time range ([from, to] milliseconds) fills the axis. */
   zoomTo([from, to]) {
     if (!this.svg) return;
-    const [lo, hi] = this.x0.range();
-    const k = (hi - lo) / Math.max(this.x0(to) - this.x0(from), 1);
-    const transform = this.d3.zoomIdentity.translate(lo, 0).scale(k).translate(-this.x0(from), 0);
-    this.svg.call(this.zoom.transform, transform);
+    this.svg.call(this.zoom.transform, this.transformFor(this.x0, [from, to]));
   }
 
   /** The visible time range, [from, to] milliseconds. */
@@ -277,6 +349,7 @@ export class TimelineChart {
     this.cursor = moment;
     if (!this.svg) return;
     this.svg.selectAll(".event-mark").classed("future", (d) => moment !== null && millis(d.event.occurred_at) > moment);
+    this.svg.selectAll(".run-mark").classed("future", (d) => moment !== null && d.run.from > moment);
     this.place?.();
   }
 }

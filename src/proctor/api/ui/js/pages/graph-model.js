@@ -65,6 +65,8 @@ export function touchedEvents(graph, selection) {
     }
   } else if (selection.type === "event") {
     ids.add(selection.id);
+    // An episode stands for its work: selecting it marks that too.
+    for (const member of episodes(graph).byEpisode.get(selection.id)?.members ?? []) ids.add(member.event_id);
   }
   return ids;
 }
@@ -149,11 +151,81 @@ export function asKnownAt(graph, moment) {
 }
 
 /**
+ * The graph's episodes (a user's request and the work it caused, SPEC REV-13) and its
+ * other sub-threads. The structural layer puts each episode event in its conversation's
+ * story line and in a sub-thread of that line holding the episode and then its work; a
+ * sub-thread holding no episode is another conversation's work hung under its parent's
+ * line (a sub-agent run, told in single events).
+ *
+ * `byEpisode`: episode id → { episode, lineId, members (its work, in time order), end };
+ * `ofMember`: a work event's id → its episode's id; `episodeLines`: sub-thread id →
+ * episode id; `runs`: the other sub-threads' ids. Worked out once per graph.
+ */
+const grouped = new WeakMap();
+
+export function episodes(graph) {
+  if (!grouped.has(graph)) grouped.set(graph, workOutEpisodes(graph));
+  return grouped.get(graph);
+}
+
+function workOutEpisodes(graph) {
+  const byId = new Map(graph.events.map((e) => [e.event_id, e]));
+  const byEpisode = new Map();
+  const ofMember = new Map();
+  const episodeLines = new Map();
+  const runs = new Set();
+  const known = new Set(graph.story_lines.map((line) => line.story_line_id));
+  for (const line of graph.story_lines) {
+    if (!line.parent_id || !known.has(line.parent_id)) continue;
+    const heads = line.event_ids.filter((id) => byId.get(id)?.kind === "episode");
+    if (heads.length !== 1) {
+      if (heads.length === 0) runs.add(line.story_line_id);
+      continue;
+    }
+    const episode = byId.get(heads[0]);
+    const members = line.event_ids.filter((id) => id !== episode.event_id).map((id) => byId.get(id)).filter(Boolean);
+    members.sort((a, b) => (millis(a.occurred_at) ?? Infinity) - (millis(b.occurred_at) ?? Infinity));
+    const times = [episode, ...members].map((e) => millis(e.occurred_at)).filter((t) => t !== null);
+    byEpisode.set(episode.event_id, {
+      episode, lineId: line.story_line_id, members, end: times.length ? Math.max(...times) : null,
+    });
+    episodeLines.set(line.story_line_id, episode.event_id);
+    for (const member of members) ofMember.set(member.event_id, episode.event_id);
+  }
+  for (const event of graph.events) {
+    if (event.kind === "episode" && !byEpisode.has(event.event_id)) {
+      // An episode without work (or whose sub-thread is not in this view) stands alone.
+      byEpisode.set(event.event_id, { episode: event, lineId: null, members: [], end: millis(event.occurred_at) });
+    }
+  }
+  return { byEpisode, ofMember, episodeLines, runs };
+}
+
+/**
+ * What a grain shows of the graph's events: "events" every one; "episodes" the episodes
+ * and the events no episode holds, except the work of the episodes in `expanded` (ids),
+ * shown as well.
+ */
+export function eventsOfGrain(graph, grain, expanded = new Set()) {
+  if (grain === "events") return graph.events;
+  const { ofMember } = episodes(graph);
+  return graph.events.filter((e) => !ofMember.has(e.event_id) || expanded.has(ofMember.get(e.event_id)));
+}
+
+/**
  * The timeline's lanes: one per story line, oldest line first (a sub-thread right after
  * its parent), each with its events in time order; events in no shown line get one last
  * lane. Only events with a recorded time are placed; `untimed` counts the others.
+ *
+ * At the "episodes" grain (`view.grain`, the default) a conversation's lane holds its
+ * episodes, each drawn from its request to its last work (`span`), and only the events
+ * no episode holds; an episode's own sub-thread is a lane only while the episode is
+ * expanded (`view.expanded`: episode ids), and another sub-thread (a sub-agent's work)
+ * is folded into one `run` from its first event to its last until it is expanded too
+ * (`view.expanded`: its line id). At the "events" grain every line is a lane of its
+ * single events.
  */
-export function lanes(graph) {
+export function lanes(graph, view = { grain: "events", expanded: new Set() }) {
   const byId = new Map(graph.events.map((e) => [e.event_id, e]));
   const placed = new Set();
   const lines = [...graph.story_lines];
@@ -164,20 +236,60 @@ export function lanes(graph) {
     if (!children.has(line.parent_id)) children.set(line.parent_id, []);
     children.get(line.parent_id).push(line);
   }
+  const grouped = view.grain === "episodes" ? episodes(graph) : null;
+  const expanded = view.expanded ?? new Set();
   const ordered = [];
   const visit = (line, depth) => {
     ordered.push({ line, depth });
     for (const child of children.get(line.story_line_id) ?? []) visit(child, depth + 1);
   };
   for (const line of lines) if (!line.parent_id || !known.has(line.parent_id)) visit(line, 0);
-  const result = ordered.map(({ line, depth }) => {
-    const events = line.event_ids.map((id) => byId.get(id)).filter((e) => e && millis(e.occurred_at) !== null);
+  const timed = (ids) => ids.map((id) => byId.get(id)).filter((e) => e && millis(e.occurred_at) !== null);
+  const result = [];
+  for (const { line, depth } of ordered) {
     for (const id of line.event_ids) placed.add(id);
-    return { id: line.story_line_id, title: line.title || "Untitled story line", depth, events };
-  });
-  const rest = graph.events.filter((e) => !placed.has(e.event_id) && millis(e.occurred_at) !== null);
-  if (rest.length) result.push({ id: "", title: "In no story line", depth: 0, events: rest });
+    const title = line.title || "Untitled story line";
+    const lane = { id: line.story_line_id, title, depth, events: [], spans: [], run: null, episode: null };
+    if (!grouped) {
+      lane.events = timed(line.event_ids);
+    } else if (grouped.episodeLines.has(line.story_line_id)) {
+      const episodeId = grouped.episodeLines.get(line.story_line_id);
+      if (!expanded.has(episodeId)) continue;
+      lane.episode = episodeId;
+      lane.events = timed(line.event_ids).filter((e) => e.event_id !== episodeId);
+    } else if (grouped.runs.has(line.story_line_id) && !expanded.has(line.story_line_id)) {
+      const events = timed(line.event_ids);
+      const times = events.map((e) => millis(e.occurred_at));
+      if (events.length) lane.run = { id: line.story_line_id, from: Math.min(...times), to: Math.max(...times), events };
+    } else {
+      lane.events = timed(line.event_ids).filter((e) => !grouped.ofMember.has(e.event_id));
+      lane.spans = lane.events.filter((e) => e.kind === "episode").map((e) => grouped.byEpisode.get(e.event_id));
+      if (grouped.runs.has(line.story_line_id)) lane.runExpanded = true;
+    }
+    result.push(lane);
+  }
+  const rest = graph.events.filter((e) => !placed.has(e.event_id) && millis(e.occurred_at) !== null
+    && !(grouped && grouped.ofMember.has(e.event_id)));
+  if (rest.length) result.push({ id: "", title: "In no story line", depth: 0, events: rest, spans: [], run: null, episode: null });
   return result;
+}
+
+/**
+ * The narrowest stretch of time holding at least `share` of the given times
+ * (milliseconds), as [from, to]; null when there are fewer than two times. A timeline
+ * opens on it so that the busiest period is readable, not squeezed into a column of a
+ * months-wide axis.
+ */
+export function densestWindow(times, share = 2 / 3) {
+  const sorted = times.filter((t) => t !== null && Number.isFinite(t)).sort((a, b) => a - b);
+  if (sorted.length < 2) return null;
+  const need = Math.max(2, Math.ceil(sorted.length * share));
+  let best = null;
+  for (let i = 0; i + need - 1 < sorted.length; i++) {
+    const width = sorted[i + need - 1] - sorted[i];
+    if (best === null || width < best[1] - best[0]) best = [sorted[i], sorted[i + need - 1]];
+  }
+  return best;
 }
 
 /** The events without a recorded time (the timeline cannot place them; the list shows them). */

@@ -5,12 +5,12 @@
 
 import { h, replace, timeEl } from "../dom.js";
 import { relationLabel } from "./graph-entities.js";
-import { dayLabel, groupByDay, outcomeLabel, sourceKey, touchedEvents } from "./graph-model.js";
+import { dayLabel, episodes, eventsOfGrain, groupByDay, outcomeLabel, sourceKey, touchedEvents } from "./graph-model.js";
 
 /**
  * @typedef {{ type: string, id: string }} Selection
  * @typedef {{ select: (selection: Selection) => void, open: (selection: Selection) => void,
- *             more: () => void }} ViewHandlers
+ *             more: () => void, toggle: (id: string) => void }} ViewHandlers
  */
 
 let clock = null;
@@ -27,30 +27,36 @@ const SHOWN = 150;
  * The events under the chart, newest day first: the chart's equivalent for the keyboard
  * and screen readers, filtered by the brushed window. `context.limit` caps the rows drawn
  * ("Show all" raises it); `context.outcome` and `context.lines` come from the whole graph.
+ * At the "episodes" grain (`context.grain`) the rows are the episodes and the events no
+ * episode holds; an episode's button opens its work in place under it (`context.expanded`,
+ * `context.groups`: the shown graph's `episodes`).
  */
 export function eventList(graph, handlers, context) {
-  const days = groupByDay(graph.events).reverse();
+  const byGrain = context.grain === "episodes";
+  const rows = byGrain ? eventsOfGrain(graph, "episodes") : graph.events;
+  const days = groupByDay(rows).reverse();
   const timed = days.filter((day) => day.key !== "undated");
   const undated = days.filter((day) => day.key === "undated");
   let budget = context.limit ?? SHOWN;
-  const total = graph.events.length;
+  const total = rows.length;
   const items = [];
   for (const day of [...timed, ...undated]) {
     if (budget <= 0) break;
     const events = [...day.events].reverse().slice(0, budget);
     budget -= events.length;
     items.push(h("li", { class: "day", dataset: { day: day.key } },
-      h("h3", { class: "day-label" }, dayLabel(day.key), h("span", { class: "muted day-count" }, ` · ${day.events.length} event${day.events.length === 1 ? "" : "s"}`)),
+      h("h3", { class: "day-label" }, dayLabel(day.key), h("span", { class: "muted day-count" }, ` · ${day.events.length} ${byGrain ? "row" : "event"}${day.events.length === 1 ? "" : "s"}`)),
       h("ol", { class: "events plain" }, events.map((event) => eventItem(event, handlers, context)))));
   }
   const drawn = Math.min(total, context.limit ?? SHOWN);
+  const what = byGrain ? "Episodes and other events" : "Events";
   return [
-    h("h2", { class: "list-title", id: "event-list-title" }, context.window ? `Events in the window (${total})` : `Events (${total})`),
+    h("h2", { class: "list-title", id: "event-list-title" }, context.window ? `${what} in the window (${total})` : `${what} (${total})`),
     total === 0
       ? h("p", { class: "muted" }, context.window ? "No events in the selected window." : "No events known at this moment.")
       : h("ol", { class: "timeline plain", "aria-labelledby": "event-list-title" }, items),
     drawn < total && h("button", { type: "button", id: "events-more", on: { click: () => handlers.more() } },
-      `Show all ${total} events (${drawn} shown)`),
+      `Show all ${total} ${byGrain ? "rows" : "events"} (${drawn} shown)`),
   ];
 }
 
@@ -58,13 +64,24 @@ function eventItem(event, handlers, context) {
   const outcome = context.outcome.get(event.event_id) ?? event.outcome;
   const failed = outcome === "open" || outcome === "fixed" || event.outcome === "failed";
   const line = event.story_line_ids.map((id) => context.lines.get(id)).find(Boolean);
-  return h("li", { class: `event${failed ? " failed" : ""} outcome-${outcome}`, dataset: { event: event.event_id } },
+  const group = context.grain === "episodes" && event.kind === "episode" ? context.groups?.byEpisode.get(event.event_id) : null;
+  const open = !!group && context.expanded.has(event.event_id);
+  const work = group ? group.members.filter((member) => context.inView(member)) : [];
+  return h("li", { class: `event${failed ? " failed" : ""} outcome-${outcome}${group ? " episode" : ""}`, dataset: { event: event.event_id } },
     h("div", { class: "row event-head" },
       timeOnly(event.occurred_at),
       h("span", { class: "badge" }, event.kind.replaceAll("_", " ")),
       failed && h("span", { class: `badge outcome-${outcome === "fixed" ? "fixed" : "failed"}` }, outcomeLabel(outcome)),
       h("button", { type: "button", class: "linkish", on: { click: () => handlers.open({ type: "event", id: event.event_id }) } }, event.title)),
-    line && h("div", { class: "muted small-text lane-name" }, line));
+    group && h("div", { class: "row episode-outcome" },
+      h("span", { class: "small-text" }, event.summary),
+      work.length > 0 && h("button", {
+        type: "button", class: "linkish episode-toggle", "aria-expanded": String(open),
+        on: { click: () => handlers.toggle(event.event_id) },
+      }, open ? `Fold its ${work.length} event${work.length === 1 ? "" : "s"}` : `Show its ${work.length} event${work.length === 1 ? "" : "s"}`)),
+    line && h("div", { class: "muted small-text lane-name" }, line),
+    open && h("ol", { class: "events plain episode-work", "aria-label": `The work of “${event.title}”` },
+      work.map((member) => eventItem(member, handlers, { ...context, grain: "events" }))));
 }
 
 /**
@@ -86,6 +103,12 @@ export function applySelection(root, graph, selection) {
   }
   for (const mark of root.querySelectorAll(".event-mark[data-event]")) {
     const hit = touched.has(mark.getAttribute("data-event") ?? "");
+    mark.classList.toggle("highlight", !!selection && hit);
+    mark.classList.toggle("dimmed", !!selection && !hit);
+  }
+  // A folded run is hit when one of its events is.
+  for (const mark of root.querySelectorAll(".run-mark[data-events]")) {
+    const hit = (mark.getAttribute("data-events") ?? "").split(" ").some((id) => touched.has(id));
     mark.classList.toggle("highlight", !!selection && hit);
     mark.classList.toggle("dimmed", !!selection && !hit);
   }

@@ -2,7 +2,10 @@
 // result (every review of the scope up to it, merged: `cumulative=true`), with "only this
 // review's changes" as a filter. The timeline tab is a d3 chart (graph-chart.js) of one
 // lane per story line with zoom, pan and a brushed window that filters the event list
-// under it; the entity panel beside it highlights an entity's events across lanes; a
+// under it. It shows episodes by default (a user's request and the work it caused, with
+// its outcome line); one click on an episode opens its single events in place (in the
+// chart and in the list), and a switch shows every single event (`?grain=events`). It
+// opens on the busiest stretch of time; "Show all time" zooms out. The entity panel beside it highlights an entity's events across lanes; a
 // replay slider moves a cursor along the axis and shows what was known then; the detail
 // panel shows an object with its sources and a person's edits; the continue-discussion
 // card drafts a prompt from the result.
@@ -14,7 +17,7 @@ import { TimelineChart, loadD3 } from "./graph-chart.js";
 import { ContinueCard } from "./graph-continue.js";
 import { DetailPanel } from "./graph-detail.js";
 import { EntityPanel } from "./graph-entities.js";
-import { asKnownAt, inWindow, moments, outcomes } from "./graph-model.js";
+import { asKnownAt, episodes, inWindow, moments, outcomes } from "./graph-model.js";
 import { applySelection, eventList, listView } from "./graph-timeline.js";
 
 const EVENTS = 500;
@@ -42,7 +45,7 @@ async function graphPage({ main, params: [ref], query: params, signal }) {
   const graph = await loadGraph(resultRef, { asPublished, thisReview });
   if (signal.aborted) return;
   const page = new GraphPage(main, listed.results, graph, { asPublished, thisReview, d3, signal },
-    params.get("tab") === "list" ? "list" : "timeline");
+    params.get("tab") === "list" ? "list" : "timeline", params.get("grain") === "events" ? "events" : "episodes");
   // A link to one object (search results: `#/graph?select=TYPE:ID`) opens it.
   const [type, ...id] = (params.get("select") ?? "").split(":");
   if (type && id.length) page.open({ type, id: id.join(":") });
@@ -58,7 +61,7 @@ function resultLabel(result) {
 }
 
 class GraphPage {
-  constructor(main, results, graph, { asPublished, thisReview, d3, signal }, tab) {
+  constructor(main, results, graph, { asPublished, thisReview, d3, signal }, tab, grain) {
     this.results = results;
     this.graph = graph;
     this.resultId = graph.result.result_id;
@@ -73,6 +76,9 @@ class GraphPage {
     /** @type {null | [number, number]} the brushed window, milliseconds */
     this.window = null;
     this.listLimit = null;
+    /** "episodes" (the default) or "events"; the episodes and sub-agent runs opened */
+    this.grain = grain;
+    this.expanded = new Set();
     this.findings = [];
     this.handlers = {
       select: (selection) => this.select(selection),
@@ -82,11 +88,13 @@ class GraphPage {
         this.drawLists(this.shown());
       },
       refreshSelection: () => this.root && this.mark(this.shown()),
+      toggle: (id) => this.toggle(id),
     };
     this.summary = h("div", { class: "graph-summary" });
     this.replay = h("div", { class: "replay card" });
     this.chartHost = h("div", { class: "chart-host" });
     this.windowNote = h("div", { class: "window-note", "aria-live": "polite" });
+    this.zoomNote = h("span", { class: "muted small-text zoom-note", id: "zoom-note" });
     this.eventsHost = h("div", { class: "event-list" });
     this.panels = {
       timeline: h("div", { id: "panel-timeline", role: "tabpanel", "aria-labelledby": "tab-timeline", tabindex: "0", class: "tabpanel" },
@@ -131,7 +139,10 @@ class GraphPage {
         open: (selection) => this.open(selection),
         openFinding: (finding) => go(`/conversations/${encodeURIComponent(finding.conversation_id)}?finding=${encodeURIComponent(finding.finding_id)}`),
         brushed: (window) => this.setWindow(window),
+        toggle: (id) => this.toggle(id),
+        zoomed: (range, whole) => this.noteZoom(range, whole),
       });
+      this.chart.setView(this.view());
       this.chart.setGraph(this.graph);
       this.chart.setMoment(this.moment());
       this.mark(this.shown());
@@ -157,13 +168,74 @@ class GraphPage {
 
   toolbar() {
     const button = (id, label, action) => h("button", { type: "button", id, on: { click: action } }, label);
-    return h("div", { class: "row chart-tools", role: "group", "aria-label": "Timeline zoom and window" },
-      button("zoom-in", "Zoom in", () => this.chart?.zoomBy(2)),
-      button("zoom-out", "Zoom out", () => this.chart?.zoomBy(0.5)),
-      button("zoom-all", "Show all", () => this.chart?.zoomBy(null)),
-      button("window-visible", "Window: the visible range", () => this.chart?.selectWindow(this.chart.visible())),
-      this.zoomWindow = h("button", { type: "button", id: "zoom-window", disabled: true, on: { click: () => this.window && this.chart?.zoomTo(this.window) } }, "Zoom to the window"),
-      h("span", { class: "muted small-text" }, "Drag the lanes to pan; Ctrl + wheel zooms."));
+    this.grainSwitch = h("button", {
+      type: "button", role: "switch", class: "switch", id: "grain-events", "aria-checked": String(this.grain === "events"),
+      on: { click: () => this.setGrain(this.grain === "events" ? "episodes" : "events") },
+    }, h("span", { class: "track", "aria-hidden": "true" }), "Every single event");
+    return h("div", { class: "chart-toolbar" },
+      h("div", { class: "row chart-tools", role: "group", "aria-label": "Timeline zoom and window" },
+        button("zoom-in", "Zoom in", () => this.chart?.zoomBy(2)),
+        button("zoom-out", "Zoom out", () => this.chart?.zoomBy(0.5)),
+        button("zoom-all", "Show all time", () => this.chart?.zoomBy(null)),
+        button("window-visible", "Window: the visible range", () => this.chart?.selectWindow(this.chart.visible())),
+        this.zoomWindow = h("button", { type: "button", id: "zoom-window", disabled: true, on: { click: () => this.window && this.chart?.zoomTo(this.window) } }, "Zoom to the window"),
+        this.grainSwitch),
+      h("p", { class: "muted small-text chart-hint" },
+        this.zoomNote,
+        " Episodes: a request and the work it caused; click one to open its events. Drag the lanes to pan; Ctrl + wheel zooms."));
+  }
+
+  /** The chart's grain and what is opened in it. */
+  view() {
+    return { grain: this.grain, expanded: this.expanded };
+  }
+
+  setGrain(grain) {
+    this.grain = grain;
+    this.grainSwitch.setAttribute("aria-checked", String(grain === "events"));
+    this.chart?.setView(this.view());
+    this.drawLists(this.shown());
+  }
+
+  /** Open or fold an episode (its id) or a sub-agent's run (its line's id). */
+  toggle(id) {
+    const opening = !this.expanded.has(id);
+    if (opening) this.expanded.add(id);
+    else this.expanded.delete(id);
+    this.chart?.setView(this.view());
+    const focused = document.activeElement?.closest?.("[data-event]")?.getAttribute("data-event");
+    this.drawLists(this.shown());
+    if (focused) /** @type {HTMLElement | null} */ (this.eventsHost.querySelector(`[data-event="${CSS.escape(focused)}"] .episode-toggle`))?.focus();
+    // An episode opened shows its detail (its outcome line and sources) as well.
+    if (opening && episodes(this.shown()).byEpisode.has(id)) this.select({ type: "event", id }, { keep: true });
+  }
+
+  /** Open what holds an event (its episode, its folded run) so that it can be seen. */
+  reveal(eventId) {
+    const shown = this.shown();
+    const { ofMember } = episodes(shown);
+    const episode = ofMember.get(eventId);
+    let changed = false;
+    if (episode && !this.expanded.has(episode)) {
+      this.expanded.add(episode);
+      changed = true;
+    }
+    const event = shown.events.find((e) => e.event_id === eventId);
+    for (const line of event?.story_line_ids ?? []) {
+      if (episodes(shown).runs.has(line) && !this.expanded.has(line)) {
+        this.expanded.add(line);
+        changed = true;
+      }
+    }
+    if (changed) {
+      this.chart?.setView(this.view());
+      this.drawLists(shown);
+    }
+  }
+
+  noteZoom([from, to], whole) {
+    const day = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+    this.zoomNote.textContent = whole ? "Showing all time." : `Showing ${day(from)} – ${day(to)} (“Show all time” zooms out).`;
   }
 
   picker(results) {
@@ -276,8 +348,10 @@ class GraphPage {
   drawLists(shown) {
     const windowed = inWindow(shown, this.window);
     const lines = new Map(this.graph.story_lines.map((line) => [line.story_line_id, line.title]));
+    const inWindowIds = new Set(windowed.events.map((e) => e.event_id));
     replace(this.eventsHost, eventList(windowed, this.handlers, {
       outcome: outcomes(this.graph), lines, window: this.window, limit: this.listLimit,
+      grain: this.grain, expanded: this.expanded, groups: episodes(shown), inView: (e) => inWindowIds.has(e.event_id),
     }));
     // The list tab is built when shown (its tables hold every object).
     this.listed = windowed;
@@ -365,14 +439,15 @@ class GraphPage {
     if (focusedId) document.getElementById(focusedId)?.focus();
   }
 
-  select(selection) {
+  select(selection, { keep = false } = {}) {
     const same = this.selection && this.selection.type === selection.type && this.selection.id === selection.id;
-    this.selection = same ? null : selection;
+    this.selection = same && !keep ? null : selection;
     this.mark(this.shown());
     if (this.selection) this.detail.show(this.selection.id);
   }
 
   open(selection) {
+    if (selection.type === "event" && this.grain === "episodes") this.reveal(selection.id);
     this.selection = selection;
     this.mark(this.shown());
     this.detail.show(selection.id, { focus: true });
