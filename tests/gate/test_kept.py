@@ -12,8 +12,11 @@ store changed under it.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,7 @@ from proctor._util.paths import proctor_home
 from proctor.gate import GateRequest, decide, gate_request, hook_output, parse_hook_input
 from proctor.gate._kept import decide_keeping, load_kept, sessions_folder
 from proctor.rules import GateDecision
-from tests.backends import ON_POSTGRES
+from tests.backends import ON_POSTGRES, database_env
 from tests.conftest import TRANSCRIPTS_DIR
 from tests.gate.helpers import (
     FIXTURES,
@@ -277,3 +280,34 @@ def test_a_folder_that_cannot_be_written_keeps_nothing_and_changes_no_answer(
                                              transcript_path=str(transcript))))  # fmt: skip
         assert kept == whole, name
     shutil.rmtree(_cache())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(ON_POSTGRES, reason="the state is kept on the SQLite backend only")
+def test_a_later_hook_process_reads_neither_the_store_nor_the_unchanged_log(
+    project: Path, tmp_path: Path
+) -> None:
+    transcript = write_session(tmp_path / "logs", "session.jsonl", project=project)
+    ingest_session(transcript)
+    append_session(transcript, "session_tail.jsonl", project=project)
+    # A call the log does not hold yet (a log holding it would be read again from its line).
+    data = json.dumps(payload("pre_tool_use_webfetch_injected.json", project=project,
+                              transcript_path=str(transcript),
+                              tool_use_id="toolu_01NotInTheLogYet")).encode()  # fmt: skip
+    hook = [sys.executable, "-X", "importtime", "-m", "proctor.gate"]
+    env = {**os.environ, **database_env(proctor_home(), create=False)}
+    answers = []
+    for _ in range(2):
+        done = subprocess.run(hook, input=data, capture_output=True, timeout=120, check=False,
+                              env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        answers.append(done.stdout)
+        imported = {line.split(b"|")[-1].strip() for line in done.stderr.splitlines()
+                    if b"|" in line}  # fmt: skip
+        for heavy in (b"sqlalchemy", b"proctor.store", b"click", b"fastapi"):
+            assert heavy not in imported
+    assert b'"permissionDecision":"deny"' in answers[0]
+    assert answers[1] == answers[0]
+    # The first process read the log whole with the transcript adapter; the second took up
+    # the kept state, and a log with no new line needs no adapter at all.
+    assert b"proctor.sources.claude_code" not in imported
