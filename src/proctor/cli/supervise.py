@@ -9,7 +9,6 @@ running; 2 a setting to fix (e.g. a broken pinned connection) or an unknown targ
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from datetime import datetime
 from functools import partial
@@ -20,6 +19,7 @@ import click
 from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
+from proctor.cli._duration import Duration
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError, ModelError
@@ -41,25 +41,6 @@ from proctor.supervision import (
 from proctor.supervision._execute import ModelExecutor
 from proctor.supervision._sessions import MODES
 from proctor.supervisor import Mode
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-class Duration(click.ParamType[float, Any]):
-    """A duration such as ``30s``, ``5m``, ``1h`` or ``90`` (seconds)."""
-
-    name = "duration"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, int | float):
-            return float(value)
-        match = _DURATION.match(str(value))
-        if match is None:
-            self.fail(f"{value!r} is not a duration like 30s, 5m or 1h", param, ctx)
-        return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
 
 
 class Limit(click.ParamType[int | None, Any]):
@@ -104,7 +85,7 @@ def supervise() -> None:
 )
 @click.option(
     "--throttle",
-    type=Duration(),
+    type=Duration(fractions=True, zero=True),
     default="30s",
     show_default=True,
     help="Least time between two automatic analyses of the target.",
@@ -115,7 +96,13 @@ def supervise() -> None:
 @click.option(
     "--budget-tokens", type=Limit(), default="none", show_default=True, help="Tokens per period."
 )
-@click.option("--period", type=Duration(), default="1h", show_default=True, help="Budget period.")
+@click.option(
+    "--period",
+    type=Duration(fractions=True, zero=True),
+    default="1h",
+    show_default=True,
+    help="Budget period.",
+)
 def enable_command(
     target: str,
     mode: Mode,
