@@ -13,6 +13,7 @@ pool enforces its own limit on top.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,18 +23,25 @@ import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from proctor.errors import ModelError
-from proctor.evals._common import RunInfo
-from proctor.evals._judge_prompts import JudgePrompt, repair_messages
+from proctor.errors import ModelError, ModelErrorKind
+from proctor.evals._common import Reading, RunInfo
+from proctor.evals._judge_prompts import (
+    JudgePrompt,
+    RenderedRecord,
+    record_messages,
+    repair_messages,
+)
 from proctor.models._types import ChatMessage, ModelCaller, ModelRequest, ModelResponse, Stage
+from proctor.transcript import ConversationBundle
 
 AnswerT = TypeVar("AnswerT")
 AnswerT_co = TypeVar("AnswerT_co", covariant=True)
+PredictionT = TypeVar("PredictionT")
 
 Progress = Callable[[int, int], None]
 """Told ``(records judged, records in the run)`` before the first record and after each."""
 
-FATAL_KINDS = frozenset({"config", "auth"})
+FATAL_KINDS: frozenset[ModelErrorKind] = frozenset({"config", "auth"})
 """Call failures that would fail every record alike: they stop the run."""
 
 
@@ -228,3 +236,51 @@ def model_run_info(
         calls=sum(j.calls for j in judgements),
         run_id=judge.run_id,
     )
+
+
+async def run_model_eval(
+    caller: ModelCaller,
+    prompt: JudgePrompt,
+    bundles: Sequence[ConversationBundle],
+    *,
+    render: Callable[[ConversationBundle], RenderedRecord],
+    reader: Callable[[RenderedRecord], Callable[[dict[str, Any]], AnswerT]],
+    predict: Callable[[ConversationBundle, RenderedRecord, Judgement[AnswerT]], PredictionT],
+    benchmark: str,
+    reading: Reading,
+    started: float,
+    run_id: str | None = None,
+    concurrency: int = 1,
+    progress: Progress | None = None,
+) -> tuple[RunInfo, list[PredictionT]]:
+    """A model-judged evaluation's one flow: each bundle rendered as a record, judged by
+    ``prompt`` (its answer read by ``reader(record)``), made a prediction by ``predict``.
+
+    ``started`` (a ``time.perf_counter()`` reading taken before the benchmark was read) and
+    ``reading`` (its issues) go into the run record with the judge's cost.
+
+    Raises:
+        ModelError: of kind ``config`` or ``auth``, which would fail every record.
+    """
+    records = [render(bundle) for bundle in bundles]
+    judge = ModelJudge(
+        caller,
+        prompt,
+        run_id=run_id or new_run_id(benchmark),
+        concurrency=concurrency,
+        progress=progress,
+    )
+    judgements = await judge.judge_all(
+        [
+            JudgeJob(bundle.conversation_id, record_messages(prompt, record), reader(record))
+            for bundle, record in zip(bundles, records, strict=True)
+        ]
+    )
+    predictions = [
+        predict(bundle, record, judgement)
+        for bundle, record, judgement in zip(bundles, records, judgements, strict=True)
+    ]
+    run = model_run_info(
+        judge, judgements, seconds=time.perf_counter() - started, read_issues=len(reading.issues)
+    )
+    return run, predictions

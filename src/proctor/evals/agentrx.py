@@ -42,17 +42,13 @@ from proctor.evals._judge_prompts import (
     RECORD_CHARS,
     RenderedRecord,
     Step,
-    record_messages,
     render_record,
 )
 from proctor.evals._model_judge import (
     InvalidAnswer,
-    JudgeJob,
     Judgement,
-    ModelJudge,
     Progress,
-    model_run_info,
-    new_run_id,
+    run_model_eval,
 )
 from proctor.evals.who_and_when import normalise_agent
 from proctor.models._types import ModelCaller
@@ -245,29 +241,19 @@ async def evaluate_agentrx(
     reading = Reading()
     started = time.perf_counter()
     labelled, repeated = _labelled_runs(reading.bundles(data, "agentrx"))
-    bundles = spread_sample(labelled, limit)
-    records = [agentrx_record(bundle) for bundle in bundles]
-    judge = ModelJudge(
+    run, predictions = await run_model_eval(
         caller,
         AGENTRX_PROMPT,
-        run_id=run_id or new_run_id("agentrx"),
+        spread_sample(labelled, limit),
+        render=agentrx_record,
+        reader=_reader,
+        predict=_prediction,
+        benchmark="agentrx",
+        reading=reading,
+        started=started,
+        run_id=run_id,
         concurrency=concurrency,
         progress=progress,
-    )
-    judgements = await judge.judge_all(
-        [
-            JudgeJob(
-                bundle.conversation_id, record_messages(AGENTRX_PROMPT, record), _reader(record)
-            )
-            for bundle, record in zip(bundles, records, strict=True)
-        ]
-    )
-    predictions = [
-        _prediction(bundle, record, judgement)
-        for bundle, record, judgement in zip(bundles, records, judgements, strict=True)
-    ]
-    run = model_run_info(
-        judge, judgements, seconds=time.perf_counter() - started, read_issues=len(reading.issues)
     )
     return AgentRxReport(run=run, repeated_runs=repeated, predictions=predictions)
 

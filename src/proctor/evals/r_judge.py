@@ -46,17 +46,13 @@ from proctor.evals._judge_prompts import (
     RECORD_CHARS,
     RenderedRecord,
     Step,
-    record_messages,
     render_record,
 )
 from proctor.evals._model_judge import (
     InvalidAnswer,
-    JudgeJob,
     Judgement,
-    ModelJudge,
     Progress,
-    model_run_info,
-    new_run_id,
+    run_model_eval,
 )
 from proctor.findings import SEVERITY_ORDER, Finding
 from proctor.models._types import ModelCaller
@@ -293,29 +289,19 @@ async def evaluate_r_judge_with_model(
     """
     reading = Reading()
     started = time.perf_counter()
-    bundles = spread_sample(list(_records(reading, data)), limit)
-    records = [r_judge_record(bundle) for bundle in bundles]
-    judge = ModelJudge(
+    run, predictions = await run_model_eval(
         caller,
         R_JUDGE_PROMPT,
-        run_id=run_id or new_run_id("r-judge"),
+        spread_sample(list(_records(reading, data)), limit),
+        render=r_judge_record,
+        reader=_reader,
+        predict=_model_prediction,
+        benchmark="r-judge",
+        reading=reading,
+        started=started,
+        run_id=run_id,
         concurrency=concurrency,
         progress=progress,
-    )
-    judgements = await judge.judge_all(
-        [
-            JudgeJob(
-                bundle.conversation_id, record_messages(R_JUDGE_PROMPT, record), _reader(record)
-            )
-            for bundle, record in zip(bundles, records, strict=True)
-        ]
-    )
-    predictions = [
-        _model_prediction(bundle, record, judgement)
-        for bundle, record, judgement in zip(bundles, records, judgements, strict=True)
-    ]
-    run = model_run_info(
-        judge, judgements, seconds=time.perf_counter() - started, read_issues=len(reading.issues)
     )
     return RJudgeReport(run=run, predictions=predictions)
 

@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +35,13 @@ from proctor.evals._judge_prompts import (
     WHO_AND_WHEN_PROMPT,
     RenderedRecord,
     Step,
-    record_messages,
     render_record,
 )
 from proctor.evals._model_judge import (
     InvalidAnswer,
-    JudgeJob,
     Judgement,
-    ModelJudge,
     Progress,
-    model_run_info,
-    new_run_id,
+    run_model_eval,
 )
 from proctor.models._types import ModelCaller
 from proctor.transcript import ConversationBundle
@@ -184,31 +181,19 @@ async def evaluate_who_and_when(
     """
     reading = Reading()
     started = time.perf_counter()
-    bundles = spread_sample(list(reading.bundles(data, "who_and_when")), limit)
-    records = [who_and_when_record(b, with_ground_truth=with_ground_truth) for b in bundles]
-    judge = ModelJudge(
+    run, predictions = await run_model_eval(
         caller,
         WHO_AND_WHEN_PROMPT,
-        run_id=run_id or new_run_id("who-and-when"),
+        spread_sample(list(reading.bundles(data, "who_and_when")), limit),
+        render=partial(who_and_when_record, with_ground_truth=with_ground_truth),
+        reader=_reader,
+        predict=_prediction,
+        benchmark="who-and-when",
+        reading=reading,
+        started=started,
+        run_id=run_id,
         concurrency=concurrency,
         progress=progress,
-    )
-    judgements = await judge.judge_all(
-        [
-            JudgeJob(
-                bundle.conversation_id,
-                record_messages(WHO_AND_WHEN_PROMPT, record),
-                _reader(record),
-            )
-            for bundle, record in zip(bundles, records, strict=True)
-        ]
-    )
-    predictions = [
-        _prediction(bundle, record, judgement)
-        for bundle, record, judgement in zip(bundles, records, judgements, strict=True)
-    ]
-    run = model_run_info(
-        judge, judgements, seconds=time.perf_counter() - started, read_issues=len(reading.issues)
     )
     return WhoAndWhenReport(run=run, with_ground_truth=with_ground_truth, predictions=predictions)
 
