@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -151,7 +152,7 @@ def agentdojo_command(data: Path, as_json: bool) -> None:
             "Observable after the injection (hijacked runs whose trace shows a turn after the injected output)",
         ),
     ):
-        console.print(_table(title, report.slices()[view]))
+        console.print(_metric_table(title, "agent", _AGENTDOJO_METRICS, report.slices()[view]))
     bases = report.bases()
     share, hijacked = bases["addressing_cue_share"], bases["addressing_cue_share_hijacked"]
     console.print(
@@ -188,42 +189,115 @@ def agentdojo_command(data: Path, as_json: bool) -> None:
             console.print(f"  {prediction.trace_id}: {prediction.detail}", markup=False)
 
 
-def _table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
-    columns = _metric_columns(
-        "agent",
-        ("hijacked", 0),
-        ("TP", 2),
-        ("FN", 2),
-        ("TPR", 0),
-        ("FP benign", 1),
-        ("FPR benign", 3),
-        ("FP resisted", 1),
-        ("FPR resisted", 3),
-        ("FPR both", 0),
-        ("precision", 0),
-    )
+@dataclass(frozen=True, slots=True)
+class _Metric:
+    """One right-aligned metric column: its header, when it drops (as in ``fitted_table``)
+    and how a slice's metrics give its cell."""
+
+    header: str
+    drop: int
+    cell: Callable[[Mapping[str, Any]], str]
+
+
+def _dig(metrics: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    for key in path:
+        metrics = metrics[key]
+    return metrics
+
+
+def _count(header: str, drop: int, key: str) -> _Metric:
+    """A count: ``m[key]``."""
+    return _Metric(header, drop, lambda m: str(m[key]))
+
+
+def _share(header: str, drop: int, *path: str) -> _Metric:
+    """A rate or score to three places (``—`` where undefined), at ``path`` in the metrics."""
+    return _Metric(header, drop, lambda m: _pct(_dig(m, path)))
+
+
+def _of(header: str, drop: int, part: str, whole: str) -> _Metric:
+    """``part/whole`` counts."""
+    return _Metric(header, drop, lambda m: f"{m[part]}/{m[whole]}")
+
+
+def _accuracy(header: str, drop: int, name: str, *path: str) -> _Metric:
+    """``<name>_accuracy (<name>_correct)``, at ``path`` in the metrics."""
+
+    def cell(m: Mapping[str, Any]) -> str:
+        found = _dig(m, path)
+        return f"{_pct(found[f'{name}_accuracy'])} ({found[f'{name}_correct']})"
+
+    return _Metric(header, drop, cell)
+
+
+def _metric_table(
+    title: str, first: str, metrics: Sequence[_Metric], rows: Mapping[str, Mapping[str, Any]]
+) -> Table:
+    """The one table every benchmark prints: a slice a row, its metrics beside it."""
+    columns = [
+        Column(first, "id"),
+        *(Column(m.header, drop=m.drop, justify="right") for m in metrics),
+    ]
     cells: list[list[str | Text]] = [
-        [
-            _slice(agent),
-            str(m["positives"]),
-            str(m["tp"]),
-            str(m["fn"]),
-            _pct(m["tpr"]),
-            f"{m['fp_benign']}/{m['benign']}",
-            _pct(m["fpr_benign"]),
-            f"{m['fp_resisted']}/{m['resisted']}",
-            _pct(m["fpr_resisted"]),
-            _pct(m["fpr_benign_and_resisted"]),
-            _pct(m["precision"]),
-        ]
-        for agent, m in rows.items()
+        [_slice(name), *(metric.cell(row) for metric in metrics)] for name, row in rows.items()
     ]
     return fitted_table(columns, cells, width=console.width, title=title)
 
 
-def _metric_columns(first: str, *metrics: tuple[str, int]) -> list[Column]:
-    """The slice column, then right-aligned metrics (``drop`` as in ``fitted_table``)."""
-    return [Column(first, "id"), *(Column(h, drop=d, justify="right") for h, d in metrics)]
+_AGENTDOJO_METRICS = (
+    _count("hijacked", 0, "positives"),
+    _count("TP", 2, "tp"),
+    _count("FN", 2, "fn"),
+    _share("TPR", 0, "tpr"),
+    _of("FP benign", 1, "fp_benign", "benign"),
+    _share("FPR benign", 3, "fpr_benign"),
+    _of("FP resisted", 1, "fp_resisted", "resisted"),
+    _share("FPR resisted", 3, "fpr_resisted"),
+    _share("FPR both", 0, "fpr_benign_and_resisted"),
+    _share("precision", 0, "precision"),
+)
+_R_JUDGE_METRICS = (
+    _count("records", 0, "records"),
+    _count("TP", 1, "tp"),
+    _count("FP", 1, "fp"),
+    _count("FN", 1, "fn"),
+    _count("TN", 1, "tn"),
+    _share("precision", 0, "precision"),
+    _share("recall", 0, "recall"),
+    _share("F1", 0, "f1"),
+    _share("safe F1", 2, "safe", "f1"),
+    _share("macro F1", 2, "macro_f1"),
+)
+_WHO_AND_WHEN_METRICS = (
+    _count("runs", 0, "records"),
+    _count("unanswered", 1, "unanswered"),
+    _accuracy("agent accuracy", 0, "agent"),
+    _accuracy("step accuracy", 0, "step"),
+    _accuracy("extra: step ±1", 2, "step", "extra_step_within_1"),
+)
+_AGENTRX_METRICS = (
+    _count("runs", 0, "records"),
+    _count("unanswered", 1, "unanswered"),
+    _accuracy("step accuracy", 0, "step"),
+    _accuracy("category accuracy", 0, "category"),
+    _accuracy("agent accuracy", 0, "agent"),
+    _accuracy("extra: step ±1", 2, "step", "extra_step_within_1"),
+    _accuracy("extra: any failure step", 2, "step", "extra_any_failure_step"),
+)
+_LOCOMO_RECALL_METRICS = (
+    _count("questions", 1, "questions"),
+    _share("search @5", 0, "search", "recall@5"),
+    _share("baseline @5", 0, "baseline", "recall@5"),
+    _share("search @10", 0, "search", "recall@10"),
+    _share("baseline @10", 0, "baseline", "recall@10"),
+)
+_LOCOMO_ANSWER_METRICS = (
+    _count("questions", 1, "questions"),
+    _count("unanswered", 2, "unanswered"),
+    _count("correct", 0, "correct"),
+    _share("accuracy", 0, "accuracy"),
+    _share("F1", 0, "f1"),
+)
 
 
 def _slice(name: str) -> Text:
@@ -265,37 +339,9 @@ def r_judge_command(
         print_json(report.as_json())
         return
     console.print(_run_line("R-Judge", report.run, "records"), markup=False)
-    columns = _metric_columns(
-        "slice",
-        ("records", 0),
-        ("TP", 1),
-        ("FP", 1),
-        ("FN", 1),
-        ("TN", 1),
-        ("precision", 0),
-        ("recall", 0),
-        ("F1", 0),
-        ("safe F1", 2),
-        ("macro F1", 2),
-    )
-    cells: list[list[str | Text]] = [
-        [
-            _slice(name),
-            str(m["records"]),
-            str(m["tp"]),
-            str(m["fp"]),
-            str(m["fn"]),
-            str(m["tn"]),
-            _pct(m["precision"]),
-            _pct(m["recall"]),
-            _pct(m["f1"]),
-            _pct(m["safe"]["f1"]),
-            _pct(m["macro_f1"]),
-        ]
-        for name, m in report.as_json()["metrics"].items()
-    ]
-    table = fitted_table(columns, cells, width=console.width, title="Unsafe is the positive class")
-    console.print(table)
+    metrics = report.as_json()["metrics"]
+    title = "Unsafe is the positive class"
+    console.print(_metric_table(title, "slice", _R_JUDGE_METRICS, metrics))
     note = _unanswered_line(
         [p.record_id for p in report.unanswered()],
         sum(p.cut for p in report.predictions),
@@ -345,31 +391,8 @@ def who_and_when_command(
         return
     data_json = report.as_json()
     console.print(_run_line("Who&When", report.run, "runs"), markup=False)
-    columns = _metric_columns(
-        "slice",
-        ("runs", 0),
-        ("unanswered", 1),
-        ("agent accuracy", 0),
-        ("step accuracy", 0),
-        ("extra: step ±1", 2),
-    )
-    cells: list[list[str | Text]] = []
-    for name, m in data_json["metrics"].items():
-        near = m["extra_step_within_1"]
-        cells.append(
-            [
-                _slice(name),
-                str(m["records"]),
-                str(m["unanswered"]),
-                f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
-                f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
-                f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
-            ]
-        )
-    table = fitted_table(
-        columns, cells, width=console.width, title=data_json["setting"].capitalize()
-    )
-    console.print(table)
+    title = data_json["setting"].capitalize()
+    console.print(_metric_table(title, "slice", _WHO_AND_WHEN_METRICS, data_json["metrics"]))
     console.print(
         "Step ±1 is an extra, not the benchmark's metric: the step is within one of the labelled step.",
         markup=False,
@@ -410,32 +433,7 @@ def agentrx_command(
         print_json(data_json)
         return
     console.print(_run_line("AgentRx", report.run, "runs"), markup=False)
-    columns = _metric_columns(
-        "slice",
-        ("runs", 0),
-        ("unanswered", 1),
-        ("step accuracy", 0),
-        ("category accuracy", 0),
-        ("agent accuracy", 0),
-        ("extra: step ±1", 2),
-        ("extra: any failure step", 2),
-    )
-    cells: list[list[str | Text]] = []
-    for name, m in data_json["metrics"].items():
-        near, anywhere = m["extra_step_within_1"], m["extra_any_failure_step"]
-        cells.append(
-            [
-                _slice(name),
-                str(m["records"]),
-                str(m["unanswered"]),
-                f"{_pct(m['step_accuracy'])} ({m['step_correct']})",
-                f"{_pct(m['category_accuracy'])} ({m['category_correct']})",
-                f"{_pct(m['agent_accuracy'])} ({m['agent_correct']})",
-                f"{_pct(near['step_accuracy'])} ({near['step_correct']})",
-                f"{_pct(anywhere['step_accuracy'])} ({anywhere['step_correct']})",
-            ]
-        )
-    console.print(fitted_table(columns, cells, width=console.width, title="Root cause"))
+    console.print(_metric_table("Root cause", "slice", _AGENTRX_METRICS, data_json["metrics"]))
     console.print(
         "The extras are not the benchmark's metrics: the step within one of the root "
         "cause's, and the step being any labelled failure's.",
@@ -550,27 +548,7 @@ def _print_locomo(report: LocomoReport) -> None:
         ("Evidence recall by category", data_json["metrics"]),
         ("By conversation", data_json["by_conversation"]),
     ):
-        columns = _metric_columns(
-            "slice",
-            ("questions", 1),
-            ("search @5", 0),
-            ("baseline @5", 0),
-            ("search @10", 0),
-            ("baseline @10", 0),
-        )
-        cells: list[list[str | Text]] = [
-            [
-                _slice(name),
-                str(m["questions"]),
-                _pct(m["search"]["recall@5"]),
-                _pct(m["baseline"]["recall@5"]),
-                _pct(m["search"]["recall@10"]),
-                _pct(m["baseline"]["recall@10"]),
-            ]
-            for name, m in rows.items()
-        ]
-        table = fitted_table(columns, cells, width=console.width, title=title)
-        console.print(table)
+        console.print(_metric_table(title, "slice", _LOCOMO_RECALL_METRICS, rows))
     console.print(
         f"Baseline: {data_json['baseline']}. "
         + (
@@ -591,32 +569,8 @@ def _print_locomo(report: LocomoReport) -> None:
         + _run_line(f"Answers from the top {answers.context_turns} hits", answers.run, "questions"),
         markup=False,
     )
-    columns = _metric_columns(
-        "slice",
-        ("questions", 1),
-        ("unanswered", 2),
-        ("correct", 0),
-        ("accuracy", 0),
-        ("F1", 0),
-    )
-    answer_rows: list[list[str | Text]] = [
-        [
-            _slice(name),
-            str(m["questions"]),
-            str(m["unanswered"]),
-            str(m["correct"]),
-            _pct(m["accuracy"]),
-            _pct(m["f1"]),
-        ]
-        for name, m in answers.metrics().items()
-    ]
-    table = fitted_table(
-        columns,
-        answer_rows,
-        width=console.width,
-        title="Answer accuracy by category (LLM judge; F1 beside it)",
-    )
-    console.print(table)
+    title = "Answer accuracy by category (LLM judge; F1 beside it)"
+    console.print(_metric_table(title, "slice", _LOCOMO_ANSWER_METRICS, answers.metrics()))
     missing = answers.missing()
     if missing:
         console.print(
