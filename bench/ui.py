@@ -7,7 +7,8 @@ Playwright with Debian's Chromium (headless, as the browser tests run it):
 (b) the trace ``#/conversations/<id>`` of a conversation of 2,000 messages;
 (c) the story graph ``#/graph`` over the whole ``../shared/transcripts`` corpus (imported,
     checked and reviewed by the structural layer): the scope's whole graph, its timeline
-    chart drawn (d3, one lane per story line) and its lists.
+    chart drawn (d3, one lane per story line, episodes by default, opened on the busiest
+    stretch of time) and its lists.
 
 Time to interactive is measured inside the page: from navigation start (the page's
 ``performance`` time origin) until the page's root says it is ready —
@@ -16,7 +17,10 @@ keyboard-usable, ``[data-page="trace"][data-ready="true"]`` once the first scree
 trace is shown, ``[data-page="graph"][data-ready="true"]`` once the timeline chart, the
 entity panel and the event list are drawn. A mutation observer, added before any of the page's scripts run, notes
 the moment the selector first matches ("ready") and the next animation frame after it
-("shown", when that state is painted). Each is the median of ``--runs`` runs:
+("shown", when that state is painted). Each is the median of ``--runs`` runs; beside it,
+where the time went (the page's resource timings): "shell" until the first API request
+left, "api" from then until the last API answer before "ready" arrived, "render" from
+there to "ready".
 
 - cold: a new browser context per run (empty HTTP cache, new connection, every module
   fetched and compiled again), the first visit of that context;
@@ -90,7 +94,12 @@ PROBE = """
 (selector) => {
   const note = () => {
     if (window.__uiBench || !document.querySelector(selector)) return;
-    window.__uiBench = { ready: performance.now() };
+    const api = performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"));
+    window.__uiBench = {
+      ready: performance.now(),
+      apiStart: api.length ? Math.min(...api.map((e) => e.startTime)) : null,
+      apiEnd: api.length ? Math.max(...api.map((e) => e.responseEnd)) : null,
+    };
     requestAnimationFrame(() => { window.__uiBench.shown = performance.now(); });
   };
   new MutationObserver(note).observe(document, {
@@ -112,10 +121,14 @@ How to read it:
 - The server and the browser share the machine's two cores with whatever else runs
   (the load average is printed); the medians of several runs damp, not remove, that.
   On a busy machine read the pages against each other: they are measured in one run.
+- shell / api / render split "ready": the shell's HTML and modules until the page's
+  first API request, the API requests (the story graph: `/results`, then its graph),
+  and drawing the page from their answers.
 - (c) needs `../shared/transcripts` (or `PROCTOR_SHARED_DIR`); the page asks for the
   scope's whole graph (`cumulative=true`, the newest 500 events), draws the d3 chart
-  (`vendor/d3.min.js`, loaded while the data is asked for) and the event list; the
-  findings' lane follows after "ready".
+  (`vendor/d3.min.js`, loaded while the data is asked for) at the grain of episodes
+  (tens of marks, sub-agents' runs folded) and the event list (episodes and the events
+  no episode holds); the findings' lane follows after "ready".
 """
 
 
@@ -326,6 +339,9 @@ def serve(store: Store) -> Iterator[str]:
 class Timing:
     ready_ms: float
     shown_ms: float
+    shell_ms: float | None = None
+    api_ms: float | None = None
+    render_ms: float | None = None
 
 
 class NotReady(Exception):
@@ -357,7 +373,11 @@ def _visit(page: Any, url: str, selector: str, timeout_ms: float, *, reload: boo
             reason += " (the page does not set it yet)"
         raise NotReady(reason) from error
     probe = page.evaluate("() => window.__uiBench")
-    return Timing(float(probe["ready"]), float(probe["shown"]))
+    ready = float(probe["ready"])
+    if probe.get("apiStart") is None:
+        return Timing(ready, float(probe["shown"]))
+    start, end = float(probe["apiStart"]), float(probe["apiEnd"])
+    return Timing(ready, float(probe["shown"]), start, end - start, ready - end)
 
 
 def measure(
@@ -391,9 +411,14 @@ def _row(label: str, timings: list[Timing]) -> str:
     shown = [t.shown_ms for t in timings]
     median = statistics.median(shown)
     verdict = "meets" if median < TARGET_MS else "MISSES"
+    parts = [
+        [value for value in values if value is not None]
+        for values in zip(*((t.shell_ms, t.api_ms, t.render_ms) for t in timings), strict=True)
+    ]
+    split = "/".join(f"{statistics.median(p):.0f}" if p else "-" for p in parts)
     return (
-        f"{label:<34}{len(timings):>3}{statistics.median(ready):>11.0f}"
-        f"{median:>11.0f}{min(shown):>9.0f}{max(shown):>9.0f}   {verdict} 1.5 s"
+        f"{label:<37}{len(timings):>3}{statistics.median(ready):>11.0f}"
+        f"{median:>11.0f}{min(shown):>9.0f}{max(shown):>9.0f}{split:>20}   {verdict} 1.5 s"
     )
 
 
@@ -419,7 +444,8 @@ def main() -> None:
         f"store: {store.findings} findings over {store.conversations} conversations; "
         f"a trace of {store.trace_messages} messages ({size_mb:.0f} MB database, "
         + (f"built in {built_in:.0f} s)" if built_in is not None else "from bench/.cache)"),
-        f"{'page':<34}{'n':>3}{'ready ms':>11}{'shown ms':>11}{'min':>9}{'max':>9}",
+        f"{'page':<37}{'n':>3}{'ready ms':>11}{'shown ms':>11}{'min':>9}{'max':>9}"
+        f"{'shell/api/render':>20}",
     ]
     pages = [
         ("(a) inbox, 10,000+ findings", "/findings", INBOX_READY),
@@ -462,7 +488,7 @@ def main() -> None:
                                 browser, base, path, selector, args.runs, args.timeout * 1000
                             )
                         except NotReady as reason:
-                            lines.append(f"{label:<34}not ready: {reason}")
+                            lines.append(f"{label:<37}not ready: {reason}")
                             print(lines[-1], flush=True)
                             continue
                         lines.append(_row(f"{label}, cold", cold))
@@ -477,7 +503,11 @@ def main() -> None:
     print(report)
     if args.no_write:
         return
-    command = "python bench/ui.py" + (f" --runs {args.runs}" if args.runs != 7 else "")
+    command = (
+        "python bench/ui.py"
+        + (f" --runs {args.runs}" if args.runs != 7 else "")
+        + (f" --only '{args.only}'" if args.only else "")
+    )
     RESULTS.write_text(
         "# bench/ui.py results\n\n"
         f"Machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "

@@ -202,7 +202,7 @@ def test_selecting_an_entity_highlights_its_events_in_every_lane(page: Page) -> 
     page.evaluate("() => window.scrollTo(0, 0)")
     screenshot(page, "graph-desktop")
     page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
-    screenshot(page, "graph-timeline-examples")
+    screenshot(page, "graph-timeline-examples-events")
     # Pressing it again clears the highlight.
     chip.click()
     expect(marks).to_have_count(0)

@@ -14,6 +14,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from tests.ui.conftest import screenshot
 from tests.ui.graph_episodes import episodes_of
 
 
@@ -75,6 +76,8 @@ def test_the_default_timeline_shows_episodes_and_one_click_opens_an_episode_s_ev
     expect(toggle).to_have_attribute("aria-expanded", "true")
     expect(row.locator(".episode-work .event")).to_have_count(len(members))
     expect(page.locator("#graph-detail h2")).to_have_text(episode["title"])
+    page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
+    screenshot(page, "graph-timeline-examples")
     # The list's button folds it again (and opens it: the keyboard's way).
     toggle.click()
     expect(row.locator(".episode-work")).to_have_count(0)

@@ -315,7 +315,8 @@ export class TimelineChart {
 
   transformFor(x0, [from, to]) {
     const [lo, hi] = x0.range();
-    const k = (hi - lo) / Math.max(x0(to) - x0(from), 1);
+    // (A range under a pixel of the whole axis is still a range: no rounding here.)
+    const k = (hi - lo) / Math.max(x0(to) - x0(from), 1e-6);
     return this.d3.zoomIdentity.translate(lo, 0).scale(k).translate(-x0(from), 0);
   }
 
