@@ -1,11 +1,13 @@
 """Saving one review batch: a fixed set of statements, whatever the batch's size (REV-5).
 
 The statements are built once, with bound parameters, so saving a batch sends the same
-statements every time (eight at most): usage and state of the run and the batch, one
-``executemany`` per kind of manifest change (read, omitted) over the batch's range of
-the (run_id, batch_no, position) index, and the run's counts moved by this batch's
-difference. Counting the run's whole manifest after every batch made a review quadratic;
-one UPDATE per source made it slow.
+statements every time (eight at most): usage and state of the run and the batch, the
+batch's entries (one range of the (run_id, batch_no, position) index: where each source
+sits), one ``executemany`` per kind of manifest change (read, omitted) by primary key,
+and the run's counts moved by this batch's difference. Counting the run's whole manifest
+after every batch made a review quadratic; one UPDATE per source made it slow, and
+finding each source by walking its batch's range made every save quadratic in the
+batch's size.
 """
 
 from __future__ import annotations
@@ -57,8 +59,11 @@ _SAVE_BATCH = (
     )
 )
 _IN_BATCH = and_(_m.run_id == bindparam("b_run"), _m.batch_no == bindparam("b_batch"))
-_ENTRY = and_(_IN_BATCH, _m.source_type == bindparam("b_type"), _m.source_id == bindparam("b_id"))
-_READ_IN_BATCH = select(func.count()).where(_IN_BATCH, _m.state != "pending")
+_ENTRY = and_(_m.run_id == bindparam("b_run"), _m.position == bindparam("b_position"))
+"""One manifest entry by its primary key: found at once, not by walking the batch's range
+for each of its sources (quadratic in the batch's size)."""
+_PAGE = select(_m.source_type, _m.source_id, _m.position, _m.state).where(_IN_BATCH)
+"""The batch's entries: where each source sits, and how many were read before the save."""
 _MARK_READ = (
     update(t.review_manifest)
     .where(_ENTRY)
@@ -107,24 +112,45 @@ def save_batch(
         _SAVE_BATCH,
         {**run, **batch, **spent, "b_state": state, "b_output_json": output, "b_error": error},
     )
-    read_before = int(conn.execute(_READ_IN_BATCH, batch).scalar_one())
-    if read:
+    position: dict[tuple[str, str], int] = {}
+    read_before = 0
+    for kind, source_id, at, entry in conn.execute(_PAGE, batch):
+        position[(kind, source_id)] = at
+        read_before += entry != "pending"
+    # A source that is not in the batch has no entry to move (as before: no row matched).
+    if marked := [
+        {"b_run": run_id, "b_position": position[key], "b_fingerprint": fingerprint}
+        for key, fingerprint in read.items()
+        if key in position
+    ]:
         entry_state = "done" if state == "done" else "pending"
-        conn.execute(
-            _MARK_READ,
-            [
-                {**batch, "b_type": kind, "b_id": source_id, "b_fingerprint": fingerprint}
-                | {"b_state": entry_state}
-                for (kind, source_id), fingerprint in read.items()
-            ],
-        )
-    if omitted:
-        conn.execute(
-            _MARK_OMITTED,
-            [{**batch, "b_type": kind, "b_id": source_id} for kind, source_id in omitted],
-        )
+        _plain_executemany(conn, _MARK_READ, [row | {"b_state": entry_state} for row in marked])
+    if gone := [{"b_run": run_id, "b_position": position[k]} for k in omitted if k in position]:
+        _plain_executemany(conn, _MARK_OMITTED, gone)
     read_after, done = conn.execute(_READ_AND_DONE, batch).one()
     conn.execute(
         _MOVE_COUNTS, {**run, "b_done": int(done), "b_delta": int(read_after) - read_before}
     )
     return True
+
+
+_compiled: dict[tuple[str, int], tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
+
+
+def _plain_executemany(conn: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
+    """``conn.execute(statement, rows)`` handed straight to the driver: the statement is
+    compiled once per dialect and the rows become the driver's parameters as they are
+    (their values are plain strings and integers, which need no bind processing), without
+    SQLAlchemy walking each of a review's tens of thousands of rows through its parameter
+    machinery."""
+    key = (conn.dialect.name, id(statement))
+    found = _compiled.get(key)
+    if found is None:
+        compiled = statement.compile(dialect=conn.dialect)
+        order = tuple(compiled.positiontup) if compiled.positional else None
+        found = _compiled[key] = (compiled.string, order, dict(compiled.params))
+    sql, order, defaults = found
+    if order is None:
+        conn.exec_driver_sql(sql, [defaults | row for row in rows])
+    else:
+        conn.exec_driver_sql(sql, [tuple((defaults | row)[k] for k in order) for row in rows])

@@ -499,7 +499,8 @@ class ReviewStore(StoreBase):
                 return BatchInput(str(status), [], _source_contents(conn, []))
             entries = _manifest_page(conn, run_id, batch_no)
             keys = [(e.source_type, e.source_id) for e in entries]
-            return BatchInput(str(status), entries, _source_contents(conn, keys))
+            page = {"run": run_id, "batch": batch_no}
+            return BatchInput(str(status), entries, _source_contents(conn, keys, page))
 
     def review_batches(self, run_id: str) -> list[SavedBatch]:
         """Every batch of a run with its state and saved output."""
@@ -653,11 +654,16 @@ def _manifest_page(conn: Connection, run_id: str, batch_no: int) -> list[Manifes
     return [_entry(r) for r in conn.execute(_MANIFEST_PAGE, {"run": run_id, "batch": batch_no})]
 
 
-def _source_contents(conn: Connection, keys: Sequence[tuple[str, str]]) -> SourceContents:
+def _source_contents(
+    conn: Connection, keys: Sequence[tuple[str, str]], page: dict[str, Any] | None = None
+) -> SourceContents:
     """Current content of the given sources, on ``conn``'s snapshot.
 
     The statements are built once (``_CONTENT``) with expanding parameters: a review
-    reads a batch this way hundreds of times.
+    reads a batch this way hundreds of times. When ``keys`` are one batch's manifest
+    page (``page``: its ``run`` and ``batch``), the sources themselves are read through
+    the page instead (``_PAGE_CONTENT``): no list of ids is bound, rendered and looked up
+    one by one for each of the hundreds of batches.
     """
     by_type: dict[str, list[str]] = {}
     for source_type, source_id in keys:
@@ -668,21 +674,33 @@ def _source_contents(conn: Connection, keys: Sequence[tuple[str, str]]) -> Sourc
         for part in _chunks(ids):
             yield from conn.execute(statement, {"ids": part, **more})
 
+    def of_type(source_type: str, by_ids: Any, by_page: Any) -> Iterable[Any]:
+        if source_type not in by_type:
+            return ()
+        if page is not None:
+            return conn.execute(by_page, page)
+        return rows(by_ids, by_type[source_type])
+
+    paged = _PAGE_CONTENT
     messages = {
         r.source_id: message_from_row(r._mapping)
-        for r in rows(q.messages, by_type.get("message", ()))
+        for r in of_type("message", q.messages, paged.messages)
     }
     tool_calls = {
         r.source_id: tool_call_from_row(r._mapping)
-        for r in rows(q.tool_calls, by_type.get("tool_call", ()))
+        for r in of_type("tool_call", q.tool_calls, paged.tool_calls)
     }
     task_events = {
         r.source_id: task_event_from_row(r._mapping)
-        for r in rows(q.task_events, by_type.get("task_event", ()))
+        for r in of_type("task_event", q.task_events, paged.task_events)
     }
     fingerprints: dict[tuple[str, str], str] = {}
     conversation_of: dict[str, str] = {}
-    for source_type, ids_all in by_type.items():
+    if page is not None and keys:
+        for r in conn.execute(paged.sources, page):
+            fingerprints[(r.source_type, r.source_id)] = r.fingerprint
+            conversation_of[r.source_id] = r.conversation_id
+    for source_type, ids_all in by_type.items() if page is None else ():
         for r in rows(q.sources, ids_all, kind=source_type):
             fingerprints[(source_type, r.source_id)] = r.fingerprint
             conversation_of[r.source_id] = r.conversation_id
@@ -696,7 +714,7 @@ def _source_contents(conn: Connection, keys: Sequence[tuple[str, str]]) -> Sourc
     }
     subagent_runs = {
         r.parent_tool_call_id: subagent_from_row(r._mapping)
-        for r in rows(q.subagent_runs, by_type.get("tool_call", ()))
+        for r in of_type("tool_call", q.subagent_runs, paged.subagent_runs)
     }
     return SourceContents(
         messages=messages,
@@ -753,6 +771,56 @@ _CONTENT = _ContentStatements(
         t.projects, t.projects.c.project_id, t.projects.c.project_id, t.projects.c.name
     ),
     subagent_runs=_by_ids(t.subagent_runs, t.subagent_runs.c.parent_tool_call_id),
+)
+
+
+class _PageStatements(NamedTuple):
+    """The reads of one batch's sources through its manifest page (``run``, ``batch``)."""
+
+    messages: Any
+    tool_calls: Any
+    task_events: Any
+    sources: Any
+    subagent_runs: Any
+
+
+def _through_page(table: Any, source_type: str | None, *columns: Any) -> Any:
+    m = t.review_manifest.c
+    on = m.source_id == table.c.source_id
+    on = on & (m.source_type == (table.c.source_type if source_type is None else source_type))
+    return (
+        select(*(columns or (table,)))
+        .select_from(t.review_manifest.join(table, on))
+        .where(m.run_id == bindparam("run"), m.batch_no == bindparam("batch"))
+    )
+
+
+_PAGE_CONTENT = _PageStatements(
+    messages=_through_page(t.messages, "message"),
+    tool_calls=_through_page(t.tool_calls, "tool_call"),
+    task_events=_through_page(t.task_events, "task_event"),
+    sources=_through_page(
+        t.sources,
+        None,
+        t.sources.c.source_type,
+        t.sources.c.source_id,
+        t.sources.c.fingerprint,
+        t.sources.c.conversation_id,
+    ),
+    # In the order of the list the ids were read by before: by the calls' ids.
+    subagent_runs=select(t.subagent_runs)
+    .select_from(
+        t.review_manifest.join(
+            t.subagent_runs,
+            (t.review_manifest.c.source_id == t.subagent_runs.c.parent_tool_call_id)
+            & (t.review_manifest.c.source_type == "tool_call"),
+        )
+    )
+    .where(
+        t.review_manifest.c.run_id == bindparam("run"),
+        t.review_manifest.c.batch_no == bindparam("batch"),
+    )
+    .order_by(t.subagent_runs.c.parent_tool_call_id),
 )
 
 
