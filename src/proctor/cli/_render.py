@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from proctor._util.text import one_line
 from proctor.cli._tables import Column, fitted_table
 from proctor.ingest import IngestReport
 from proctor.store import ConversationSummary, StoredTranscript
@@ -47,11 +48,6 @@ def clip(text: str, limit: int) -> str:
     if limit <= 0 or len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit} more characters; --full shows all]"
-
-
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _parents_first(rows: list[ConversationSummary]) -> list[tuple[ConversationSummary, bool]]:
@@ -104,7 +100,7 @@ def conversations_table(
                 ("  " if nested else "") + refs[row.conversation_id],
                 row.project,
                 c.format,
-                _one_line(label, 44),
+                one_line(label, 44),
                 when(c.started_at),
                 str(row.messages),
                 str(row.tool_calls),

@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.text import Text
 
+from proctor._util.text import one_line
 from proctor.cli._common import console, json_option, print_json, readable_store
 from proctor.cli._refs import unique_prefixes
 from proctor.cli._tables import Column, fitted_table
@@ -78,8 +79,7 @@ def activity_command(plan: str | None, limit: int, offset: int, as_json: bool) -
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
+    return one_line(text, _SUMMARY_CHARS)
 
 
 def _entry_json(entry: ActivityEntry) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import click
 from rich.text import Text
 
 from proctor._util.paths import proctor_home
+from proctor._util.text import one_line
 from proctor.cli._common import console, writable_store
 from proctor.cli._findings_view import SEVERITY_STYLE
 from proctor.cli._refs import conversation_refs
@@ -167,7 +168,9 @@ def _print_story(view: GraphView, status: str) -> None:
     )
     for line in view.story_lines:
         indent = "    ↳ " if line.parent_id is not None else "  "
-        console.print(Text.assemble(indent, (_short(line.title, 70), "bold"), f"  {line.summary}"))
+        console.print(
+            Text.assemble(indent, (one_line(line.title, 70), "bold"), f"  {line.summary}")
+        )
     if view.open_items:
         console.print(Text("  Still open:", style="bold"))
         for item in view.open_items:
@@ -175,8 +178,3 @@ def _print_story(view: GraphView, status: str) -> None:
     console.print(
         Text(f"  {coverage_line(view.result.coverage, view.result.complete)}", style="dim")
     )
-
-
-def _short(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

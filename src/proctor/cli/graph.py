@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 from rich.text import Text
 
+from proctor._util.text import one_line
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
 from proctor.cli._refs import unique_prefixes
 from proctor.cli._render import when
@@ -78,7 +79,7 @@ def list_command(target: str | None, limit: int, as_json: bool) -> None:
                 "green" if result.complete else "yellow",
             ),
             "  ",
-            _one_line(result.summary, 80),
+            one_line(result.summary, 80),
         )
         console.print(line)
 
@@ -167,14 +168,14 @@ def render_graph(view: GraphView, *, note: str | None = None) -> list[Text]:
         )
         for item in view.open_items:
             mark = ("●", "yellow") if item.status == "open" else ("✓", "green")
-            detail = f" — {_one_line(item.detail, 100)}" if item.detail else ""
+            detail = f" — {one_line(item.detail, 100)}" if item.detail else ""
             lines.append(
                 Text.assemble("  ", mark, f" {item.title}{detail}", (f" [{item.status}]", "dim"))
             )
     if view.experiences:
         lines.append(_heading("Experiences"))
         for experience in view.experiences:
-            lesson = f": {_one_line(experience.lesson, 120)}" if experience.lesson else ""
+            lesson = f": {one_line(experience.lesson, 120)}" if experience.lesson else ""
             lines.append(Text(f"  {experience.title}{lesson}"))
     if view.truncated:
         lines.append(Text(f"\n{bounds_line(view)}", "yellow"))
@@ -275,7 +276,7 @@ def _event_lines(event: EventView, names: dict[str, str], indent: str) -> list[T
         "  ",
         (f"{event.kind:<15}", "cyan"),
         " ",
-        _one_line(event.title, 90),
+        one_line(event.title, 90),
         "  ",
         (event.outcome, _OUTCOME_STYLE.get(event.outcome, "")),
     )
@@ -300,7 +301,7 @@ def _entities(view: GraphView) -> list[Text]:
                 entity.name,
                 "  ",
                 (entity.state, _STATE_STYLE.get(entity.state, "")),
-                (f" — {_one_line(entity.description, 80)}" if entity.description else "", "dim"),
+                (f" — {one_line(entity.description, 80)}" if entity.description else "", "dim"),
             )
         )
     return lines
@@ -319,7 +320,7 @@ def _relations(view: GraphView, names: dict[str, str]) -> list[Text]:
                 names.get(relation.from_entity_id, relation.from_entity_id[:12]),
                 (f" —{relation.type}→ ", "cyan"),
                 names.get(relation.to_entity_id, relation.to_entity_id[:12]),
-                f": {_one_line(relation.reason, 100)}  ",
+                f": {one_line(relation.reason, 100)}  ",
                 (relation.state, _STATE_STYLE.get(relation.state, "")),
             )
         )
@@ -338,16 +339,11 @@ def _changes(view: GraphView, names: dict[str, str]) -> list[Text]:
                 "  ",
                 names.get(change.entity_id, change.entity_id[:12]),
                 (f" {change.kind}", "cyan"),
-                f": {_one_line(change.description, 100)}  ",
+                f": {one_line(change.description, 100)}  ",
                 (change.state, _STATE_STYLE.get(change.state, "")),
             )
         )
     return lines
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _result_json(result: ResultSummary) -> dict[str, Any]:
@@ -396,7 +392,7 @@ def _print_edit(edit: GraphEdit) -> None:
             f"{edit.object_type.replace('_', ' ')} ",
             (edit.object_id[:12], "bold"),
             f" → {after.get('state', edit.action)}",
-            f": {_one_line(str(label), 100)}" if label else "",
+            f": {one_line(str(label), 100)}" if label else "",
         )
     )
 
@@ -473,7 +469,7 @@ def _needs_review_lines(items: Iterable[NeedsReviewItem]) -> list[Text]:
     for item in items:
         current = dict(item.current or {})
         differences = [
-            f"{key}: {_one_line(str(current.get(key, '—')), 60)!r} → {_one_line(str(value), 60)!r}"
+            f"{key}: {one_line(str(current.get(key, '—')), 60)!r} → {one_line(str(value), 60)!r}"
             for key, value in item.proposed.items()
             if current.get(key) != value
         ]

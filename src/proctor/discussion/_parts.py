@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from proctor._util.text import one_line
 from proctor.graph import SourceRef
 from proctor.graph.views import GraphView
 
@@ -28,10 +29,8 @@ _ANGLE_RUN = re.compile(r"<{3,}|>{3,}")
 
 def quote(text: str, limit: int = 400) -> str:
     """Observed text as data: one line, shortened, with no run that could look like a marker."""
-    one_line = " ".join(text.split())
-    if len(one_line) > limit:
-        one_line = one_line[: limit - 1] + "…"
-    return _ANGLE_RUN.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), one_line)
+    line = one_line(text, limit)
+    return _ANGLE_RUN.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), line)
 
 
 def stamp(value: datetime | None) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from proctor._util.text import one_line
 from proctor.errors import NotFoundError
 from proctor.graph import SourceRef
 from proctor.graph.views import (
@@ -73,8 +74,7 @@ class EntityNote:
 
 def flat(text: str, limit: int = 300) -> str:
     """Observed text on one line, shortened; Markdown cannot start a block inside a line."""
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _day(value: datetime | None) -> str:

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
+from proctor._util.text import one_line
 from proctor.findings import Evidence
 from proctor.transcript import Message, ToolCall
 
 EXCERPT_CHARS = 200
-_FIRST_READ = EXCERPT_CHARS + 56
-"""Characters of the cited text read first; four times as many each time that is not enough."""
 
 
 def _excerpt(text: str, start: int | None, end: int | None) -> str:
     if start is None or end is None:
-        start, end = 0, len(text)
-    # Collapsing the whitespace of a head of the text gives a head of the collapsed text:
-    # once that is too long, the rest need not be read.
-    reach = _FIRST_READ
-    while True:
-        stop = min(end, start + reach)
-        piece = " ".join(text[start:stop].split())
-        if len(piece) > EXCERPT_CHARS:
-            return piece[: EXCERPT_CHARS - 1] + "…"
-        if stop >= end:
-            return piece
-        reach *= 4
+        return one_line(text, EXCERPT_CHARS)
+    return one_line(text, EXCERPT_CHARS, start=start, end=end)
 
 
 def cite_message(message: Message, start: int | None = None, end: int | None = None) -> Evidence:

@@ -16,6 +16,7 @@ import orjson
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, RowMapping
 
+from proctor._util.text import one_line
 from proctor.errors import NotFoundError
 from proctor.graph.views import (
     AttentionBucket,
@@ -33,13 +34,7 @@ _PREFIX_CHARS = 2000
 
 
 def _clip(text: str, limit: int = EXCERPT_CHARS) -> str:
-    # The whitespace-collapsed head of a text is a prefix of the collapsed whole: when
-    # the head alone is too long, the excerpt is its start (no need to split 2,000 chars).
-    head = " ".join(text[: 4 * limit].split())
-    if len(head) > limit:
-        return head[: limit - 1] + "…"
-    flat = head if len(text) <= 4 * limit else " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _arguments_text(arguments: Any) -> str:

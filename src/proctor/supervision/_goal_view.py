@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from proctor._util.text import one_line
 from proctor.findings import Finding
 from proctor.store import Store
 from proctor.store._goal_store import GoalVersion, IntentLabel
@@ -111,5 +112,4 @@ _SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
 def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= TURN_CHARS else flat[: TURN_CHARS - 1].rstrip() + "…"
+    return one_line(text, TURN_CHARS, trim=True)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from proctor._util.text import one_line
 from proctor.findings import SEVERITY_ORDER, Evidence, Finding
 from proctor.rules import Event
 from proctor.supervisor._block import encode_line
@@ -46,10 +47,7 @@ def recent_events(events: Sequence[Event], messages: int) -> list[Event]:
 
 
 def _excerpt(text: str) -> str | None:
-    flat = " ".join(text.split())
-    if not flat:
-        return None
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[: _EXCERPT_CHARS - 1] + "…"
+    return one_line(text, _EXCERPT_CHARS) or None
 
 
 class WindowAssembly:

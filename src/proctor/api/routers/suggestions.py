@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
+from proctor._util.text import one_line
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._heartbeat_models import SuggestionPage
 from proctor.errors import NotFoundError
@@ -101,8 +102,7 @@ def _evidence(store: SqlStore, ref: EvidenceRef) -> EvidenceSource:
         source = store.source_text(ref.source_type, ref.source_id)
     except NotFoundError:
         return EvidenceSource(source_type=ref.source_type, source_id=ref.source_id, exists=False)
-    text = " ".join(source.text.split())
-    excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    excerpt = one_line(source.text, EXCERPT_CHARS)
     return EvidenceSource(
         source_type=ref.source_type,
         source_id=ref.source_id,

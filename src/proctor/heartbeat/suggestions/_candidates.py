@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from proctor._util.text import one_line
 from proctor.store._suggestion_records import (
     ChangedObject,
     EvidenceRef,
@@ -86,8 +87,7 @@ def evidence_key(evidence: Iterable[EvidenceRef]) -> str:
 
 
 def _clip(text: str, limit: int = _DETAIL_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return one_line(text, limit, trim=True)
 
 
 def _sentence(text: str) -> str:

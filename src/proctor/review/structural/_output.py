@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from proctor._util.text import one_line
+
 _HEADER = re.compile(
     r"^(?:Exit [Cc]ode:? -?\d+|Chunk ID: .*|Wall time: .*|Process exited with code -?\d+|"
     r"Original token count: .*|Output:|Process Group PGID: .*|Command: .*|Directory: .*|"
@@ -76,5 +78,4 @@ def printed_exit_code(text: str | None) -> int | None:
 
 def excerpt(text: str, span: tuple[int, int], limit: int = 120) -> str:
     """One line of at most ``limit`` characters from ``text[span]``."""
-    line = " ".join(text[span[0] : span[1]].split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit, start=span[0], end=span[1])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from proctor._util.text import one_line
 from proctor.review.structural._builder import Outcome
 
 _FAILED = re.compile(r"^(?P<label>.+) failed(?: \([^()]*\))?$", re.DOTALL)
@@ -16,8 +17,7 @@ _FAILED = re.compile(r"^(?P<label>.+) failed(?: \([^()]*\))?$", re.DOTALL)
 
 def short(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters (blanks collapsed, ``…`` where cut)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def run_title(label: str, outcome: Outcome, detail: str = "", *, ok_verb: str = "passed") -> str:

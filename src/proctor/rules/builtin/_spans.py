@@ -8,6 +8,7 @@ Codex argv list, a file body) and cite its character range.
 
 from __future__ import annotations
 
+from proctor._util.text import one_line
 from proctor.findings import Evidence
 from proctor.rules._calls import argument_strings, command_text
 from proctor.rules._evidence import EXCERPT_CHARS, cite_call
@@ -16,8 +17,7 @@ from proctor.transcript import ToolCall
 
 def shorten(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters (blanks collapsed, ``…`` where cut)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def locate(call: ToolCall, needle: str) -> tuple[str, int, int] | None:
