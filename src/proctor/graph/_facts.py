@@ -91,6 +91,15 @@ ObjectState = Literal["automatic", "confirmed", "revised", "removed"]
 RelationState = Literal["automatic", "confirmed", "revised", "revoked"]
 """A removed relation is ``revoked`` and never recreated by later runs (REV-4)."""
 
+EventOutcome = Literal["ok", "failed", "unknown"]
+"""How an event (a test run, a command, an episode) turned out, when the review can tell."""
+
+OpenItemStatus = Literal["open", "resolved"]
+"""An open item stays ``open`` until a later result sees it resolved."""
+
+ReviewTrigger = Literal["manual", "scheduled", "heartbeat"]
+"""What started a review run, and so its result: a person, a schedule, the heartbeat."""
+
 _IDENTITY_NAMESPACE = uuid.UUID("5b0f2c7e-7d7a-4c5e-9a51-1f6f0c7d2b10")
 
 
@@ -156,7 +165,7 @@ class EventFact:
     sources: tuple[SourceRef, ...]
     layer: Layer
     entity_ids: tuple[str, ...] = ()
-    outcome: Literal["ok", "failed", "unknown"] = "unknown"
+    outcome: EventOutcome = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +318,7 @@ class ResultDraft:
     project_id: str | None
     time_from: datetime | None
     time_to: datetime | None
-    trigger: str
+    trigger: ReviewTrigger
     summary: str
     change_digest: str
     coverage: Coverage

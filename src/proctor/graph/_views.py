@@ -16,7 +16,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from proctor.graph._facts import Coverage, SourceRef
+from proctor.graph._facts import (
+    ChangeKind,
+    Coverage,
+    EntityKind,
+    EventKind,
+    EventOutcome,
+    Layer,
+    ObjectState,
+    OpenItemStatus,
+    RelationState,
+    RelationType,
+    ReviewTrigger,
+    SourceRef,
+)
 
 GRAPH_LIMIT = 500
 """Events one ``graph()`` view shows unless asked otherwise: the newest of the view."""
@@ -63,7 +76,7 @@ class ResultSummary:
     """None for a global result (it spans every project)."""
     time_from: datetime | None
     time_to: datetime | None
-    trigger: str
+    trigger: ReviewTrigger
     summary: str
     change_digest: str
     coverage: Coverage
@@ -89,12 +102,12 @@ class EntityView:
 
     entity_id: str
     project_id: str | None
-    kind: str
+    kind: EntityKind
     name: str
     description: str
     identity_key: str | None
-    layer: str
-    state: str
+    layer: Layer
+    state: ObjectState
     """automatic | confirmed | revised | removed (REV-4)."""
     sources: tuple[SourceRef, ...] = ()
     updated_at: datetime | None = None
@@ -110,12 +123,12 @@ class EventView:
     event_id: str
     project_id: str | None
     conversation_id: str | None
-    kind: str
+    kind: EventKind
     title: str
     summary: str
     occurred_at: datetime | None
-    outcome: str
-    layer: str
+    outcome: EventOutcome
+    layer: Layer
     entity_ids: tuple[str, ...] = ()
     story_line_ids: tuple[str, ...] = ()
     sources: tuple[SourceRef, ...] = ()
@@ -132,10 +145,10 @@ class RelationView:
     project_id: str | None
     from_entity_id: str
     to_entity_id: str
-    type: str
+    type: RelationType
     reason: str
-    layer: str
-    state: str
+    layer: Layer
+    state: RelationState
     """automatic | confirmed | revised | revoked (REV-4)."""
     sources: tuple[SourceRef, ...] = ()
     source_count: int = 0
@@ -150,10 +163,10 @@ class EntityChangeView:
     change_id: str
     entity_id: str
     result_id: str
-    kind: str
+    kind: ChangeKind
     description: str
-    layer: str
-    state: str
+    layer: Layer
+    state: ObjectState
     sources: tuple[SourceRef, ...] = ()
     source_count: int = 0
     """How many sources it cites (in a result's graph: in that result); a graph view keeps
@@ -168,9 +181,8 @@ class OpenItemView:
     project_id: str | None
     title: str
     detail: str
-    status: str
-    """``open`` or ``resolved``."""
-    layer: str
+    status: OpenItemStatus
+    layer: Layer
     entity_ids: tuple[str, ...] = ()
     resolved_result_id: str | None = None
     sources: tuple[SourceRef, ...] = ()

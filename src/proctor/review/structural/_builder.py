@@ -11,7 +11,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Literal
 
 from proctor.graph import (
     BatchFacts,
@@ -19,6 +18,7 @@ from proctor.graph import (
     EntityKind,
     EventFact,
     EventKind,
+    EventOutcome,
     RelationFact,
     RelationType,
     SourceRef,
@@ -27,7 +27,8 @@ from proctor.graph import (
 )
 from proctor.review._batch import BatchSource
 
-Outcome = Literal["ok", "failed", "unknown"]
+Outcome = EventOutcome
+"""How a call, run or event turned out (the graph's ``EventOutcome``)."""
 
 
 def _merged(*groups: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
