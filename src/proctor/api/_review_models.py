@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.review import DEFAULT_BATCH_SIZE
 from proctor.store import ReviewRunRecord
+from proctor.store._review_records import RunStatus, ShownStatus, Trigger
 
 Phase = Literal["reading", "publishing", "pausing", "cancelling", "stopped"]
 """Where an active run is: reading batches, merging and publishing, or stopping."""
@@ -19,7 +20,7 @@ def phase_of(run: ReviewRunRecord) -> Phase:
     """The phase a run is in now (``stopped`` once no worker executes it)."""
     shown = run.shown
     if shown in ("pausing", "cancelling"):
-        return shown  # type: ignore[return-value]
+        return shown
     if run.status != "running" or not run.active:
         return "stopped"
     return "publishing" if run.batches_done >= run.batches_total else "reading"
@@ -34,14 +35,14 @@ class ReviewRunView(BaseModel):
     project_id: str | None
     time_from: datetime | None
     time_to: datetime | None
-    trigger: str
+    trigger: Trigger
     """``manual``, ``scheduled`` or ``heartbeat``."""
     reanalyze: bool
-    status: str
+    status: RunStatus
     """``running``, ``paused``, ``cancelled``, ``completed``, ``failed`` or ``no_change``."""
     active: bool
     """A worker still executes it (a paused or cancelled run that is still stopping)."""
-    shown: str
+    shown: ShownStatus
     """The status a person sees: ``cancelling`` / ``pausing`` while the worker stops."""
     phase: Phase
     connection: str | None

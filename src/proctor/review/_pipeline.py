@@ -32,7 +32,7 @@ from proctor.graph import (
 )
 from proctor.review._batch import BatchSource, SourceBatch
 from proctor.store import ReviewRunRecord, ReviewScope, Store
-from proctor.store._review_records import RESUMABLE
+from proctor.store._review_records import RESUMABLE, RunStatus, Trigger
 from proctor.transcript import Conversation
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class ReviewRequest:
     """A project name; None: every project."""
     since: datetime | None = None
     until: datetime | None = None
-    trigger: str = "manual"
+    trigger: Trigger = "manual"
     reanalyze: bool = False
     batch_size: int = DEFAULT_BATCH_SIZE
     batch_chars: int = DEFAULT_BATCH_CHARS
@@ -274,7 +274,7 @@ def execute_review(
     return final
 
 
-def _leave_running(store: Store, run_id: str, status: str, error: str | None) -> None:
+def _leave_running(store: Store, run_id: str, status: RunStatus, error: str | None) -> None:
     """Move a run that stopped on an error out of ``running``.
 
     A run that already left it (published, paused or cancelled meanwhile) stays as it is:

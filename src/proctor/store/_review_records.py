@@ -7,15 +7,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from proctor.graph import ReviewTrigger
 from proctor.transcript import Conversation, Message, SubagentRun, TaskEvent, ToolCall
 
 RunStatus = Literal["running", "paused", "cancelled", "completed", "failed", "no_change"]
 """REV-5. ``cancelled`` while a worker still stops reads as "cancelling" (see ``shown``)."""
 
-Trigger = Literal["manual", "scheduled", "heartbeat"]
+ShownStatus = RunStatus | Literal["cancelling", "pausing"]
+"""The status a person sees (``ReviewRunRecord.shown``)."""
 
-RESUMABLE: frozenset[str] = frozenset({"paused", "failed"})
-FINISHED: frozenset[str] = frozenset({"cancelled", "completed", "failed", "no_change"})
+Trigger = ReviewTrigger
+"""What started a run (the graph's ``ReviewTrigger``: its result carries it)."""
+
+ManifestState = Literal["pending", "done", "omitted"]
+"""A manifest entry: to read, read, or left out (its conversation was deleted meanwhile)."""
+
+BatchState = Literal["pending", "done", "failed"]
+"""A saved batch: to read, read, or failed (kept with its error)."""
+
+RESUMABLE: frozenset[RunStatus] = frozenset({"paused", "failed"})
+FINISHED: frozenset[RunStatus] = frozenset({"cancelled", "completed", "failed", "no_change"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +54,9 @@ class ReviewRunRecord:
     project_id: str | None
     time_from: datetime | None
     time_to: datetime | None
-    trigger: str
+    trigger: Trigger
     reanalyze: bool
-    status: str
+    status: RunStatus
     active: bool
     connection: str | None
     model: str | None
@@ -64,7 +75,7 @@ class ReviewRunRecord:
     finished_at: datetime | None
 
     @property
-    def shown(self) -> str:
+    def shown(self) -> ShownStatus:
         """The state a person sees: a cancelled run that is still stopping is "cancelling"."""
         if self.status == "cancelled" and self.active:
             return "cancelling"
@@ -84,8 +95,7 @@ class ManifestEntry:
     fingerprint: str
     occurred_at: datetime | None
     batch_no: int
-    state: str
-    """``pending``, ``done`` or ``omitted`` (its conversation was deleted meanwhile)."""
+    state: ManifestState
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +103,7 @@ class SavedBatch:
     """A batch's saved state and output."""
 
     batch_no: int
-    state: str
-    """``pending``, ``done`` or ``failed``."""
+    state: BatchState
     sources: int
     output: dict[str, Any] | None
     error: str | None
@@ -137,7 +146,7 @@ class ReviewRecords(Protocol):
         self,
         scope: ReviewScope,
         *,
-        trigger: str,
+        trigger: Trigger,
         reanalyze: bool,
         stages: Sequence[str],
         batch_size: int,
@@ -153,16 +162,18 @@ class ReviewRecords(Protocol):
         """One run by id or unique prefix."""
         ...
 
-    def review_runs(self, *, limit: int = 20, status: str | None = None) -> list[ReviewRunRecord]:
+    def review_runs(
+        self, *, limit: int = 20, status: RunStatus | None = None
+    ) -> list[ReviewRunRecord]:
         """Runs, newest first."""
         ...
 
     def set_review_status(
         self,
         run_id: str,
-        status: str,
+        status: RunStatus,
         *,
-        allowed_from: Iterable[str] | None = None,
+        allowed_from: Iterable[RunStatus] | None = None,
         error: str | None = None,
         finished: bool = False,
     ) -> ReviewRunRecord:
@@ -218,7 +229,7 @@ class ReviewRecords(Protocol):
         run_id: str,
         batch_no: int,
         *,
-        state: str,
+        state: BatchState,
         output: dict[str, Any] | None,
         error: str | None,
         read: dict[tuple[str, str], str],
