@@ -129,15 +129,17 @@ postgres:
 # every worker of every pass rewrites and compiles every test module again.
 WORKERS ?= auto
 PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile \
-	--no-loadscope-reorder
+	--no-loadscope-reorder --durations=15
 WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 
 # The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
 # the whole suite again with each store a PostgreSQL database (tests/backends.py), but for
-# tests/store (already both), tests/jobs (PostgreSQL workers already) and the test files
+# tests/store (already both), tests/jobs (PostgreSQL workers already), tests/ui (the browser
+# over the API: the pages' requests are tests/api's, which this pass runs) and the test files
 # the SQLite pass recorded as never reaching a store (tests/store_use.py: they run the same
-# code on either backend; without a whole, current record everything runs).
-PG_PASS   := --ignore=tests/store --ignore=tests/jobs
+# code on either backend; without a whole, current record everything runs). Each pass
+# prints its slowest tests (--durations), so the next trim starts from figures.
+PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui
 STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
 pytest: pytest-sqlite pytest-postgresql
 pytest-sqlite: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
