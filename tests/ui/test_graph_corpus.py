@@ -9,6 +9,7 @@ the docs come from here."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -128,11 +129,26 @@ def test_the_corpus_opens_on_readable_episodes_in_its_busiest_stretch(page: Page
     page.locator(f'.timeline-chart .episode-mark[data-event="{opened["event_id"]}"]').click()
     expect(page.locator(".timeline-chart .lane")).to_have_count(lanes_before + 1)
     expect(page.locator("#graph-detail h2")).to_have_text(opened["title"])
+    # Its stretch brushed and zoomed to (the request to its last work): its events spread.
+    chart = page.locator(".timeline-chart").bounding_box()
+    band = page.locator(".timeline-axis .brush .overlay").bounding_box()
+    assert chart is not None and band is not None
+    xs = [
+        float(page.locator(f'.event-mark[data-event="{i}"]').first.get_attribute("cx") or "nan")
+        for i in [opened["event_id"], *work.get(opened["event_id"], [])]
+        if i in at
+    ]
+    page.mouse.move(chart["x"] + min(xs) - 3, band["y"] + band["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(chart["x"] + max(xs) + 3, band["y"] + band["height"] / 2, steps=5)
+    page.mouse.up()
+    page.get_by_role("button", name="Zoom to the window").click()
     page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
     screenshot(page, "graph-timeline-corpus-episode")
-    # The brush still selects a window in the zoomed view: the list follows it.
-    page.get_by_role("button", name="Window: the visible range").click()
+    # The brush selected a window in the zoomed view: the list follows it.
     expect(page.locator(".window-note")).to_contain_text("Window:")
+    in_window = page.locator("#event-list-title").text_content() or ""
+    assert in_window.startswith("Episodes and other events in the window"), in_window
     # "Show all time" widens the axis to every event.
     page.get_by_role("button", name="Show all time").click()
     expect(page.locator("#zoom-note")).to_have_text("Showing all time.")
@@ -162,11 +178,13 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
     )
     page.evaluate("() => document.querySelector('.tabs').scrollIntoView()")
     screenshot(page, "graph-timeline-corpus-events")
-    # The newest half of the events brushed and zoomed to, an entity selected.
+    # The busiest day's events brushed and zoomed to, an entity selected.
     page.get_by_role("button", name="Show all time").click()
     ordered = sorted(
         (e for e in graph["events"] if e["occurred_at"]), key=lambda e: e["occurred_at"]
     )
+    days = Counter(e["occurred_at"][:10] for e in ordered)
+    busiest = [e for e in ordered if e["occurred_at"].startswith(max(days, key=days.__getitem__))]
     chart = page.locator(".timeline-chart").bounding_box()
     band = page.locator(".timeline-axis .brush .overlay").bounding_box()
     assert chart is not None and band is not None
@@ -176,10 +194,11 @@ def test_every_story_line_of_the_corpus_has_a_lane_with_its_events(page: Page) -
         return chart["x"] + float(mark.get_attribute("cx") or "nan")
 
     y = band["y"] + band["height"] / 2
-    page.mouse.move(x(ordered[len(ordered) // 2]) - 2, y)
+    page.mouse.move(x(busiest[0]) - 2, y)
     page.mouse.down()
-    page.mouse.move(x(ordered[-1]) + 2, y, steps=5)
+    page.mouse.move(x(busiest[-1]) + 2, y, steps=5)
     page.mouse.up()
+    expect(page.locator(".window-note")).to_contain_text("Window:")
     page.get_by_role("button", name="Zoom to the window").click()
     page.locator("#graph-entities .chip").first.click()
     expect(page.locator(".timeline-chart .event-mark.highlight").first).to_be_attached()

@@ -138,3 +138,30 @@ def test_selecting_an_entity_marks_the_episodes_whose_work_touched_it(page: Page
         "els => els.map(el => el.dataset.event)"
     )
     assert holding <= set(highlighted), (holding, highlighted)
+
+
+def test_a_sub_agent_run_is_one_folded_mark_and_row_until_it_is_opened(page: Page) -> None:
+    graph = _graph(page)
+    kinds = {e["event_id"]: e["kind"] for e in graph["events"]}
+    runs = [
+        line
+        for line in graph["story_lines"]
+        if line["parent_id"] and not any(kinds.get(i) == "episode" for i in line["event_ids"])
+    ]
+    assert runs, "the example session runs a sub-agent"
+    run = runs[0]
+    events = [i for i in run["event_ids"] if i in kinds]
+    _ready(page)
+    expect(
+        page.locator(f'.timeline-chart .run-mark[data-line="{run["story_line_id"]}"]')
+    ).to_have_count(1)
+    assert not set(events) & set(_marks(page))
+    row = page.locator(f'#panel-timeline .event.run[data-run="{run["story_line_id"]}"]')
+    expect(row).to_contain_text(run["title"])
+    for event_id in events:
+        expect(page.locator(f'#panel-timeline .event[data-event="{event_id}"]')).to_have_count(0)
+    row.get_by_role("button", name=f"Show its {len(events)} event").click()
+    for event_id in events:
+        expect(page.locator(f'#panel-timeline .event[data-event="{event_id}"]')).to_have_count(1)
+    assert set(events) <= set(_marks(page))
+    expect(page.locator(".timeline-chart .run-mark")).to_have_count(len(runs) - 1)

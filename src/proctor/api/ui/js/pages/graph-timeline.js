@@ -27,13 +27,14 @@ const SHOWN = 150;
  * The events under the chart, newest day first: the chart's equivalent for the keyboard
  * and screen readers, filtered by the brushed window. `context.limit` caps the rows drawn
  * ("Show all" raises it); `context.outcome` and `context.lines` come from the whole graph.
- * At the "episodes" grain (`context.grain`) the rows are the episodes and the events no
- * episode holds; an episode's button opens its work in place under it (`context.expanded`,
- * `context.groups`: the shown graph's `episodes`).
+ * At the "episodes" grain (`context.grain`) the rows are the episodes, the sub-agents'
+ * runs folded (one row each, as in the chart) and the events neither holds; an episode's
+ * or a run's button opens its events in place (`context.expanded`, `context.groups`: the
+ * shown graph's `episodes`).
  */
 export function eventList(graph, handlers, context) {
   const byGrain = context.grain === "episodes";
-  const rows = byGrain ? eventsOfGrain(graph, "episodes") : graph.events;
+  const rows = byGrain ? foldRuns(graph, eventsOfGrain(graph, "episodes"), context) : graph.events;
   const days = groupByDay(rows).reverse();
   const timed = days.filter((day) => day.key !== "undated");
   const undated = days.filter((day) => day.key === "undated");
@@ -60,7 +61,50 @@ export function eventList(graph, handlers, context) {
   ];
 }
 
+/** The rows with each folded run's events as one row (at its first event's time). */
+function foldRuns(graph, events, context) {
+  const runOf = new Map();
+  for (const line of graph.story_lines) {
+    if (!context.groups.runs.has(line.story_line_id) || context.expanded.has(line.story_line_id)) continue;
+    for (const id of line.event_ids) runOf.set(id, line);
+  }
+  if (!runOf.size) return events;
+  const runs = new Map();
+  const rows = [];
+  for (const event of events) {
+    const line = runOf.get(event.event_id);
+    if (!line) {
+      rows.push(event);
+      continue;
+    }
+    if (!runs.has(line.story_line_id)) {
+      const row = { event_id: `run:${line.story_line_id}`, kind: "run", run: line, events: [], occurred_at: event.occurred_at };
+      runs.set(line.story_line_id, row);
+      rows.push(row);
+    }
+    const row = runs.get(line.story_line_id);
+    row.events.push(event);
+    if (event.occurred_at && (!row.occurred_at || event.occurred_at < row.occurred_at)) row.occurred_at = event.occurred_at;
+  }
+  return rows;
+}
+
+/** A folded run's row: its story line's title, how many events, a button opening them. */
+function runItem(row, handlers) {
+  const count = `${row.events.length} event${row.events.length === 1 ? "" : "s"}`;
+  return h("li", { class: "event run", dataset: { run: row.run.story_line_id, events: row.events.map((e) => e.event_id).join(" ") } },
+    h("div", { class: "row event-head" },
+      timeOnly(row.occurred_at),
+      h("span", { class: "badge" }, "sub-agent run"),
+      h("span", { class: "title" }, row.run.title || "Untitled story line")),
+    h("div", { class: "row episode-outcome" },
+      row.run.summary && h("span", { class: "small-text" }, row.run.summary),
+      h("button", { type: "button", class: "linkish episode-toggle", "aria-expanded": "false",
+        on: { click: () => handlers.toggle(row.run.story_line_id) } }, `Show its ${count}`)));
+}
+
 function eventItem(event, handlers, context) {
+  if (event.kind === "run" && event.run) return runItem(event, handlers);
   const outcome = context.outcome.get(event.event_id) ?? event.outcome;
   const failed = outcome === "open" || outcome === "fixed" || event.outcome === "failed";
   const line = event.story_line_ids.map((id) => context.lines.get(id)).find(Boolean);
@@ -94,6 +138,12 @@ export function applySelection(root, graph, selection) {
     const el = /** @type {HTMLElement} */ (button);
     const pressed = !!selection && el.dataset.selectType === selection.type && el.dataset.selectId === selection.id;
     el.setAttribute("aria-pressed", String(pressed));
+  }
+  // A folded run's row is marked when one of its events is (never faded: its text stays
+  // at full contrast).
+  for (const item of root.querySelectorAll(".event.run[data-events]")) {
+    const el = /** @type {HTMLElement} */ (item);
+    el.classList.toggle("highlight", !!selection && (el.dataset.events ?? "").split(" ").some((id) => touched.has(id)));
   }
   for (const item of root.querySelectorAll(".event[data-event]")) {
     const el = /** @type {HTMLElement} */ (item);
