@@ -16,8 +16,12 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
 
 (e) the hook two ways: the command hook's CPU (``getrusage`` of the child) against
     ``python -S -c pass`` in alternating runs, forwarding to a running ``proctor serve``
-    (``python -m proctor.gate``, ``proctor gate``) and deciding alone; the http hook's
-    latency on a session log growing line by line (target p99 ≤ 10 ms);
+    (``python -m proctor.gate``, ``proctor gate``) and deciding alone: on an unchanged log
+    (from the state the previous process kept), with nothing kept (as before the hook kept
+    anything), and on a copy of the log gaining its next lines before each call (as in a
+    real session); beside them a process importing the rules as the hook does and
+    nothing else, the least deciding alone can cost while it imports them; the http hook's latency on a session log
+    growing line by line (target p99 ≤ 10 ms);
 (f) the same decisions: every AgentDojo call decided in process as in (a) and by the
     server's ``LiveGate`` reading the run's prefix as a transcript file.
 
@@ -48,7 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +344,11 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
     """
     import httpx
 
-    from proctor.gate._kept import kept_path
+    kept_path: Callable[[Path, str, str], Path] | None
+    try:
+        from proctor.gate._kept import kept_path
+    except ImportError:  # code from before the hook kept session states (a before/after pair)
+        kept_path = None
 
     samples: dict[str, list[int]] = {}
     notes: list[str] = []
@@ -373,6 +381,14 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
             }
         ).encode()
         floor = [sys.executable, "-S", "-c", "pass"]
+        # What deciding alone cannot go below while it imports the rules: the import alone,
+        # as the hook makes it (kept patterns, no plugin search for pydantic).
+        rules_import = [
+            sys.executable,
+            "-c",
+            "from proctor.gate._lean import deciding_alone\n"
+            "with deciding_alone():\n    import proctor.rules",
+        ]
         lean = [sys.executable, "-m", "proctor.gate"]
         cli = [sys.executable, "-m", "proctor.cli.main", "gate"]
         answers: dict[str, bytes] = {}
@@ -386,11 +402,15 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
         growing.parent.mkdir()
         growing.write_bytes(b"".join(lines[:half]))
         later = iter(lines[half:])
-        growing_state = kept_path(cache, f"cc:session:{session_id}", str(growing))
+        growing_state = (
+            None
+            if kept_path is None
+            else kept_path(cache, f"cc:session:{session_id}", str(growing))
+        )
         for number in range(runs + 1):
             for label, command in (
                 ("floor", floor), ("alone", cli), ("alone lean", lean), ("alone cold", cli),
-                ("alone growing", lean),
+                ("alone growing", lean), ("rules import", rules_import),
             ):  # fmt: skip
                 data = payload
                 if label == "alone cold":  # nothing kept: no patterns, no session state
@@ -405,7 +425,7 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                 if number:
                     target = samples if label == "floor" else alone_rows
                     target.setdefault(label, []).append(spent)
-                if label != "alone growing":
+                if label not in ("alone growing", "rules import"):
                     answers[label] = printed
         port = _free_port()
         server = _serve(env, port)
@@ -680,13 +700,16 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "python -m proctor.gate alone, log growing between calls, CPU",
                 "≤ 8× floor",
             ),
+            ("rules import", "import proctor.rules as the hook does, no decision, CPU", ""),
             ("http first", "http hook, first timed request", ""),
             ("http", "http hook on a growing 2.7 MB session, per call", "p99 ≤ 10 ms"),
             ("health", "GET /api/health, same server, alternating (baseline)", ""),
             ("in process", "LiveGate.decide on the same growth, in process", ""),
         ):
             rows.append((f"(e) {label}", modes[key], None, target))
-            if key in ("lean", "cli", "alone", "alone lean", "alone cold", "alone growing"):
+            if key in (
+                "lean", "cli", "alone", "alone lean", "alone cold", "alone growing", "rules import"
+            ):  # fmt: skip
                 ratio = statistics.median(modes[key]) / floor
                 notes.append(f"(e) {label}: median {ratio:.1f}× the floor's CPU")
         notes += mode_notes

@@ -18,7 +18,8 @@ cut short or damaged, one that cannot be unpickled, no SQLite store (PostgreSQL)
 the history is read whole, as before; the decision never rests on a state it cannot
 trust. A state that cannot be written is simply not kept. The folder holds at most
 ``MAX_SESSIONS`` files (the least recently written go first); it is readable by its
-owner only, like the store beside it.
+owner only, like the store beside it. The state is a pickle, read only from that folder:
+whoever can write there can already change the store and the policy the gate obeys.
 """
 
 from __future__ import annotations
@@ -175,7 +176,12 @@ def save_kept(path: Path, key: bytes, session: KeptSession, notes: tuple[str, ..
 
 def _prune(folder: Path) -> None:
     with suppress(OSError):
-        files = [entry for entry in os.scandir(folder) if entry.name.endswith(".kept")]
+        # States, and what a process killed while writing one left behind.
+        files = [
+            entry
+            for entry in os.scandir(folder)
+            if entry.name.endswith(".kept") or entry.name.startswith(".kept-")
+        ]
         if len(files) <= MAX_SESSIONS:
             return
         files.sort(key=lambda entry: entry.stat().st_mtime_ns)
