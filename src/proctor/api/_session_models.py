@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.supervision import SessionStatus, Trigger
@@ -57,6 +59,6 @@ class RunQueued(BaseModel):
     """A manual analysis accepted: it runs in the background; its run shows on the session."""
 
     target: str
-    mode: str
-    status: str
+    mode: Mode
+    status: Literal["queued", "already queued"]
     """``queued``, or ``already queued`` when one for the target was waiting already."""

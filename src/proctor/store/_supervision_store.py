@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
@@ -25,17 +25,38 @@ from proctor.errors import NotFoundError
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 
+SupervisionMode = Literal["general", "challenge", "evidence", "goal", "risk"]
+"""What the supervisor looks for (SPEC SUP-1); the supervisor's ``Mode``."""
+
+SupervisionTrigger = Literal["manual", "after_reply", "every_n_steps", "key_event", "run_end"]
+"""When an analysis runs (SPEC SUP-2); ``manual`` means only ``proctor supervise run``."""
+
+RunTrigger = SupervisionTrigger | Literal["pending"]
+"""What a run was requested for: a trigger that fired, or ``pending`` (events a refused or
+in-flight request left for later)."""
+
+SessionState = Literal["active", "paused: budget", "disabled"]
+"""What a session shows: analysing, paused until its budget period turns, or off."""
+
+TargetType = Literal["conversation", "task"]
+"""What a session supervises: a whole conversation, or one task in it."""
+
+SupervisionRunStatus = Literal["running", "ok", "unavailable", "failed"]
+"""An analysis in flight, or how it ended (``unavailable``: no usable model)."""
+
+Refusal = Literal["running", "throttled", "budget", "disabled"]
+"""Why a claim was refused: a run in flight, too soon, the budget spent, supervision off."""
+
 
 @dataclass(frozen=True, slots=True)
 class SupervisionSession:
     """A target under live supervision and how it is supervised."""
 
     session_id: str
-    target_type: str
-    """``conversation`` or ``task``."""
+    target_type: TargetType
     target_id: str
-    mode: str
-    triggers: tuple[str, ...]
+    mode: SupervisionMode
+    triggers: tuple[SupervisionTrigger, ...]
     every_n_steps: int | None
     throttle_seconds: float
     budget_calls: int | None
@@ -44,8 +65,7 @@ class SupervisionSession:
     """Input plus output tokens allowed per period; None: no limit."""
     budget_period_seconds: float
     enabled: bool
-    state: str
-    """``active``, ``paused: budget`` or ``disabled``."""
+    state: SessionState
     last_run_at: datetime | None
     last_event_index: int
     """Index of the last trace event an analysis covered (-1: none)."""
@@ -62,10 +82,9 @@ class SupervisionRun:
     run_id: str
     session_id: str | None
     target_id: str
-    trigger: str
-    mode: str
-    status: str
-    """``running``, ``ok``, ``unavailable`` or ``failed``."""
+    trigger: RunTrigger
+    mode: SupervisionMode
+    status: SupervisionRunStatus
     started_at: datetime
     prompt_version: int = 0
     connection: str | None = None
@@ -90,7 +109,7 @@ class SupervisionUsage:
 class RunEnd:
     """How a run ended: what ``finish_supervision_run`` writes."""
 
-    status: str
+    status: SupervisionRunStatus
     prompt_version: int
     connection: str | None
     model: str | None
@@ -107,11 +126,11 @@ class RunEnd:
 class ClaimVerdict:
     """Whether a run may start now and what the session should show."""
 
-    refused: str | None = None
-    """Why not (``running``, ``throttled``, ``budget``, ``disabled``); None: it may start."""
+    refused: Refusal | None = None
+    """Why not; None: it may start."""
     mark_pending: bool = False
     """On refusal: keep the events for a later analysis."""
-    state: str | None = None
+    state: SessionState | None = None
     """New session state, or None to leave it."""
 
 
@@ -142,8 +161,8 @@ class RunClaim:
     """A run that wants to start."""
 
     target_id: str
-    trigger: str
-    mode: str
+    trigger: RunTrigger
+    mode: SupervisionMode
     now: datetime
     stale_before: datetime
     """Runs still marked running that started before this were abandoned by a stopped process."""

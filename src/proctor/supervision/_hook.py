@@ -24,7 +24,7 @@ from functools import partial
 import anyio
 
 from proctor.errors import ProctorError
-from proctor.store._supervision_store import SupervisionSession
+from proctor.store._supervision_store import RunTrigger, SupervisionSession
 from proctor.supervision._scheduler import (
     Clock,
     Executor,
@@ -177,7 +177,7 @@ async def _supervise_session(
 
 def _next_request(
     scheduler: Scheduler, session: SupervisionSession
-) -> tuple[Target, str] | ScheduleOutcome | None:
+) -> tuple[Target, RunTrigger] | ScheduleOutcome | None:
     """The trigger to request for, an error outcome, or None when nothing is due."""
     store = scheduler.store
     target: Target | None = None

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Literal, Protocol
 
 from proctor._util.clock import utcnow
 from proctor.findings import Finding
@@ -33,6 +33,7 @@ from proctor.store._supervision_store import (
     ClaimVerdict,
     ClaimView,
     RunClaim,
+    RunTrigger,
     SupervisionRun,
     SupervisionSession,
 )
@@ -112,7 +113,8 @@ class ScheduleOutcome:
     """What one request for an analysis led to: a run, or the reason it did not start."""
 
     target: Target
-    trigger: str
+    trigger: RunTrigger | Literal["none"]
+    """The trigger the request was for; ``none`` when no trigger fired (queued, or failed)."""
     result: AnalysisResult | None = None
     refused: str | None = None
     """``running``, ``throttled``, ``budget`` or ``disabled`` when no run started;
@@ -156,7 +158,12 @@ class Scheduler:
         self.executor = executor
 
     async def request(
-        self, target: Target, trigger: str, *, mode: Mode | None = None, manual: bool = False
+        self,
+        target: Target,
+        trigger: RunTrigger,
+        *,
+        mode: Mode | None = None,
+        manual: bool = False,
     ) -> ScheduleOutcome:
         """Run an analysis of ``target`` now if the rules allow it, else say why not."""
         now = self.clock.now()

@@ -15,11 +15,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal, cast, get_args
+from typing import Literal, get_args
 
 from proctor.errors import ConfigError
 from proctor.gate import stored_trace
 from proctor.store import Store
+from proctor.store import _supervision_store as _records
 from proctor.store._supervision_store import (
     SupervisionRun,
     SupervisionSession,
@@ -27,12 +28,13 @@ from proctor.store._supervision_store import (
 )
 from proctor.supervisor._decision import Mode
 
-Trigger = Literal["manual", "after_reply", "every_n_steps", "key_event", "run_end"]
+Trigger = _records.SupervisionTrigger
 """When an analysis runs (SPEC SUP-2); ``manual`` means only ``proctor supervise run``."""
 TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 MODES: tuple[Mode, ...] = get_args(Mode)
 
-SessionState = Literal["active", "paused: budget", "disabled"]
+SessionState = _records.SessionState
+"""What a session shows: analysing, paused until its budget period turns, or off."""
 ACTIVE: SessionState = "active"
 PAUSED_BUDGET: SessionState = "paused: budget"
 DISABLED: SessionState = "disabled"
@@ -180,7 +182,7 @@ def disable_supervision(
 
 def session_mode(session: SupervisionSession) -> Mode:
     """The session's mode (checked when the session was enabled)."""
-    return cast(Mode, session.mode)
+    return session.mode
 
 
 def budget_period(session: SupervisionSession, now: datetime) -> tuple[datetime, datetime]:

@@ -11,9 +11,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.findings import Category, Severity
+from proctor.store._supervision_store import SupervisionMode
 
-Mode = Literal["general", "challenge", "evidence", "goal", "risk"]
-"""What the supervisor looks for (SPEC SUP-1)."""
+Mode = SupervisionMode
+"""What the supervisor looks for (SPEC SUP-1); stored with each session and run."""
 
 DecisionAction = Literal["continue", "comment", "warn", "request_review"]
 """The model may comment, warn or ask for review; only deterministic rules may pause."""
