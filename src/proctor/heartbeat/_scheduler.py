@@ -26,7 +26,7 @@ from proctor.heartbeat._app import app_enabled, require_app
 from proctor.heartbeat._recurrence import next_run_at
 from proctor.review import ReviewRequest, SemanticLayer, open_semantic_layer, start_review
 from proctor.store import ReviewRunRecord, Store
-from proctor.store._heartbeat_records import Claim, HeartbeatPlan
+from proctor.store._heartbeat_records import Claim, HeartbeatPlan, HeartbeatStatus
 
 if TYPE_CHECKING:
     from proctor.heartbeat.suggestions import Phrasing
@@ -48,7 +48,7 @@ class HeartbeatOutcome:
 
     heartbeat_id: str
     plan_name: str
-    status: str
+    status: HeartbeatStatus
     """``completed``, ``no_change``, ``suggestions_failed``, ``failed``, ``paused``, ``cancelled``."""
     attempt: int
     review_run_id: str | None
@@ -183,7 +183,7 @@ def _review_and_suggest(
     )
 
     def done(
-        status: str, *, suggestions: int = 0, calls: int = 0, error: str | None = None
+        status: HeartbeatStatus, *, suggestions: int = 0, calls: int = 0, error: str | None = None
     ) -> HeartbeatOutcome:
         store.set_heartbeat_outcome(
             heartbeat_id,

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
+from proctor.store._review_records import RunStatus
+
 Recurrence = Literal["daily", "weekly"]
 Intervention = Literal["memory_only", "suggest"]
 
@@ -24,7 +26,13 @@ HeartbeatStatus = Literal[
 """A heartbeat run: ``claimed`` → ``running`` → one of the outcomes. ``abandoned``: its
 owner stopped and the lease expired; the next attempt has its own row."""
 
-HeartbeatPhase = Literal["claimed", "reviewing", "suggesting", "done"]
+HeartbeatPhase = Literal["claimed", "reviewing", "suggesting", "suggestions", "done"]
+"""Where a heartbeat run is. ``suggestions`` is what a failed suggestions retry records
+(``proctor suggestions retry``) for the phase the scheduler calls ``suggesting``: two
+words for one phase, kept as stored."""
+
+ActivityStatus = HeartbeatStatus | RunStatus
+"""An activity line's status: its heartbeat run's, or a manual review's run status."""
 
 NO_CHANGE_NOTE = "no change (no model call)"
 
@@ -105,8 +113,8 @@ class HeartbeatRun:
     due_at: datetime
     attempt: int
     owner: str
-    status: str
-    phase: str
+    status: HeartbeatStatus
+    phase: HeartbeatPhase
     review_run_id: str | None
     result_id: str | None
     error: str | None
@@ -138,8 +146,8 @@ class ActivityEntry:
     """The heartbeat id, or the review run id of a manual review."""
     plan_id: str | None
     plan_name: str | None
-    status: str
-    phase: str | None
+    status: ActivityStatus
+    phase: HeartbeatPhase | None
     scope: str
     """The project name, or ``all``."""
     started_at: datetime
@@ -149,7 +157,7 @@ class ActivityEntry:
     """The published result's summary."""
     result_id: str | None
     review_run_id: str | None
-    review_status: str | None
+    review_status: RunStatus | None
     model_calls: int
     suggestions: int | None
 
@@ -216,8 +224,8 @@ class HeartbeatRecords(Protocol):
         self,
         heartbeat_id: str,
         *,
-        status: str,
-        phase: str,
+        status: HeartbeatStatus,
+        phase: HeartbeatPhase,
         suggestions: int | None = None,
         error: str | None = None,
         finished: bool = True,

@@ -32,6 +32,8 @@ from proctor.api._models import (
 )
 from proctor.heartbeat import ActivityEntry
 from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
+from proctor.store._heartbeat_records import ActivityStatus, HeartbeatPhase
+from proctor.store._review_records import RunStatus
 
 _INDEXER_LOCK = threading.Lock()
 
@@ -80,8 +82,8 @@ class ActivityLine(BaseModel):
     """The heartbeat id, or the review run id of a manual review."""
     plan_id: str | None
     plan_name: str | None
-    status: str
-    phase: str | None
+    status: ActivityStatus
+    phase: HeartbeatPhase | None
     scope: str
     """The project name, or ``all``."""
     started_at: datetime
@@ -91,7 +93,7 @@ class ActivityLine(BaseModel):
     """The published result's summary."""
     result_id: str | None
     review_run_id: str | None
-    review_status: str | None
+    review_status: RunStatus | None
     model_calls: int
     suggestions: int | None
     outcome: str
