@@ -674,6 +674,9 @@ def _source_contents(
         for part in _chunks(ids):
             yield from conn.execute(statement, {"ids": part, **more})
 
+    def paged_rows(statement: Any) -> Iterable[Any]:
+        return conn.execute(statement, page) if keys else ()
+
     def of_type(source_type: str, by_ids: Any, by_page: Any) -> Iterable[Any]:
         if source_type not in by_type:
             return ()
@@ -706,11 +709,17 @@ def _source_contents(
             conversation_of[r.source_id] = r.conversation_id
     conversations: dict[str, Conversation] = {}
     project_of: dict[str, str] = {}
-    for r in rows(q.conversations, sorted(set(conversation_of.values()))):
+    in_order = sorted(set(conversation_of.values()))
+    for r in rows(q.conversations, in_order) if page is None else paged_rows(paged.conversations):
         conversations[r.conversation_id] = conversation_from_row(r._mapping)
         project_of[r.conversation_id] = r.project_id
     project_names = {
-        r.project_id: r.name for r in rows(q.projects, sorted(set(project_of.values())))
+        r.project_id: r.name
+        for r in (
+            rows(q.projects, sorted(set(project_of.values())))
+            if page is None
+            else paged_rows(paged.projects)
+        )
     }
     subagent_runs = {
         r.parent_tool_call_id: subagent_from_row(r._mapping)
@@ -782,6 +791,8 @@ class _PageStatements(NamedTuple):
     task_events: Any
     sources: Any
     subagent_runs: Any
+    conversations: Any
+    projects: Any
 
 
 def _through_page(table: Any, source_type: str | None, *columns: Any) -> Any:
@@ -794,6 +805,9 @@ def _through_page(table: Any, source_type: str | None, *columns: Any) -> Any:
         .where(m.run_id == bindparam("run"), m.batch_no == bindparam("batch"))
     )
 
+
+_PAGE_CONVERSATIONS = _through_page(t.sources, None, t.sources.c.conversation_id)
+"""The conversations of a batch's sources that still exist."""
 
 _PAGE_CONTENT = _PageStatements(
     messages=_through_page(t.messages, "message"),
@@ -821,6 +835,18 @@ _PAGE_CONTENT = _PageStatements(
         t.review_manifest.c.batch_no == bindparam("batch"),
     )
     .order_by(t.subagent_runs.c.parent_tool_call_id),
+    conversations=select(t.conversations)
+    .where(t.conversations.c.conversation_id.in_(_PAGE_CONVERSATIONS))
+    .order_by(t.conversations.c.conversation_id),
+    projects=select(t.projects.c.project_id, t.projects.c.name)
+    .where(
+        t.projects.c.project_id.in_(
+            select(t.conversations.c.project_id).where(
+                t.conversations.c.conversation_id.in_(_PAGE_CONVERSATIONS)
+            )
+        )
+    )
+    .order_by(t.projects.c.project_id),
 )
 
 
