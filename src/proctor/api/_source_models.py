@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel
 
 from proctor.graph.views import GraphTotals, ResultSummary, SourceText
-
-SourceType = Literal["message", "tool_call", "task_event"]
-"""The kinds of stored source a graph fact can cite."""
 
 
 class ConversationSources(BaseModel):

@@ -10,8 +10,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from proctor.api._deps import StoreDep
-from proctor.api._source_models import SourceType
 from proctor.graph.views import SourceContext, SourceText
+from proctor.transcript import SourceType
 
 router = APIRouter(tags=["sources"])
 
