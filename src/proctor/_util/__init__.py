@@ -1,1 +1,1 @@
-"""Small helpers shared by every layer: paths and time."""
+"""Small helpers shared by every layer: paths, time, processes and text on one line."""
