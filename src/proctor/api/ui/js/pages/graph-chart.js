@@ -163,8 +163,7 @@ export class TimelineChart {
       .attr("class", "timeline-chart")
       .attr("width", width)
       .attr("height", height)
-      .attr("role", "img")
-      .attr("aria-label", `Timeline: ${this.graph.events.length} events in ${laneList.length} lanes and ${this.findings.length} findings; the list below holds the same events.`);
+      .attr("role", "img");
     svg.append("defs").append("clipPath").attr("id", "timeline-clip")
       .append("rect").attr("x", left).attr("y", 0).attr("width", width - right - left).attr("height", height);
 
@@ -198,6 +197,10 @@ export class TimelineChart {
       for (const span of lane.spans ?? []) if (span.end !== null) spans.push({ span, y });
       if (lane.run) runs.push({ run: lane.run, y });
     });
+    const episodeCount = placed.filter((d) => d.episode).length;
+    svg.attr("aria-label", episodeCount
+      ? `Timeline: ${episodeCount} episodes, ${placed.length - episodeCount} other events and ${runs.length} folded sub-agent runs in ${laneList.length} lanes, and ${this.findings.length} findings; the list below holds the same.`
+      : `Timeline: ${placed.length} events in ${laneList.length} lanes and ${this.findings.length} findings; the list below holds the same events.`);
     // An episode's span: from its request to its last work, behind its mark.
     const spanLines = marks.selectAll("line.episode-span").data(spans).join("line")
       .attr("class", (d) => `episode-span outcome-${d.span.episode.outcome}`)
