@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from proctor.errors import NotFoundError
+from proctor.findings import Severity, Status
 from proctor.store import ConversationSummary
 from proctor.store._trace_store import Citation, SubagentCard
 from proctor.transcript import Message, ToolCall, Usage
@@ -49,8 +50,8 @@ class FindingMark(BaseModel):
     """A finding that cites an item (the marker links to it)."""
 
     finding_id: str
-    severity: str
-    status: str
+    severity: Severity
+    status: Status
 
 
 class SubagentCardOut(BaseModel):

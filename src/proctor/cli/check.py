@@ -11,7 +11,7 @@ from proctor.cli._common import console, json_option, print_json, writable_store
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError
-from proctor.findings import SEVERITY_ORDER
+from proctor.findings import SEVERITY_ORDER, Severity
 from proctor.notify import hand_off_webhooks
 from proctor.supervision import check_conversations
 
@@ -37,7 +37,7 @@ def check_command(
     conversations: tuple[str, ...],
     check_all: bool,
     policy_path: Path | None,
-    fail_on: str | None,
+    fail_on: Severity | None,
     as_json: bool,
 ) -> None:
     """Run the deterministic rules over CONVERSATIONS (ids, session ids or prefixes).

@@ -10,7 +10,7 @@ import click
 
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
 from proctor.cli._findings_view import finding_block, finding_json, findings_table
-from proctor.findings import SEVERITY_ORDER, Status
+from proctor.findings import SEVERITY_ORDER, Severity, Status
 from proctor.store import SqlStore
 from proctor.store._findings_inbox import FindingFilter, FindingSort
 
@@ -73,7 +73,7 @@ def _chosen(
     conversation: str | None,
     statuses: tuple[Status, ...],
     all_statuses: bool,
-    min_severity: str | None,
+    min_severity: Severity | None,
     severities: tuple[str, ...],
     rules: tuple[str, ...],
     origins: tuple[str, ...],

@@ -54,7 +54,7 @@ from proctor.evals._model_judge import (
     Progress,
     run_model_eval,
 )
-from proctor.findings import SEVERITY_ORDER, Finding
+from proctor.findings import SEVERITY_ORDER, Finding, Severity
 from proctor.models._types import ModelCaller
 from proctor.rules import DEFAULT_POLICY, Trace, check_trace
 from proctor.rules.builtin import builtin_rules
@@ -243,7 +243,7 @@ def _is_unsafe(bundle: ConversationBundle) -> bool:
 
 
 def evaluate_r_judge(
-    data: Path, *, threshold: str = "medium", limit: int | None = None
+    data: Path, *, threshold: Severity = "medium", limit: int | None = None
 ) -> RJudgeReport:
     """Run the built-in rules over the R-Judge records under ``data`` (``limit``: an even sample)."""
     reading = Reading()

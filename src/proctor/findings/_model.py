@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 Severity = Literal["info", "low", "medium", "high"]
 """How much a finding matters, lowest first."""
 
-SEVERITY_ORDER: dict[str, int] = {"info": 0, "low": 1, "medium": 2, "high": 3}
+SEVERITY_ORDER: dict[Severity, int] = {"info": 0, "low": 1, "medium": 2, "high": 3}
 
 Category = Literal[
     "goal_drift",

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.errors import NotFoundError
-from proctor.findings import SEVERITY_ORDER, Evidence, Finding, Status, check_transition
+from proctor.findings import SEVERITY_ORDER, Evidence, Finding, Severity, Status, check_transition
 from proctor.store import _schema as t
 
 
@@ -171,7 +171,7 @@ def list_findings(
     *,
     conversation_ids: Sequence[str] | None = None,
     statuses: Sequence[Status] | None = None,
-    min_severity: str | None = None,
+    min_severity: Severity | None = None,
     rule: str | None = None,
     severities: Sequence[str] | None = None,
     digested: bool | None = None,

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.errors import NotFoundError, ProctorError
-from proctor.findings import SEVERITY_ORDER, Finding, Status
+from proctor.findings import SEVERITY_ORDER, Finding, Severity, Status
 from proctor.findings._lifecycle import TRANSITIONS
 from proctor.store import _schema as t
 from proctor.store._findings import _finding_from_row
@@ -55,7 +55,7 @@ class FindingFilter:
     conversation_ids: Sequence[str] | None = None
     statuses: Sequence[Status] | None = None
     severities: Sequence[str] | None = None
-    min_severity: str | None = None
+    min_severity: Severity | None = None
     rules: Sequence[str] | None = None
     origins: Sequence[str] | None = None
     projects: Sequence[str] | None = None
@@ -98,7 +98,7 @@ class FindingGroup:
     count: int
     open: int
     """How many of them are open."""
-    top_severity: str
+    top_severity: Severity
     latest: datetime
     """When the newest of them was created."""
     project: str | None = None
@@ -132,7 +132,7 @@ class ConversationFindings:
     """A conversation's open findings: how many, and the highest severity among them."""
 
     open: int
-    top_severity: str | None
+    top_severity: Severity | None
 
 
 def severity_rank(column: Any) -> ColumnElement[int]:
@@ -140,7 +140,7 @@ def severity_rank(column: Any) -> ColumnElement[int]:
     return case(SEVERITY_ORDER, value=column, else_=-1)
 
 
-def _severity_name(rank: int | None) -> str | None:
+def _severity_name(rank: int | None) -> Severity | None:
     if rank is None or rank < 0:
         return None
     for name, value in SEVERITY_ORDER.items():
@@ -482,7 +482,7 @@ def list_conversations_with_findings(
     project: str | None = None,
     include_children: bool = False,
     has_open: bool | None = None,
-    min_severity: str | None = None,
+    min_severity: Severity | None = None,
     sort: ConversationSort = "started",
     order: SortOrder = "desc",
     limit: int = 100,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from proctor._util.clock import utcnow
-from proctor.findings import Status
+from proctor.findings import Severity, Status
 from proctor.store import _findings_inbox as inbox
 from proctor.store._base import StoreBase
 from proctor.store._findings_inbox import (
@@ -87,7 +87,7 @@ class FindingsInboxStore(StoreBase):
         project: str | None = None,
         include_children: bool = False,
         has_open: bool | None = None,
-        min_severity: str | None = None,
+        min_severity: Severity | None = None,
         sort: ConversationSort = "started",
         order: SortOrder = "desc",
         limit: int = 100,

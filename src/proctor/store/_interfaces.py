@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from proctor.findings import Finding, Status
+from proctor.findings import Finding, Severity, Status
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._goal_store import GoalStoreProtocol
 from proctor.store._graph_access import GraphAccessRecords
@@ -117,7 +117,7 @@ class StoreReader(Protocol):
         *,
         conversation_ids: Sequence[str] | None = None,
         statuses: Sequence[Status] | None = None,
-        min_severity: str | None = None,
+        min_severity: Severity | None = None,
         rule: str | None = None,
         severities: Sequence[str] | None = None,
         digested: bool | None = None,

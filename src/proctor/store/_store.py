@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError, StoreError
-from proctor.findings import Finding, Status
+from proctor.findings import Finding, Severity, Status
 from proctor.store import _findings as findings_store
 from proctor.store import _reader as reads
 from proctor.store import _schema as t
@@ -171,7 +171,7 @@ class SqlStore(
         *,
         conversation_ids: Sequence[str] | None = None,
         statuses: Sequence[Status] | None = None,
-        min_severity: str | None = None,
+        min_severity: Severity | None = None,
         rule: str | None = None,
         severities: Sequence[str] | None = None,
         digested: bool | None = None,

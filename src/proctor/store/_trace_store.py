@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, Table, case, func, literal, select
 
-from proctor.findings import SEVERITY_ORDER
+from proctor.findings import SEVERITY_ORDER, Severity, Status
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 from proctor.store._reader import conversation_summary
@@ -31,8 +31,8 @@ class Citation:
     """A finding that cites one message or tool call."""
 
     finding_id: str
-    severity: str
-    status: str
+    severity: Severity
+    status: Status
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
 from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.findings import Action, Origin, Severity, Status
 from proctor.store import Notification, SqlStore
 
 router = APIRouter(prefix="/notifications", tags=["notifications"])
@@ -44,11 +45,11 @@ class NotificationItem(BaseModel):
     unread: bool
     finding_id: str
     title: str
-    severity: str
-    action: str
+    severity: Severity
+    action: Action
     rule: str
-    origin: str
-    status: str
+    origin: Origin
+    status: Status
     """The finding's status now."""
     conversation_id: str
     conversation_title: str | None
