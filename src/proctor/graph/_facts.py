@@ -97,6 +97,15 @@ EventOutcome = Literal["ok", "failed", "unknown"]
 OpenItemStatus = Literal["open", "resolved"]
 """An open item stays ``open`` until a later result sees it resolved."""
 
+GraphObjectType = Literal["entity", "relation", "entity_change"]
+"""The graph objects a person may edit (REV-4)."""
+
+EditAction = Literal["confirm", "revise", "remove"]
+"""What a person did to a graph object (REV-4)."""
+
+NeedsReviewStatus = Literal["open", "dismissed"]
+"""A difference between an automatic proposal and a person's edit: waiting, or seen."""
+
 ReviewTrigger = Literal["manual", "scheduled", "heartbeat"]
 """What started a review run, and so its result: a person, a schedule, the heartbeat."""
 

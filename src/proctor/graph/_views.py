@@ -19,10 +19,13 @@ from typing import Any, NamedTuple
 from proctor.graph._facts import (
     ChangeKind,
     Coverage,
+    EditAction,
     EntityKind,
     EventKind,
     EventOutcome,
+    GraphObjectType,
     Layer,
+    NeedsReviewStatus,
     ObjectState,
     OpenItemStatus,
     RelationState,
@@ -325,15 +328,14 @@ class NeedsReviewItem:
     """An automatic proposal that differs from a user's edit: shown, never applied."""
 
     item_id: int
-    object_type: str
+    object_type: GraphObjectType
     object_id: str
     result_id: str
     reason: str
     proposed: Mapping[str, Any]
     current: Mapping[str, Any] | None
     """The object's fields now (None when the object is gone)."""
-    status: str
-    """``open`` or ``dismissed``."""
+    status: NeedsReviewStatus
     created_at: datetime
 
 
@@ -342,9 +344,9 @@ class GraphEdit:
     """One confirm / revise / remove a person made, with what it replaced."""
 
     edit_id: int
-    object_type: str
+    object_type: GraphObjectType
     object_id: str
-    action: str
+    action: EditAction
     before: Mapping[str, Any] | None
     after: Mapping[str, Any] | None
     created_at: datetime

@@ -16,7 +16,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, RowMapping
 
 from proctor.errors import ConfigError, NotFoundError
-from proctor.graph import ChangeKind, EntityKind
+from proctor.graph import ChangeKind, EditAction, EntityKind, GraphObjectType
 from proctor.graph.views import GraphEdit, NeedsReviewItem
 from proctor.store import _schema as t
 from proctor.store._graph_rows import (
@@ -26,25 +26,31 @@ from proctor.store._graph_rows import (
     editable_table,
 )
 
-EDITABLE_TYPES = ("entity", "relation", "entity_change")
-_ALIASES = {"change": "entity_change", "entity-change": "entity_change"}
+EDITABLE_TYPES: tuple[GraphObjectType, ...] = get_args(GraphObjectType)
+_NAMES: dict[str, GraphObjectType] = {
+    **{name: name for name in EDITABLE_TYPES},
+    "change": "entity_change",
+    "entity-change": "entity_change",
+}
 
 
-def editable_type(object_type: str) -> str:
+def editable_type(object_type: str) -> GraphObjectType:
     """``entity``, ``relation`` or ``entity_change`` (``change`` is accepted for the last)."""
-    name = _ALIASES.get(object_type, object_type)
-    if name not in EDITABLE_TYPES:
+    name = _NAMES.get(object_type)
+    if name is None:
         raise ConfigError(f"cannot edit a {object_type!r}; choose entity, relation or change")
     return name
 
 
-def resolve_object(c: Connection, ref: str, object_type: str | None = None) -> tuple[str, str]:
+def resolve_object(
+    c: Connection, ref: str, object_type: str | None = None
+) -> tuple[GraphObjectType, str]:
     """The (type, id) an id or unique id prefix names, among one or all editable types."""
     if not ref:
         raise NotFoundError("give the id of an entity, relation or change")
     types = [editable_type(object_type)] if object_type is not None else list(EDITABLE_TYPES)
-    exact: list[tuple[str, str]] = []
-    prefixed: list[tuple[str, str]] = []
+    exact: list[tuple[GraphObjectType, str]] = []
+    prefixed: list[tuple[GraphObjectType, str]] = []
     for name in types:
         _, column = editable_table(name)
         for found in c.execute(
@@ -72,9 +78,9 @@ def _row(c: Connection, object_type: str, object_id: str) -> RowMapping:
 
 def _record(
     c: Connection,
-    object_type: str,
+    object_type: GraphObjectType,
     object_id: str,
-    action: str,
+    action: EditAction,
     before: dict[str, Any],
     after: dict[str, Any],
     now: datetime,
@@ -99,38 +105,36 @@ def edit(
     c: Connection,
     object_type: str,
     ref: str,
-    action: str,
+    action: EditAction,
     changes: dict[str, str],
     now: datetime,
 ) -> GraphEdit:
     """Apply one confirm / revise / remove to an object and record it."""
-    object_type, object_id = resolve_object(c, ref, object_type)
-    allowed = EDITABLE_FIELDS[object_type]
+    resolved, object_id = resolve_object(c, ref, object_type)
+    allowed = EDITABLE_FIELDS[resolved]
     unknown = sorted(set(changes) - set(allowed))
     if unknown:
         raise ConfigError(
-            f"a {object_type.replace('_', ' ')} has no {', '.join(unknown)} to revise; "
+            f"a {resolved.replace('_', ' ')} has no {', '.join(unknown)} to revise; "
             f"it has {', '.join(allowed)}"
         )
     if action == "revise" and not changes:
         raise ConfigError(f"say what to revise: {', '.join(allowed)}")
     kind = changes.get("kind")
     if kind is not None:
-        kinds = get_args(EntityKind) if object_type == "entity" else get_args(ChangeKind)
+        kinds = get_args(EntityKind) if resolved == "entity" else get_args(ChangeKind)
         if kind not in kinds:
             raise ConfigError(f"unknown kind {kind!r}; choose one of {', '.join(kinds)}")
-    row = _row(c, object_type, object_id)
-    before = editable_fields(object_type, row)
-    state = {"confirm": "confirmed", "revise": "revised", "remove": REMOVED_STATE[object_type]}[
-        action
-    ]
+    row = _row(c, resolved, object_id)
+    before = editable_fields(resolved, row)
+    state = {"confirm": "confirmed", "revise": "revised", "remove": REMOVED_STATE[resolved]}[action]
     values: dict[str, Any] = {**changes, "state": state}
-    if object_type != "entity_change":
+    if resolved != "entity_change":
         values["updated_at"] = now
-    table, column = editable_table(object_type)
+    table, column = editable_table(resolved)
     c.execute(update(table).where(column == object_id).values(**values))
     after = {**before, **changes, "state": state}
-    return _record(c, object_type, object_id, action, before, after, now)
+    return _record(c, resolved, object_id, action, before, after, now)
 
 
 def _current(c: Connection, object_type: str, object_id: str) -> dict[str, Any] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
@@ -12,12 +12,14 @@ from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._models import EditResponse, ResultPage, Revision, StoryList
 from proctor.api._source_models import Attention, AttentionHour, ResultOverview
 from proctor.errors import ConfigError
+from proctor.findings import Severity, Status
+from proctor.graph import GraphObjectType
 from proctor.graph.views import GraphView, ResultObject, ResultSummary
 from proctor.store._findings_inbox import FindingFilter
 
 router = APIRouter(tags=["graph"])
 
-ObjectType = Literal["entity", "relation", "entity_change"]
+ObjectType = GraphObjectType
 """The graph objects a person may edit."""
 
 
@@ -108,8 +110,8 @@ class TimelineFinding(BaseModel):
     finding_id: str
     title: str
     rule: str
-    severity: str
-    status: str
+    severity: Severity
+    status: Status
     conversation_id: str
     at: datetime | None
     """When the earliest source it cites happened (None: no cited source has a time)."""
