@@ -26,7 +26,7 @@ from proctor.errors import NotFoundError
 from proctor.findings import Severity, Status
 from proctor.store import ConversationSummary
 from proctor.store._trace_store import Citation, SubagentCard
-from proctor.transcript import Message, ToolCall, Usage
+from proctor.transcript import Message, MessageKind, Role, ToolCall, ToolStatus, Usage
 
 FAILED_STATUSES = frozenset({"error", "interrupted", "rejected"})
 """Tool-call outcomes shown as failures (besides a non-zero exit code)."""
@@ -109,9 +109,9 @@ class TranscriptItem(BaseModel):
     """A tool call: completed − started; a message: until the next item that has a time."""
     on_active_branch: bool
     """False for a message or call on an abandoned branch (edited or retried)."""
-    role: str | None = None
+    role: Role | None = None
     """A message's role."""
-    kind: str | None = None
+    kind: MessageKind | None = None
     """A message's kind (``prompt``, ``reply``, ``injected``, ``summary`` …)."""
     text: str | None = None
     """A message's text."""
@@ -121,7 +121,7 @@ class TranscriptItem(BaseModel):
     """A tool call's tool."""
     arguments: Any = None
     """A tool call's arguments, as the tool received them."""
-    status: str | None = None
+    status: ToolStatus | None = None
     """A tool call's outcome: ``ok``, ``error``, ``pending`` …"""
     exit_code: int | None = None
     failed: bool = False

@@ -32,6 +32,7 @@ from proctor.errors import (
 from proctor.heartbeat import app_enabled, run_due, worker_owner
 from proctor.review import SemanticLayer, execute_review, open_semantic_layer
 from proctor.store import SqlStore
+from proctor.store._review_records import RunStatus
 
 log = logging.getLogger("proctor.jobs")
 
@@ -55,7 +56,7 @@ class ReviewJobOutcome:
     """How one review job ended."""
 
     run_id: str
-    status: str
+    status: RunStatus
     """The run's status afterwards (``completed``, ``no_change``, ``paused`` …)."""
     executed: bool
     """False when there was nothing for this job to do (see ``note``)."""

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._deps import StoreDep
-from proctor.store._memory_store import MEMORY_TEXT_CHARS, MemoryCandidate
+from proctor.store._memory_store import MEMORY_TEXT_CHARS, CandidateStatus, MemoryCandidate
 from proctor.store._suggestion_records import MemoryRecord, UserTaskRecord
 
 router = APIRouter(tags=["memories"])
@@ -39,8 +39,7 @@ class CandidateOut(BaseModel):
     finding_id: str
     project_id: str | None
     text: str
-    status: str
-    """``candidate``, ``confirmed`` or ``discarded``."""
+    status: CandidateStatus
     memory_id: str | None
     created_at: datetime
     decided_at: datetime | None
