@@ -438,6 +438,7 @@ def main() -> None:
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium is not at {CHROMIUM} (apt-get install chromium)")
     started = time.perf_counter()
+    load_at_start = os.getloadavg()[0]
     store, built_in = cached_store(args.conversations, args.calls, rebuild=args.rebuild)
     size_mb = store.database.stat().st_size / 1e6
     lines = [
@@ -498,7 +499,10 @@ def main() -> None:
         finally:
             browser.close()
     lines.append(f"total bench time {time.perf_counter() - started:.0f} s")
-    lines.append(f"load average at the end (other work on the machine): {os.getloadavg()[0]:.1f}")
+    lines.append(
+        f"load average at the start / end (other work on the machine): {load_at_start:.1f} / "
+        f"{os.getloadavg()[0]:.1f}"
+    )
     report = "\n".join(lines)
     print(report)
     if args.no_write:
