@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.store._supervision_store import RunTrigger, SupervisionRunStatus
 from proctor.supervision import QUEUED, ScheduleOutcome
 
 if TYPE_CHECKING:
@@ -43,10 +44,10 @@ class SupervisionOutcome(BaseModel):
 
     target: str
     """The supervised target (a conversation id or ``task:<id>``)."""
-    trigger: str
+    trigger: RunTrigger | Literal["none"]
     """The trigger that fired (``after_reply``, ``every_n_steps`` …) or ``none``; ``none``
     for a queued analysis (its job decides when it reads the conversation)."""
-    status: str
+    status: SupervisionRunStatus | Literal["queued", "waiting", "error"]
     """``queued`` when live intake queued the analysis (it runs in the background, its
     findings appear in ``/api/findings``); ``ok``, ``unavailable`` or ``failed`` when an
     analysis ran; ``waiting`` when it was throttled, in flight or over budget (it runs

@@ -49,7 +49,7 @@ class DeliveryOutcome:
     """What happened to one claimed notification."""
 
     key: str
-    state: str
+    state: WebhookState
     attempts: int
     error: str | None = None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Literal
 
 import anyio
 
@@ -35,7 +36,7 @@ from proctor.supervision._scheduler import (
 from proctor.supervision._sessions import SessionStore, Target, target_of
 from proctor.supervision._triggers import fired_triggers, observe
 
-QUEUED = "queued"
+QUEUED: Literal["queued"] = "queued"
 """``ScheduleOutcome.refused`` of an analysis queued to run in the background."""
 
 

@@ -32,6 +32,7 @@ from proctor.store._supervision_store import (
     ClaimPolicy,
     ClaimVerdict,
     ClaimView,
+    Refusal,
     RunClaim,
     RunTrigger,
     SupervisionRun,
@@ -116,7 +117,7 @@ class ScheduleOutcome:
     trigger: RunTrigger | Literal["none"]
     """The trigger the request was for; ``none`` when no trigger fired (queued, or failed)."""
     result: AnalysisResult | None = None
-    refused: str | None = None
+    refused: Refusal | Literal["queued"] | None = None
     """``running``, ``throttled``, ``budget`` or ``disabled`` when no run started;
     ``queued`` when it was queued to run in the background (live intake)."""
     session: SupervisionSession | None = None
