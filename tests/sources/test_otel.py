@@ -985,3 +985,133 @@ def test_openinference_messages_kept_as_lists_read_like_flattened_ones(tmp_path:
         ("user", "Capital of France?"),
         ("assistant", "Paris."),
     ]
+
+
+# --- damaged attribute names (ING-9: a message is imported or reported, never lost) -----------
+
+
+def _legacy_export(line: int, prompt_key: str = "gen_ai.prompt.0.content") -> dict[str, Any]:
+    """One collector line: a chat span with flattened legacy prompt keys, its prompt text
+    ``said on line <line>`` under ``prompt_key``."""
+
+    def attr(key: str, value: str) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    span = {
+        "traceId": f"{line:032x}",
+        "spanId": f"{line:016x}",
+        "name": "chat gpt-5",
+        "startTimeUnixNano": "1749718800000000000",
+        "attributes": [
+            attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.conversation.id", f"thread-{line}"),
+            attr("gen_ai.prompt.0.role", "user"),
+            attr(prompt_key, f"said on line {line}"),
+            attr("gen_ai.completion.0.role", "assistant"),
+            attr("gen_ai.completion.0.content", f"answered on line {line}"),
+        ],
+    }
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+def _damaged_names(result: ReadResult) -> list[tuple[int | None, str]]:
+    return [(i.line, i.reason) for i in result.issues if "was not imported" in i.reason]
+
+
+def test_a_prompt_key_damaged_by_garbage_bytes_is_reported_by_its_line(tmp_path: Path) -> None:
+    # The shape the fuzz suite shrank to: four exports, the fourth's content key damaged.
+    lines = [_legacy_export(n) for n in (1, 2, 3)]
+    lines.append(_legacy_export(4, "gen_ai.prompt.0.co~s8ntent"))
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(line) + "\r\n" for line in lines))
+
+    result = read(path)
+
+    ((line, reason),) = _damaged_names(result)
+    assert line == 4
+    assert 'attribute "gen_ai.prompt.0.co~s8ntent"' in reason
+    assert "spans[0]" in reason and "gen_ai.prompt.<index>." in reason
+    assert all(f"said on line {n}" in texts(result) for n in (1, 2, 3))
+
+
+@pytest.mark.parametrize(
+    ("damaged", "line"),
+    [
+        ("gen_a i.prompt.0.content", 1),  # the second shrunk case: a space
+        ("~gen_ai.prompt.0.content", 2),
+        ("gen_ai.pr\u00e9ompt.0.content", 3),
+        ("gen_ai.promptq.0.content", 1),
+        ("gen_ai.prompt.x0.content", 2),
+        ("gen_ai.prompt.0.contentz", 3),
+        ("gen_ai.prompt.0.\x07content", 2),
+        ("gen_ai.prompt0.content", 1),
+        ("gen_ai.prompt.0.Content", 3),
+    ],
+)
+def test_a_prompt_key_damaged_anywhere_is_reported_by_its_line(
+    tmp_path: Path, damaged: str, line: int
+) -> None:
+    exports = [
+        _legacy_export(n, damaged if n == line else "gen_ai.prompt.0.content") for n in (1, 2, 3)
+    ]
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(export) + "\n" for export in exports))
+
+    result = read(path)
+
+    ((where, reason),) = _damaged_names(result)
+    assert where == line
+    assert json.dumps(damaged)[1:-1][:20] in json.dumps(reason)
+    kept = [n for n in (1, 2, 3) if n != line]
+    assert all(f"said on line {n}" in texts(result) for n in kept)
+    assert f"said on line {line}" not in texts(result)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "gen_ai.input.messagez",
+        "gen_ai.output.mesages",
+        "llm.input_messages.0.message.cXontent",
+        "llm.output_messages.0.messag.content",
+        "llm.input_messages.zero.message.content",
+    ],
+)
+def test_other_message_attributes_damaged_are_reported_too(tmp_path: Path, damaged: str) -> None:
+    export = _legacy_export(1)
+    span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": damaged, "value": {"stringValue": "lost words"}})
+    path = tmp_path / "export.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(_legacy_export(2)) + "\n")
+
+    result = read(path)
+
+    ((line, reason),) = _damaged_names(result)
+    assert line == 1 and f'"{damaged}"' in reason
+
+
+def test_attributes_that_are_not_messages_are_not_taken_for_damaged_ones(tmp_path: Path) -> None:
+    export = _legacy_export(1)
+    span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    for key in (
+        "gen_ai.request.model",
+        "gen_ai.usage.input_tokens",
+        "gen_ai.response.finish_reasons",
+        "llm.token_count.prompt",
+        "llm.model_name",
+        "http.request.header.x-request-id",
+        "gen_ai.completion.0.tool_calls.0.arguments",
+        "llm.input_messages.1.message.contents.0.message_content.image.image.url",
+        "input.mime_type",
+        "messaging.destination.name",
+    ):
+        span["attributes"].append({"key": key, "value": {"stringValue": "v"}})
+    path = tmp_path / "export.jsonl"
+    path.write_text(json.dumps(export) + "\n")
+
+    assert _damaged_names(read(path)) == []
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
+def test_no_attribute_of_the_fixtures_is_taken_for_a_damaged_name(path: Path) -> None:
+    assert _damaged_names(read(path)) == []

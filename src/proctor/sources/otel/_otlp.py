@@ -10,7 +10,9 @@ original snake_case names, so both are read.
 
 This module owns the wire details only. It yields ``SpanRecord`` and ``LogRecord``
 values with decoded attributes and reports records it cannot read as issues naming the
-record's JSON path, so the GenAI interpretation never sees the encoding.
+record's JSON path, so the GenAI interpretation never sees the encoding; an attribute
+whose name looks like a damaged message attribute is reported too (``_attribute_names``),
+as no reader would take its message.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from proctor.sources.otel._attribute_names import unread_names
 from proctor.transcript import SourceIssue
 
 StatusCode = Literal["unset", "ok", "error"]
@@ -261,6 +264,8 @@ class ExportDecoder:
         attributes, problems = decode_attributes(holder.get("attributes"))
         for problem in problems:
             self._report(f"{where}: {problem}; attribute skipped", line, "warning")
+        for problem in unread_names(attributes):
+            self._report(f"{where}: {problem}", line, "warning")
         return attributes
 
     def _resource(self, holder: Mapping[str, Any], where: str, line: int | None) -> dict[str, Any]:
