@@ -16,6 +16,12 @@ code migrates it on open), cached under ``bench/.cache``, and copied for every r
 
     python bench/review_scale.py                       # 200 MB, 2 rounds
     python bench/review_scale.py --corpus-mb 50 --rounds 1
+    python bench/review_scale.py --profile first       # the working tree's first review
+                                                       # under cProfile (CPU time), once
+
+``--profile first`` (or ``publish``) runs one worker on a copy of the cached store with
+the working tree's ``src/`` and prints where its CPU time went (``--profile-out`` keeps
+the ``pstats`` file): the cheapest way to see a review at scale without ingesting again.
 """
 
 from __future__ import annotations
@@ -199,11 +205,33 @@ def _work(kind: str, args: list[str]) -> dict[str, Any]:
     raise SystemExit(f"unknown worker {kind!r}")
 
 
+class _Profiled:
+    """cProfile over CPU time around the timed part when ``PROCTOR_BENCH_PROFILE`` names a
+    file to write the statistics to; nothing otherwise."""
+
+    def __init__(self) -> None:
+        self.path = os.environ.get("PROCTOR_BENCH_PROFILE")
+        self.profile: Any = None
+
+    def __enter__(self) -> None:
+        if self.path:
+            import cProfile
+
+            self.profile = cProfile.Profile(time.process_time)
+            self.profile.enable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.profile is not None:
+            self.profile.disable()
+            self.profile.dump_stats(self.path)
+
+
 def _first(store: Any) -> dict[str, Any]:
     from proctor.review import ReviewRequest, start_review
 
     start, cpu = time.perf_counter(), time.process_time()
-    run = start_review(store, ReviewRequest(), semantic=None, semantic_note="bench")
+    with _Profiled():
+        run = start_review(store, ReviewRequest(), semantic=None, semantic_note="bench")
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if run.status != "completed":
         raise SystemExit(f"the first review ended {run.status}: {run.error}")
@@ -240,12 +268,37 @@ def _publish(store: Any) -> dict[str, Any]:
     draft = synthetic_draft(project_id, run.run_id, 5_000, 4_000)
     facts = len(draft.entities) + len(draft.events) + len(draft.relations) + 20
     start, cpu = time.perf_counter(), time.process_time()
-    store.publish_result(draft, "completed")
+    with _Profiled():
+        store.publish_result(draft, "completed")
     return {
         "seconds": time.perf_counter() - start,
         "cpu": time.process_time() - cpu,
         "facts": facts,
     }
+
+
+def profile(corpus_mb: int, baseline: str, kind: str, keep: Path | None, top: int) -> None:
+    """Run one ``kind`` worker (``first`` or ``publish``) with the working tree's ``src/``
+    on a copy of the cached store, under cProfile, and print the top of its profile."""
+    import pstats
+
+    template = CACHE / f"review-{corpus_mb}mb-{_source_tree(baseline).parent.name}.db"
+    if not template.exists():
+        raise SystemExit(f"no cached store {template}: run the comparison once first")
+    with tempfile.TemporaryDirectory() as tmp:
+        home = _fresh_home(template, Path(tmp) / "home")
+        if kind == "publish":  # into a reviewed store, as the comparison does
+            _worker(REPO / "src", home, "first")
+        out = keep or Path(tmp) / "profile.pstats"
+        os.environ["PROCTOR_BENCH_PROFILE"] = str(out)
+        try:
+            result = _worker(REPO / "src", home, kind)
+        finally:
+            del os.environ["PROCTOR_BENCH_PROFILE"]
+        print(json.dumps(result))
+        stats = pstats.Stats(str(out))
+        stats.sort_stats("cumulative").print_stats(top)
+        stats.sort_stats("tottime").print_stats(top)
 
 
 def render(r: dict[str, Any]) -> str:
@@ -295,7 +348,17 @@ def main() -> None:
         "--current", default=None, help="a revision instead of the working tree's src/"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--profile",
+        choices=("first", "publish"),
+        help="profile the working tree's first review or publish once, compare nothing",
+    )
+    parser.add_argument("--profile-out", type=Path, help="keep the pstats file here")
+    parser.add_argument("--profile-top", type=int, default=40)
     args = parser.parse_args()
+    if args.profile:
+        profile(args.corpus_mb, args.baseline, args.profile, args.profile_out, args.profile_top)
+        return
     report = compare(args.corpus_mb, args.rounds, args.baseline, args.current)
     print(json.dumps(report, indent=2) if args.json else render(report))
 
