@@ -1,8 +1,9 @@
-"""The hook deciding alone (no server): the same answers with its kept patterns as without.
+"""The hook deciding alone (no server): the same answers with what it keeps as without.
 
 ``python -m proctor.gate`` and ``proctor gate`` keep the rules' compiled regular
-expressions under ``$PROCTOR_HOME/cache/gate``; a process that finds them decides exactly
-as one that compiles everything anew. With nothing stored yet the hook never imports the
+expressions, the code of dataclass methods and the session's state under
+``$PROCTOR_HOME/cache/gate``; a process that finds them decides exactly as one that
+compiles and reads everything anew. With nothing stored yet the hook never imports the
 store (SQLAlchemy), and ``python -m proctor.gate`` never imports ``click``.
 """
 
@@ -63,6 +64,7 @@ def test_kept_patterns_change_no_answer_on_any_fixture(project: Path, tmp_path: 
         cold = _hook(data.encode(), CLI_HOOK, PYDANTIC_DISABLE_PLUGINS="")
         assert cold.returncode == 0, cold.stderr
         assert list(cache.glob("patterns-*.marshal")), "the first process keeps its patterns"
+        assert list(cache.glob("dataclass-code-*.marshal")), "and its dataclass methods' code"
         for command in (CLI_HOOK, LEAN_HOOK):
             warm = _hook(data.encode(), command)
             assert warm.returncode == 0, warm.stderr

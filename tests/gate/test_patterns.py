@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import re
 from pathlib import Path
 
 import pytest
 
-from proctor.gate._patterns import cached_patterns, patterns_file
+from proctor.gate._patterns import FORMAT, cached_patterns, patterns_file, read_table, write_table
 
 # Invented to cover what the engine keeps per pattern: named and numbered groups, flags set
 # inline and by argument, look-arounds, back references, bytes, Unicode and ASCII classes.
@@ -81,7 +82,7 @@ def test_a_warm_cache_skips_parsing_and_a_new_pattern_is_added(
     assert parsed == [r"brand new (pattern)+"]
     path = patterns_file(tmp_path)
     assert path is not None
-    table = marshal.loads(path.read_bytes())
+    table = read_table(path)
     assert (r"brand new (pattern)+", 0) in table and len(table) == len(PATTERNS) + 1
     parsed.clear()
     with cached_patterns(tmp_path):
@@ -90,26 +91,56 @@ def test_a_warm_cache_skips_parsing_and_a_new_pattern_is_added(
     assert parsed == []
 
 
+def _framed(table: object) -> bytes:
+    """A table as the cache writes it, digest and all."""
+    body = marshal.dumps(table)
+    return FORMAT + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _swapped(tmp_path: Path) -> bytes:
+    """The kept file of ``\\d+`` with its table swapped for one holding the opcodes of
+    ``[a-z]+`` under the same key, the digest left as it was: a table that would compile,
+    to a pattern that matches something else."""
+    with cached_patterns(tmp_path / "letters"):
+        re.purge()
+        re.compile(r"[a-z]+")
+    letters = patterns_file(tmp_path / "letters")
+    assert letters is not None
+    swapped = marshal.dumps({(r"\d+", 0): read_table(letters)[(r"[a-z]+", 0)]})
+    digits = _framed({(r"\d+", 0): (0, [1], 0, {}, (None,))})
+    return digits[: len(FORMAT) + 65] + swapped  # the header and digest of another table
+
+
 @pytest.mark.parametrize(
     "damage",
     [
         b"",
         b"not marshal at all",
-        marshal.dumps([1, 2, 3]),
         marshal.dumps({(r"\d+", 0): (0, [1], 0)}),
+        _framed([1, 2, 3]),
+        _framed({(r"\d+", 0): (0, [1], 0)}),
+        b"swapped",
     ],
-    ids=["empty", "garbage", "not a table", "a broken entry"],
+    ids=["empty", "garbage", "no header", "not a table", "a broken entry", "changed contents"],
 )
 def test_a_damaged_cache_file_is_compiled_anew_and_rewritten(tmp_path: Path, damage: bytes) -> None:
     path = patterns_file(tmp_path)
     assert path is not None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(damage)
+    path.write_bytes(_swapped(tmp_path) if damage == b"swapped" else damage)
     with cached_patterns(tmp_path):
         re.purge()
         digits = re.compile(r"\d+")
     assert digits.findall("a1 b22") == ["1", "22"]
-    assert isinstance(marshal.loads(path.read_bytes()), dict)
+    assert (r"\d+", 0) in read_table(path), "a good table is written again"
+
+
+def test_a_table_is_read_back_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "table.marshal"
+    write_table(path, {("a", 0): (0, [1, 2], 0, {}, (None,))})
+    assert read_table(path) == {("a", 0): (0, [1, 2], 0, {}, (None,))}
+    path.write_bytes(path.read_bytes()[:-1])
+    assert read_table(path) == {}
 
 
 def test_the_cache_is_left_alone_where_it_cannot_be_written(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ every tool call. Two parts of that work are the same each time and need not be d
 
 - the rules' regular expressions, whose compiled opcodes come from a file under
   ``$PROCTOR_HOME/cache/gate`` (``_patterns``);
+- the methods ``dataclasses`` writes and compiles for every dataclass, whose code objects
+  come from a file beside it (``_dataclass_code``);
 - pydantic's search of every installed package's metadata for pydantic plugins, made when
   the first model is built: a hook process has no use for them (they observe validation
   for tools such as logfire), so it is told there are none, unless
@@ -17,6 +19,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from proctor.gate._dataclass_code import cached_dataclass_code
 from proctor.gate._patterns import cached_patterns
 
 PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
@@ -31,7 +34,8 @@ def deciding_alone() -> Iterator[None]:
     if set_here:
         os.environ[PLUGINS_VARIABLE] = "__all__"
     try:
-        with cached_patterns(proctor_home() / "cache" / "gate"):
+        cache = proctor_home() / "cache" / "gate"
+        with cached_patterns(cache), cached_dataclass_code(cache):
             yield
     finally:
         if set_here:

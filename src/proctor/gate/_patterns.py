@@ -12,12 +12,13 @@ code size), and hands later processes the same opcodes, so every pattern is the 
 
 Nothing about the rules is cached, only what Python's own compiler makes of their text,
 keyed by that text: an edited rule brings new patterns, which are compiled and added. A
-file that cannot be read is ignored, one that cannot be written is left alone, and a
+file that cannot be read, or whose digest does not match its contents, is ignored, one that cannot be written is left alone, and a
 Python whose ``re`` internals differ from what this module knows compiles as usual.
 """
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import re
@@ -27,6 +28,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+FORMAT = b"proctor-patterns 1\n"
+"""The file's first line; then the SHA-256 of the rest, then the marshalled table."""
 MAX_PATTERNS = 4096
 """More than this in one file (policies' own patterns included) and it starts afresh."""
 
@@ -55,7 +58,7 @@ def cached_patterns(folder: Path) -> Iterator[None]:
         yield
         return
     compiler, parser, sre = engine
-    known = _read(path)
+    known = read_table(path)
     learned: dict[tuple[str | bytes, int], _Compiled] = {}
     original = compiler.compile
 
@@ -91,7 +94,7 @@ def cached_patterns(folder: Path) -> Iterator[None]:
     finally:
         compiler.compile = original
         if learned:
-            _write(path, {} if len(known) + len(learned) > MAX_PATTERNS else known, learned)
+            write_table(path, ({} if len(known) + len(learned) > MAX_PATTERNS else known) | learned)
 
 
 def _engine() -> tuple[Any, Any, Any] | None:
@@ -108,24 +111,32 @@ def _engine() -> tuple[Any, Any, Any] | None:
     return _compiler, _parser, _sre
 
 
-def _read(path: Path) -> dict[tuple[str | bytes, int], _Compiled]:
+def read_table(path: Path) -> dict[Any, Any]:
+    """The kept table; empty when the file is missing, cut short or changed."""
     try:
-        table = marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    head = len(FORMAT) + 65
+    if not data.startswith(FORMAT) or len(data) < head:
+        return {}
+    body = data[head:]
+    if data[len(FORMAT) : head - 1] != hashlib.sha256(body).hexdigest().encode():
+        return {}  # a changed byte could be a changed pattern: compile everything anew
+    try:
+        table = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
         return {}
     return table if isinstance(table, dict) else {}
 
 
-def _write(
-    path: Path,
-    known: dict[tuple[str | bytes, int], _Compiled],
-    learned: dict[tuple[str | bytes, int], _Compiled],
-) -> None:
-    # Written beside and renamed over: a process reading it sees the old file or the new one.
+def write_table(path: Path, table: dict[Any, Any]) -> None:
+    """Write ``table`` as a kept file (header, digest, marshalled table) in one rename."""
     fresh = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fresh.write_bytes(marshal.dumps(known | learned))
+        body = marshal.dumps(table)
+        fresh.write_bytes(FORMAT + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         os.replace(fresh, path)
     except (OSError, ValueError):  # ValueError: nothing marshal cannot write is expected
         with suppress(OSError):
