@@ -149,8 +149,12 @@ def test_a_page_does_not_wait_for_other_pages_modules_and_theirs_are_not_not_fou
 
     page.route(graph_module, hold)
     _open_ledger(page)
-    # The conversation (a route of the shell's own) is shown meanwhile.
+    # The conversation is shown meanwhile; the other pages' modules are asked for after it.
     expect(page.locator("[data-page='trace']")).to_have_attribute("data-ready", "true")
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource')"
+        ".some((entry) => entry.name.endsWith('/ui/js/pages/inbox.js'))"
+    )
     assert held, "the graph module was requested"
     # Its page, asked for before its module arrived, waits for it instead of "Not found".
     page.get_by_role("link", name="Story graph").click()

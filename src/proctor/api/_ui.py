@@ -8,6 +8,8 @@ the page as markup, no inline script or event handler in it would run.
 
 from __future__ import annotations
 
+import posixpath
+import re
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -63,16 +65,43 @@ class SecurityHeaders:
         await self._app(scope, receive, with_headers)
 
 
-def preload_links(ui_dir: Path = UI_DIR) -> str:
-    """A ``Link`` header that asks the browser for every ES module of the UI at once.
+_STATIC_IMPORT = re.compile(r"""^import\s[^;]*?\bfrom\s+["'](\.{1,2}/[^"']+)["']""", re.MULTILINE)
+"""A module's static ``import … from "./relative.js"`` (dynamic ``import()`` is not one)."""
 
-    The modules import each other five levels deep; without it the browser learns of each
-    level only once the one above has arrived, a round trip per level before the first
-    page can draw. With it they all load in parallel with the shell (as the start page
-    would load them all anyway). Computed from the files, so a new module is included.
+
+def static_imports(module: str, ui_dir: Path = UI_DIR) -> set[str]:
+    """``module`` (``js/…``) and every module it imports statically, level by level."""
+    found: set[str] = set()
+    pending = [module]
+    while pending:
+        current = pending.pop()
+        path = ui_dir / current
+        if current in found or not path.is_file():
+            continue
+        found.add(current)
+        for target in _STATIC_IMPORT.findall(path.read_text(encoding="utf-8")):
+            pending.append(posixpath.normpath(posixpath.join(posixpath.dirname(current), target)))
+    return found
+
+
+def shell_modules(ui_dir: Path = UI_DIR) -> list[str]:
+    """The shell's modules: ``js/app.js`` and what it imports statically.
+
+    The pages' modules are not among them: the shell imports the one the address names
+    itself (with that page's own imports), then the others once that page is shown.
     """
-    modules = sorted(path.relative_to(ui_dir).as_posix() for path in ui_dir.glob("js/**/*.js"))
-    return ", ".join(f"</ui/{module}>; rel=modulepreload" for module in modules)
+    return sorted(static_imports("js/app.js", ui_dir))
+
+
+def preload_links(ui_dir: Path = UI_DIR) -> str:
+    """A ``Link`` header that asks the browser for the shell's ES modules at once.
+
+    The shell's modules import each other two levels deep; without it the browser learns
+    of each level only once the one above has arrived. Only the shell's: preloading every
+    page's modules (the trace's, markdown's) would make the page the address names wait
+    behind files it does not use. Computed from the files, so a new import is included.
+    """
+    return ", ".join(f"</ui/{module}>; rel=modulepreload" for module in shell_modules(ui_dir))
 
 
 def mount_ui(app: FastAPI) -> None:

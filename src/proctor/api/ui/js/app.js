@@ -1,9 +1,10 @@
 // The single-page shell: a hash router over pages, the main navigation, and the token
-// form when the server asks for one. Each page module exports `routes`.
+// form when the server asks for one. Each page module exports `routes`. The shell itself
+// is small (this module, api.js, dom.js and the header's search): the page the address
+// names loads first, alone, and the other pages' modules follow once it is shown.
 
 import { ApiError, Superseded, setToken } from "./api.js";
 import { errorBox, h, replace } from "./dom.js";
-import * as conversations from "./pages/conversations.js";
 // The header's search box is on every page: wired before the first page shows, so a key
 // typed (or Enter pressed) in it never reaches a form not yet taken over.
 import * as search from "./pages/search.js";
@@ -15,7 +16,7 @@ import * as search from "./pages/search.js";
  */
 
 /** @type {Route[]} */
-const routes = [...conversations.routes, ...search.routes];
+const routes = [...search.routes];
 
 /** Pages add theirs (modules loaded after the shell register themselves). */
 export function addRoutes(more) {
@@ -108,10 +109,11 @@ async function render() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   let route = routes.find((candidate) => candidate.pattern.test(path));
   if (!route) {
-    // The page may be in a module still loading (the first page is shown without waiting
-    // for the others): wait for them before saying there is no such page.
+    // The page may be in a module not loaded yet (the first page is shown without waiting
+    // for the others): load its module (or, for an address no module claims, all of them)
+    // before saying there is no such page.
     const signal = current.signal;
-    await modulesLoaded;
+    await modulesFor(path);
     if (signal.aborted) return;
     route = routes.find((candidate) => candidate.pattern.test(path));
   }
@@ -177,49 +179,83 @@ window.addEventListener("beforeunload", (event) => {
   if (unsaved && unsaved()) event.preventDefault();
 });
 
-/** @type {(value?: unknown) => void} */
-let modulesDone = () => {};
-/** Settles once every optional page module has loaded (or failed to). */
-const modulesLoaded = new Promise((resolve) => { modulesDone = resolve; });
+/**
+ * The page modules (under pages/): each with the first path segments of its routes and the
+ * modules it imports beyond the shell's (tests/ui/test_shell_preload.py checks the lists
+ * against the files). The shell loads the module the address names first, asking for
+ * its imports at the same moment (one round trip, not one per level of imports; a
+ * conversation's markdown.js starts fetching markdown-it at once); an address no module
+ * claims waits for all of them.
+ * @type {[string, string[], string[]][]}
+ */
+export const PAGE_MODULES = [
+  ["conversations", ["conversations"], [
+    "json-view.js", "markdown.js", "pages/conversation.js", "pages/findings-panel.js", "pages/goal-panel.js",
+    "pages/memory-button.js", "pages/subagent-card.js", "pages/supervision-panel.js", "pages/trace-format.js",
+    "pages/trace-tree.js"]],
+  ["reviews", ["reviews"], []],
+  ["graph", ["graph"], [
+    "pages/graph-chart.js", "pages/graph-continue.js", "pages/graph-detail.js", "pages/graph-entities.js",
+    "pages/graph-model.js", "pages/graph-timeline.js"]],
+  ["activity", ["activity"], []],
+  ["plans", ["plans"], []],
+  ["settings", ["settings"], []],
+  ["inbox", ["findings"], []],
+  ["suggestions", ["suggestions", "tasks"], []],
+];
 
-/** Whether the shell can show `path` now (its route is known, or it is the start page). */
-function known(path) {
-  return path === "/" || routes.some((candidate) => candidate.pattern.test(path));
+/** @type {Map<string, Promise<void>>} */
+const loading = new Map();
+
+/** Load one page module (once) and add its routes; a failure is logged, not thrown. */
+function loadModule(name) {
+  let done = loading.get(name);
+  if (!done) {
+    const [, , imports] = PAGE_MODULES.find(([candidate]) => candidate === name) ?? [name, [], []];
+    for (const module of imports) import(`./${module}`).catch(() => {});
+    done = import(`./pages/${name}.js`)
+      .then((module) => addRoutes(module.routes))
+      .catch((error) => console.error(`page module ${name} failed to load`, error));
+    loading.set(name, done);
+  }
+  return done;
+}
+
+/** Every page module, loaded (or failed). */
+function loadAll() {
+  return Promise.all(PAGE_MODULES.map(([name]) => loadModule(name))).then(() => {});
+}
+
+/** The module the address's first segment names, or null when none claims it. */
+function moduleOf(path) {
+  const segment = path.split("/")[1] ?? "";
+  return PAGE_MODULES.find(([, segments]) => segments.includes(segment))?.[0] ?? null;
+}
+
+/** Load what `path` needs: its own module, or every module when none claims it. */
+function modulesFor(path) {
+  const name = moduleOf(path);
+  return name ? loadModule(name) : loadAll();
 }
 
 /**
- * Load the optional page modules and show the page the address names as soon as its
- * route is known: a conversation (a route of the shell's own) does not wait for the other
- * pages' modules, and a page of a module waits for that module only.
+ * Show the page the address names as soon as its module is in, then load the other pages'
+ * modules (a later page then shows at once). They wait until the first page is drawn (or
+ * 2 s, whichever comes first), so they do not compete with its requests and its drawing.
  */
 async function start() {
-  // The header's notifications badge and panel: on every page. Its first request waits
-  // until the first page is drawn (or 2 s, whichever comes first), so it does not compete
-  // with that page's own requests for the server.
-  const notifications = import("./notifications.js");
+  // The header's notifications badge and panel: on every page; loaded after the first
+  // page for the same reason.
   let pageShown = () => {};
-  Promise.race([new Promise((resolve) => { pageShown = resolve; }), new Promise((resolve) => setTimeout(resolve, 2000))])
-    .then(() => notifications)
+  const firstShown = Promise.race([new Promise((resolve) => { pageShown = resolve; }), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  firstShown
+    .then(() => import("./notifications.js"))
     .then((module) => module.start())
     .catch((error) => console.error("notifications failed to load", error));
-  const modules = ["reviews", "graph", "activity", "plans", "settings", "inbox", "suggestions"];
-  /** @type {Promise<void> | null} */
-  let first = null;
-  const showWhenKnown = () => {
-    if (!first && known(parse().path)) first = render();
-  };
-  showWhenKnown();
-  await Promise.all(modules.map(async (name) => {
-    try {
-      const module = await import(`./pages/${name}.js`);
-      addRoutes(module.routes);
-      showWhenKnown();
-    } catch (error) {
-      console.error(`page module ${name} failed to load`, error);
-    }
-  }));
-  modulesDone();
-  await (first ?? render()).finally(() => pageShown());
+  firstShown.then(loadAll);
+  const { path } = parse();
+  if (path !== "/") await modulesFor(path);
+  await render().finally(() => pageShown());
 }
 
 start();

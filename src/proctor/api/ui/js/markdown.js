@@ -1,11 +1,35 @@
 // Markdown from observed content, rendered safely: markdown-it (served from /ui/vendor,
-// loaded by index.html as a classic script exposing window.markdownit) parses with raw
-// HTML off, and the DOM is built here from its tokens through h() — never from HTML text.
+// a classic script exposing window.markdownit, loaded by this module: the pages that render
+// Markdown import it and wait for it, the others never fetch it) parses with raw HTML off, and the DOM is built here from its tokens through h() — never from HTML text.
 // Links keep only http(s) and mailto targets; images become links; headings become styled
 // paragraphs (a transcript's "# Title" must not break the page's outline). Without the
 // vendor file, text shows as it is.
 
 import { h, scrollable } from "./dom.js";
+
+const MARKDOWN_IT = "/ui/vendor/markdown-it.min.js";
+
+/**
+ * Load markdown-it once (a script element: the file is a classic script). Settles either
+ * way: without it, text shows as it is.
+ * @returns {Promise<void>}
+ */
+function loadMarkdownIt() {
+  if (typeof (/** @type {any} */ (window).markdownit) === "function") return Promise.resolve();
+  return new Promise((resolve) => {
+    document.head.append(h("script", { src: MARKDOWN_IT, on: {
+      load: () => resolve(),
+      error: () => {
+        console.error(`${MARKDOWN_IT} failed to load: Markdown shows as plain text`);
+        resolve();
+      },
+    } }));
+  });
+}
+
+// The modules importing this one (the trace, a sub-agent's card) wait until markdown-it is
+// in, so what they render is Markdown from the first paint, as when the shell loaded it.
+await loadMarkdownIt();
 
 /** @type {any} */
 let parser = null;
