@@ -334,3 +334,135 @@ def test_a_plain_role_and_content_list_is_read_as_chat_not_as_another_format(
         ("user", "Hello"),
         ("assistant", "Hi! How can I help?"),
     ]
+
+
+# --- damaged first lines, NaN and Infinity (ING-9: every record stored or reported) -----------
+
+
+def _request(n: int) -> dict[str, Any]:
+    return {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": f"system of record {n}"},
+            {"role": "user", "content": f"asked on line {n}"},
+        ],
+    }
+
+
+def _response(n: int) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"answered on line {n}"},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+
+
+def _said(result: Any) -> str:
+    return "\n".join(m.text for b in result.bundles for m in b.messages)
+
+
+def _reported(result: Any) -> set[int | None]:
+    return {i.line for i in [*result.issues, *(i for b in result.bundles for i in b.issues)]}
+
+
+def test_a_log_whose_sampled_lines_are_all_damaged_is_still_read_whole(tmp_path: Path) -> None:
+    # The shape the fuzz suite shrank to: Infinity as the system text of line 1, as the
+    # role of line 2, a 600 kB string as the choices of line 3 (past the sample), and a
+    # good response on line 4 that detection never saw.
+    first, second = _request(1), _request(2)
+    third, fourth = _response(3), _response(4)
+    lines = [
+        json.dumps(first).replace('"system of record 1"', "Infinity"),
+        json.dumps(second).replace('"role": "system"', '"role": Infinity'),
+        json.dumps({**third, "choices": "long " * 120_000}),
+        json.dumps(fourth),
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    assert detected_format(path) == "openai_chat"
+    result = read(path)
+
+    said = _said(result)
+    assert "asked on line 1" in said and "asked on line 2" in said
+    assert "answered on line 4" in said
+    issues = [*result.issues, *(i for b in result.bundles for i in b.issues)]
+    reasons = {i.line: i.reason for i in issues}
+    assert "unknown role inf" in reasons[2]
+    assert reasons[3].startswith("choices is a string, not a list of choices")
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize(
+    ("record", "where"),
+    [
+        ("request", '"system of record 1"'),
+        ("request", '"gpt-4o-mini"'),
+        ("request", '"role": "system"'),
+        ("request", '"role": "user"'),
+        ("response", '"index": 0'),
+        ("response", '"stop"'),
+        ("response", '"chat.completion"'),
+        ("response", '"chatcmpl-1"'),
+        ("response", '"role": "assistant"'),
+    ],
+)
+def test_nan_or_infinity_anywhere_in_the_first_line_is_stored_or_reported(
+    tmp_path: Path, token: str, record: str, where: str
+) -> None:
+    first = json.dumps(_request(1) if record == "request" else _response(1))
+    key, _, _ = where.partition(": ")
+    damaged = first.replace(where, f"{key}: {token}" if ": " in where else token, 1)
+    assert damaged != first
+    lines = [damaged, json.dumps(_response(2)), json.dumps(_request(3))]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    result = read(path)
+
+    said = _said(result)
+    assert "answered on line 2" in said and "asked on line 3" in said
+    kept = "asked on line 1" if record == "request" else "answered on line 1"
+    assert kept in said or 1 in _reported(result)
+
+
+@pytest.mark.parametrize("token", ["NaN", "-Infinity"])
+def test_nan_in_nested_numbers_leaves_the_response_whole(tmp_path: Path, token: str) -> None:
+    response = json.dumps({**_response(1), "created": 1, "usage": {"prompt_tokens": 7}})
+    response = response.replace('"created": 1', f'"created": {token}')
+    response = response.replace('"prompt_tokens": 7', f'"prompt_tokens": {token}')
+    path = tmp_path / "chat.jsonl"
+    path.write_text(response + "\n" + json.dumps(_request(2)) + "\n")
+
+    result = read(path)
+
+    assert "answered on line 1" in _said(result)
+    assert result.errors() == []
+
+
+@pytest.mark.parametrize("damage", ["messages", "choices"])
+def test_messages_or_choices_of_the_wrong_type_are_reported(tmp_path: Path, damage: str) -> None:
+    good = _request(1) if damage == "messages" else _response(1)
+    bad = {**good, damage: {"not": "a list"}}
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+
+    result = read(path)
+
+    ((issue,),) = [[i for i in result.issues if i.line == 2]]
+    assert issue.reason.startswith(f"{damage} is an object, not a list of {damage}")
+
+
+def test_a_file_of_damaged_records_only_is_not_claimed_by_looking_further(tmp_path: Path) -> None:
+    damaged = json.dumps(_request(1)).replace('"role": "user"', '"role": NaN')
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join([damaged] * 3 + ['{"kind": "another tool", "n": 1}']) + "\n")
+
+    assert not OpenAIChatAdapter().sniff(Sample(path))

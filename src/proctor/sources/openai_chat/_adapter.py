@@ -8,17 +8,24 @@ them as unrecognised.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
-from proctor.sources._common import Exchange, Record
+from proctor.sources._common import Exchange, Record, is_json_lines
 from proctor.sources._exchange_log import ExchangeLogAdapter
+from proctor.sources._files import iter_jsonl
+from proctor.sources._source import Sample
 from proctor.sources.openai_chat._convert import FORMAT, build_bundle
 from proctor.sources.openai_chat._shapes import (
     exchanges_from_records,
     looks_like_chat,
     looks_like_chat_lines,
+    only_damaged,
 )
 from proctor.transcript import ConversationBundle, SourceIssue
+
+FURTHER_LINES = 200
+"""Lines read past the sample when every sampled record is damaged (``sniff``)."""
 
 
 class OpenAIChatAdapter(ExchangeLogAdapter):
@@ -31,6 +38,22 @@ class OpenAIChatAdapter(ExchangeLogAdapter):
 
     name = FORMAT
     description = "OpenAI Chat Completions message lists, requests and responses."
+
+    def sniff(self, sample: Sample) -> bool:
+        """True for a document or JSON Lines in this format, also when every record of
+        the sample is damaged (its first lines hold a huge value, NaN where text
+        belongs …) and a later line is a chat record: otherwise the whole file would be
+        left alone unread, its good records with it, and nothing said about it."""
+        if super().sniff(sample):
+            return True
+        if not is_json_lines(sample) or not only_damaged(sample.records):
+            return False
+        records = [
+            item[1]
+            for item in islice(iter_jsonl(sample.path), FURTHER_LINES)
+            if not isinstance(item, SourceIssue)
+        ]
+        return looks_like_chat_lines(records)
 
     def looks_like_document(self, document: Any) -> bool:
         """True for a whole-file document in this format."""

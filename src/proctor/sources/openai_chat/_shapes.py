@@ -113,6 +113,18 @@ def looks_like_chat_lines(records: list[dict[str, Any]]) -> bool:
     return mostly(records, is_record, _RECORD_KEYS) or mostly(records, is_message, _MESSAGE_KEYS)
 
 
+def only_damaged(records: list[dict[str, Any]]) -> bool:
+    """True when there are records and each is a damaged chat record or message (an
+    object with one of the format's keys that fails the shape test): such a sample
+    cannot tell the format, the lines after it may."""
+    return bool(records) and all(
+        not is_record(record)
+        and not is_message(record)
+        and not (_RECORD_KEYS.isdisjoint(record) and _MESSAGE_KEYS.isdisjoint(record))
+        for record in records
+    )
+
+
 # --- exchanges ---------------------------------------------------------------------------
 
 
@@ -201,6 +213,13 @@ def _from_object(
         yield SourceIssue(file, reason, record.line)
         return
     dot = f"{prefix}." if prefix else ""
+    for key, holds in (("messages", "messages"), ("choices", "choices")):
+        if key in value and not isinstance(value[key], list):
+            reason = (
+                f"{dot}{key} is {json_type_name(value[key])}, not a list of {holds}; "
+                "they were skipped (the record is damaged)"
+            )
+            yield SourceIssue(file, reason, record.line)
     request = value if "messages" in value else {}
     yield _exchange(record, dot, request, value if "choices" in value else {})
 
