@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated
 
@@ -90,6 +91,15 @@ def result_graph(
             "offset or as_published)."
         ),
     ] = False,
+    excerpts: Annotated[
+        bool,
+        Query(
+            description="Each cited source with its excerpt (the default). false: every "
+            "``excerpt`` is empty, the rest of each source (title, time, whether it still "
+            "exists) is kept; about a third of a large answer, for readers that show "
+            "excerpts later (the web UI's timeline) or not at all."
+        ),
+    ] = True,
 ) -> GraphView:
     """What one result published, the newest ``limit`` events after skipping ``offset``;
     with ``cumulative``, what every result of its scope up to it published."""
@@ -100,8 +110,18 @@ def result_graph(
                 "cumulative=true reads the whole scope's newest events: leave out "
                 "story_line, offset and as_published"
             )
-        return store.project_graph(result_id, limit=limit)
-    return store.graph(result_id, story_line, as_published=as_published, limit=limit, offset=offset)
+        view = store.project_graph(result_id, limit=limit)
+    else:
+        view = store.graph(
+            result_id, story_line, as_published=as_published, limit=limit, offset=offset
+        )
+    return view if excerpts else without_excerpts(view)
+
+
+def without_excerpts(view: GraphView) -> GraphView:
+    """``view`` with every cited source's excerpt left empty (the rest of it kept)."""
+    sources = {key: replace(source, excerpt="") for key, source in view.sources.items()}
+    return replace(view, sources=sources)
 
 
 class TimelineFinding(BaseModel):
