@@ -64,7 +64,9 @@ def test_the_turn_that_says_it_ranks_first_with_its_source(friends: SqlStore) ->
 
 
 def test_stemming_finds_other_forms_of_a_word(friends: SqlStore) -> None:
-    assert search(friends, "paint", encoder=None).hits[0].doc_id == "c1:t3"
+    # "painted" and "Painting" (the turn that asks to be shown the painting yields first).
+    hits = search(friends, "paint", encoder=None).hits
+    assert {h.doc_id for h in hits[:2]} == {"c1:t3", "c1:t4"}
 
 
 def test_a_reply_is_found_through_the_turn_it_answers(friends: SqlStore) -> None:

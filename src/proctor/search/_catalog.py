@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
+from proctor.search._asking import asks_column
 from proctor.search._encoder import DIMENSIONS, TextEncoder
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import SqlStore
@@ -41,6 +42,8 @@ class _Rows:
     conversations: list[str | None]
     positions: list[int | None]
     authors: list[str | None]
+    asks: NDArray[np.bool_]
+    """Whether each document ends by asking a question (``_asking.py``)."""
     vectors: NDArray[np.float32]
     has_vector: NDArray[np.bool_]
 
@@ -151,6 +154,7 @@ def _columns(model: str) -> Any:
         d.c.conversation_id,
         d.c.position,
         d.c.author,
+        asks_column(d).label("asks"),
         v.c.vector,
     ).select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == model)))
 
@@ -183,6 +187,7 @@ def _rows_of(found: Sequence[Any]) -> _Rows:
         conversations=[row.conversation_id for row in found],
         positions=[row.position for row in found],
         authors=[row.author for row in found],
+        asks=np.array([bool(row.asks) for row in found], dtype=bool),
         vectors=vectors,
         has_vector=has_vector,
     )
@@ -229,6 +234,7 @@ def _refresh(connection: Connection, cached: Catalog, model: str) -> tuple[_Rows
         conversations=[old.conversations[i] for i in picked],
         positions=[old.positions[i] for i in picked],
         authors=[old.authors[i] for i in picked],
+        asks=old.asks[keep],
         vectors=vectors,
         has_vector=has_vector,
     )
@@ -262,6 +268,7 @@ def _merge(first: _Rows, second: _Rows) -> _Rows:
         conversations=pick(first.conversations, second.conversations),
         positions=pick(first.positions, second.positions),
         authors=pick(first.authors, second.authors),
+        asks=np.concatenate([first.asks, second.asks])[order],
         vectors=np.concatenate([first.vectors, second.vectors])[order],
         has_vector=np.concatenate([first.has_vector, second.has_vector])[order],
     )

@@ -47,6 +47,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
+from proctor.search._asking import ASKING_SHARE, BLANKS, asking_share, asks_column
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._embed import count_embedded
@@ -59,7 +60,7 @@ from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
 from proctor.store import SqlStore
 from proctor.store import _schema as t
 
-FULL_TEXT_WEIGHT = 0.6
+FULL_TEXT_WEIGHT = 0.5
 """w: the full-text share of the fused score (the embedding has the rest)."""
 NEIGHBOUR_WEIGHT = 0.5
 """β: how much the better of the two neighbouring turns adds."""
@@ -163,6 +164,26 @@ def _names(author: str | None) -> set[str]:
     return set(query_terms(author)) if author else set()
 
 
+def embedded_query(query: str, matches: Sequence[_Match], terms: Sequence[str]) -> str:
+    """The query as the sentence encoder reads it: without the names of authors it names.
+
+    Who a question is about is the author signal's part (δ); left in the text, a name
+    pulls the query's vector towards every turn that mentions or addresses that person
+    ("Way to go, Jon!") and away from what is asked about. The authors are those of the
+    full-text matches (a name in the query matches its author's turns, whose body starts
+    with it). A query that is nothing but names is read as it is.
+    """
+    known: set[str] = set()
+    for match in matches:
+        known |= _names(match.author)
+    named = [term for term in terms if term in known]
+    if not named:
+        return query
+    pattern = r"\b(?:" + "|".join(re.escape(n) for n in named) + r")(?:['’]s)?\b"
+    left = " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split())
+    return left if _WORD.search(left) else query
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One ranked document with where it comes from."""
@@ -232,6 +253,8 @@ class _Match:
     conversation_id: str | None
     position: int | None
     author: str | None
+    asks: bool = False
+    """The document ends by asking a question (``_asking.py``)."""
 
 
 def search(
@@ -283,13 +306,15 @@ def search(
         status = IndexStatus(documents=documents or 0, embedded=None, full_text_current=current)
     elif holds_vectors(store):
         catalog = load_catalog(store, chosen)
-        ranked, similarity = _rank_hybrid(catalog, chosen, query, matches, terms, scope, limit)
+        ranked, similarity = _rank_hybrid(
+            catalog, chosen, embedded_query(query, matches, terms), matches, terms, scope, limit
+        )
         mode, note = "hybrid", None
         status = IndexStatus(
             documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
         )
     else:
-        vector = chosen.encode([query])[0]
+        vector = chosen.encode([embedded_query(query, matches, terms)])[0]
         with store._read() as connection:
             ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
@@ -338,7 +363,10 @@ def _full_text(connection: Connection, terms: Sequence[str], scope: Scope) -> li
 
 def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
     filters = []
-    params: dict[str, Any] = {"match": " OR ".join(f'"{term}"' for term in terms)}
+    params: dict[str, Any] = {
+        "match": " OR ".join(f'"{term}"' for term in terms),
+        "blanks": BLANKS,
+    }
     if scope.project_id is not None:
         filters.append("AND d.project_id = :project_id")
         params["project_id"] = scope.project_id
@@ -347,7 +375,8 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_M
         params["conversation_id"] = scope.conversation_id
     statement = text(
         f"SELECT d.row_id, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) AS score, "
-        "d.conversation_id, d.position, d.author "
+        "d.conversation_id, d.position, d.author, "
+        "rtrim(d.text, :blanks) LIKE '%?' AS asks "
         "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
         f"WHERE search_fts MATCH :match {' '.join(filters)} "
         + ("AND d.doc_type IN :doc_types " if scope.doc_types else "")
@@ -356,7 +385,7 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_M
     if scope.doc_types:
         statement = statement.bindparams(bindparam("doc_types", expanding=True))
         params["doc_types"] = list(scope.doc_types)
-    return [_Match(*row) for row in connection.execute(statement, params)]
+    return [_match_of(row) for row in connection.execute(statement, params)]
 
 
 def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
@@ -382,10 +411,20 @@ def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> lis
             score = score + _idf(documents, frequency) * func.ts_rank(vector, query, 1)
     any_term = func.to_tsquery(english, " | ".join(terms))
     statement = select(
-        d.c.row_id, score.label("score"), d.c.conversation_id, d.c.position, d.c.author
+        d.c.row_id,
+        score.label("score"),
+        d.c.conversation_id,
+        d.c.position,
+        d.c.author,
+        asks_column(d).label("asks"),
     ).where(vector.op("@@")(any_term))
     statement = _in_scope(statement, scope).order_by(desc("score")).limit(CANDIDATES)
-    return [_Match(*row) for row in connection.execute(statement)]
+    return [_match_of(row) for row in connection.execute(statement)]
+
+
+def _match_of(row: Any) -> _Match:
+    """A full-text match from its row: row id, score, conversation, position, author, asks."""
+    return _Match(row[0], float(row[1]), row[2], row[3], row[4], bool(row[5]))
 
 
 def _in_scope(statement: Select[Any], scope: Scope) -> Select[Any]:
@@ -429,7 +468,8 @@ def _rank_full_text(
                 at.get((m.conversation_id, m.position + 1), 0.0),
             )
         author = AUTHOR_WEIGHT if _names(m.author) & named else 0.0
-        scored.append((m.row_id, fused[m.row_id] + NEIGHBOUR_WEIGHT * around + author))
+        own = fused[m.row_id] * asking_share(m.asks)
+        scored.append((m.row_id, own + NEIGHBOUR_WEIGHT * around + author))
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored[:limit]
 
@@ -440,7 +480,7 @@ def _rank_full_text(
 def _rank_hybrid(
     catalog: Catalog,
     encoder: TextEncoder,
-    query: str,
+    sentence: str,
     matches: Sequence[_Match],
     terms: Sequence[str],
     scope: Scope,
@@ -467,7 +507,7 @@ def _rank_hybrid(
     best = lexical[in_scope].max()
     if best > 0:
         lexical /= best
-    similarity = catalog.vectors @ encoder.encode([query])[0]
+    similarity = catalog.vectors @ encoder.encode([sentence])[0]
     usable = in_scope & catalog.has_vector
     semantic = np.zeros(count, dtype=np.float32)
     if usable.any():
@@ -482,7 +522,8 @@ def _rank_hybrid(
     fused[~in_scope] = 0.0
     before = np.where(catalog.before >= 0, fused[np.maximum(catalog.before, 0)], 0.0)
     after = np.where(catalog.after >= 0, fused[np.maximum(catalog.after, 0)], 0.0)
-    score = fused + NEIGHBOUR_WEIGHT * np.maximum(before, after)
+    own = np.where(catalog.rows.asks, fused * ASKING_SHARE, fused)
+    score = own + NEIGHBOUR_WEIGHT * np.maximum(before, after)
     named = set(terms)
     for author, rows in catalog.by_author.items():
         if _names(author) & named:
@@ -558,7 +599,8 @@ def _rank_in_database(
                 value.get(at.get((place.conversation_id, place.position + 1), -1), 0.0),
             )
         author = AUTHOR_WEIGHT if _names(place.author) & named else 0.0
-        scored.append((row_id, value[row_id] + NEIGHBOUR_WEIGHT * next_to + author))
+        own = value[row_id] * asking_share(place.asks)
+        scored.append((row_id, own + NEIGHBOUR_WEIGHT * next_to + author))
     scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = scored[:limit]
     chosen = {row_id: similarity[row_id] for row_id, _ in ranked if row_id in similarity}
@@ -571,6 +613,7 @@ class _Place:
     position: int | None
     author: str | None
     in_scope: bool
+    asks: bool = False
 
 
 def _placed(connection: Connection, row_ids: set[int]) -> dict[int, _Place]:
@@ -579,11 +622,13 @@ def _placed(connection: Connection, row_ids: set[int]) -> dict[int, _Place]:
     found: dict[int, _Place] = {}
     for part in chunks(sorted(row_ids), IN_CLAUSE):
         for row in connection.execute(
-            select(d.c.row_id, d.c.conversation_id, d.c.position, d.c.author).where(
+            select(d.c.row_id, d.c.conversation_id, d.c.position, d.c.author, asks_column(d)).where(
                 d.c.row_id.in_(list(part))
             )
         ):
-            found[row.row_id] = _Place(row.conversation_id, row.position, row.author, True)
+            found[row.row_id] = _Place(
+                row.conversation_id, row.position, row.author, True, bool(row[4])
+            )
     return found
 
 
@@ -602,6 +647,7 @@ def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) ->
                 near.c.author,
                 near.c.project_id,
                 near.c.doc_type,
+                asks_column(near).label("asks"),
             )
             .select_from(
                 d.join(
@@ -620,7 +666,9 @@ def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) ->
                 and (scope.conversation_id is None or row.conversation_id == scope.conversation_id)
                 and (not scope.doc_types or row.doc_type in scope.doc_types)
             )
-            found[row.row_id] = _Place(row.conversation_id, row.position, row.author, inside)
+            found[row.row_id] = _Place(
+                row.conversation_id, row.position, row.author, inside, bool(row.asks)
+            )
     return found
 
 
