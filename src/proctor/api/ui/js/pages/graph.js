@@ -42,18 +42,25 @@ async function graphPage({ main, params: [ref], query: params, signal }) {
   const resultRef = ref ?? listed.results[0].result_id;
   const asPublished = params.get("as_published") === "1";
   const thisReview = asPublished || params.get("view") === "review";
-  const graph = await loadGraph(resultRef, { asPublished, thisReview });
+  const tab = params.get("tab") === "list" ? "list" : "timeline";
+  const graph = await loadGraph(resultRef, { asPublished, thisReview, excerpts: tab === "list" });
   if (signal.aborted) return;
   const page = new GraphPage(main, listed.results, graph, { asPublished, thisReview, d3, signal },
-    params.get("tab") === "list" ? "list" : "timeline", params.get("grain") === "events" ? "events" : "episodes");
+    tab, params.get("grain") === "events" ? "events" : "episodes");
   // A link to one object (search results: `#/graph?select=TYPE:ID`) opens it.
   const [type, ...id] = (params.get("select") ?? "").split(":");
   if (type && id.length) page.open({ type, id: id.join(":") });
 }
 
-function loadGraph(resultRef, { asPublished, thisReview }) {
-  const params = { limit: EVENTS, as_published: asPublished ? "true" : null, cumulative: thisReview ? null : "true" };
-  return latest("graph", `/results/${encodeURIComponent(resultRef)}/graph${query(params)}`);
+/**
+ * The graph to show. The sources' excerpts (a third of a large answer) are asked for only
+ * with `excerpts`: the List tab's open items show them; the timeline needs their times only.
+ */
+async function loadGraph(resultRef, { asPublished, thisReview, excerpts = false, slot = "graph" }) {
+  const params = { limit: EVENTS, as_published: asPublished ? "true" : null, cumulative: thisReview ? null : "true",
+    excerpts: excerpts ? null : "false" };
+  const graph = await latest(slot, `/results/${encodeURIComponent(resultRef)}/graph${query(params)}`);
+  return Object.assign(graph, { hasExcerpts: excerpts });
 }
 
 function resultLabel(result) {
@@ -285,6 +292,26 @@ class GraphPage {
       replace(this.panels.list, listView(this.listed, this.handlers));
       this.mark(this.shown());
     }
+    if (name === "list" && !this.graph.hasExcerpts) this.loadExcerpts();
+  }
+
+  /** The sources' excerpts, left out of the first answer, for the List tab: asked for once. */
+  async loadExcerpts() {
+    const graph = this.graph;
+    graph.hasExcerpts = true;
+    let full;
+    try {
+      full = await loadGraph(this.resultId, { asPublished: this.asPublished, thisReview: this.thisReview,
+        excerpts: true, slot: "graph:excerpts" });
+    } catch (error) {
+      graph.hasExcerpts = false;
+      if (error instanceof Superseded) return;
+      this.panels.list.appendChild(errorBox(error));
+      return;
+    }
+    if (this.graph !== graph || this.signal.aborted) return;  // reloaded or left meanwhile
+    graph.sources = full.sources;
+    if (this.tab === "list") this.drawLists(this.shown());
   }
 
   async setPublished(on) {
@@ -311,7 +338,8 @@ class GraphPage {
 
   async reload() {
     try {
-      this.graph = await loadGraph(this.resultId, { asPublished: this.asPublished, thisReview: this.thisReview });
+      this.graph = await loadGraph(this.resultId, { asPublished: this.asPublished, thisReview: this.thisReview,
+        excerpts: this.tab === "list" });
     } catch (error) {
       if (error instanceof Superseded) return;
       this.summary.appendChild(errorBox(error));
