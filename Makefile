@@ -101,6 +101,7 @@ check: ui-assets lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP) $(EMBED)
 	$(BIN)/mypy

@@ -13,7 +13,7 @@ import pytest
 from proctor.errors import ModelError
 from proctor.evals import RJudgeReport, evaluate_r_judge, evaluate_r_judge_with_model
 from proctor.evals._judge_prompts import R_JUDGE_PROMPT
-from proctor.models._types import ModelCaller
+from proctor.model_types import ModelCaller
 from proctor.testing.scripted_model import ScriptedReply
 from tests.evals.judge_data import R_JUDGE_ANSWERS as KNOWN_ANSWERS
 from tests.evals.judge_data import SAFE, UNSAFE, rjudge_record, write_records

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.models._types import ChatMessage
+from proctor.model_types import ChatMessage
 
 RECORD_CHARS = 60_000
 """Observed text (header values and step texts, before JSON escaping) shown per record."""

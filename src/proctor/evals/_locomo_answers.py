@@ -39,7 +39,7 @@ from proctor.evals._model_judge import (
     new_run_id,
 )
 from proctor.evals.locomo import CATEGORIES, KS, QuestionResult, rate_of
-from proctor.models._types import ChatMessage, ModelCaller
+from proctor.model_types import ChatMessage, ModelCaller
 from proctor.supervisor._block import data_block, encode_line, new_boundary
 
 Verdict = Literal["CORRECT", "WRONG"]

@@ -31,7 +31,7 @@ from proctor.evals._judge_prompts import (
     record_messages,
     repair_messages,
 )
-from proctor.models._types import ChatMessage, ModelCaller, ModelRequest, ModelResponse, Stage
+from proctor.model_types import ChatMessage, ModelCaller, ModelRequest, ModelResponse, Stage
 from proctor.transcript import ConversationBundle
 
 AnswerT = TypeVar("AnswerT")

@@ -51,7 +51,7 @@ from proctor.evals._model_judge import (
     run_model_eval,
 )
 from proctor.evals.who_and_when import normalise_agent
-from proctor.models._types import ModelCaller
+from proctor.model_types import ModelCaller
 from proctor.transcript import ConversationBundle, ToolCall
 
 DOMAINS = ("tau-retail", "magentic-one")

@@ -55,7 +55,7 @@ from proctor.evals._model_judge import (
     run_model_eval,
 )
 from proctor.findings import SEVERITY_ORDER, Finding, Severity
-from proctor.models._types import ModelCaller
+from proctor.model_types import ModelCaller
 from proctor.rules import DEFAULT_POLICY, Trace, check_trace
 from proctor.rules.builtin import builtin_rules
 from proctor.transcript import ConversationBundle, ToolCall

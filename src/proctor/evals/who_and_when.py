@@ -43,7 +43,7 @@ from proctor.evals._model_judge import (
     Progress,
     run_model_eval,
 )
-from proctor.models._types import ModelCaller
+from proctor.model_types import ModelCaller
 from proctor.transcript import ConversationBundle
 
 SUBSETS = ("hand-crafted", "algorithm-generated")

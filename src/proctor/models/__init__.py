@@ -8,6 +8,17 @@ request through the FIFO pool with the stage timeout, the response capacity, the
 retry and per-attempt usage recording.
 """
 
+from proctor.model_types import (
+    AttemptUsage,
+    ChatMessage,
+    ModelCaller,
+    ModelConnection,
+    ModelRequest,
+    ModelResponse,
+    PoolLimits,
+    Provider,
+    Stage,
+)
 from proctor.models._caller import (
     RETRY_DELAY_S,
     PooledCaller,
@@ -35,17 +46,6 @@ from proctor.models._settings import (
     set_default_connection,
     set_pool_limits,
     supervisor_pin,
-)
-from proctor.models._types import (
-    AttemptUsage,
-    ChatMessage,
-    ModelCaller,
-    ModelConnection,
-    ModelRequest,
-    ModelResponse,
-    PoolLimits,
-    Provider,
-    Stage,
 )
 from proctor.store._model_settings import ModelSettings, ModelUsage
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from proctor.errors import ModelError, ModelErrorKind
+from proctor.model_types import ModelConnection, ModelRequest
 from proctor.models._attempt import AttemptProgress
 from proctor.models._http import count, parse_event_json, stream_events
 from proctor.models._schema import inline_refs
 from proctor.models._sse import ServerSentEvent
-from proctor.models._types import ModelConnection, ModelRequest
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 API_VERSION = "2023-06-01"

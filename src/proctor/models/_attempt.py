@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from proctor.models._types import ModelConnection, ModelRequest
+from proctor.model_types import ModelConnection, ModelRequest
 
 
 @dataclass(slots=True)

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from proctor.errors import ModelError
-from proctor.models._attempt import AttemptProgress, ProviderAttempt
-from proctor.models._guard import check_allowed
-from proctor.models._pool import ModelPool
-from proctor.models._types import (
+from proctor.model_types import (
     AttemptUsage,
     ModelConnection,
     ModelRequest,
     ModelResponse,
     PoolLimits,
 )
+from proctor.models._attempt import AttemptProgress, ProviderAttempt
+from proctor.models._guard import check_allowed
+from proctor.models._pool import ModelPool
 
 if TYPE_CHECKING:
     from proctor.store._model_settings import ModelSettings

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 
 from proctor.errors import ModelError
+from proctor.model_types import ModelConnection
 from proctor.models._sse import ServerSentEvent, SseDecoder
-from proctor.models._types import ModelConnection
 
 _TIMEOUT = httpx.Timeout(None, connect=30.0)
 """No read limit of its own: the stage timeout bounds the whole call."""

@@ -22,9 +22,9 @@ from typing import Any
 import anyio.to_thread
 
 from proctor.errors import ModelError
+from proctor.model_types import ModelConnection, ModelRequest
 from proctor.models._attempt import AttemptProgress
 from proctor.models._schema import grammar_schema
-from proctor.models._types import ModelConnection, ModelRequest
 
 CONTEXT_TOKENS = 8192
 """Context window the model is loaded with (SmolLM2 was trained on 8k)."""

@@ -10,11 +10,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from proctor.errors import ModelError
+from proctor.model_types import ModelConnection, ModelRequest
 from proctor.models._attempt import AttemptProgress
 from proctor.models._http import count, parse_event_json, stream_events
 from proctor.models._schema import strict_schema
 from proctor.models._sse import ServerSentEvent
-from proctor.models._types import ModelConnection, ModelRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

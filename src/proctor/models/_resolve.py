@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proctor.errors import ModelError
+from proctor.model_types import ModelConnection
 from proctor.models._settings import default_connection_name, supervisor_pin
-from proctor.models._types import ModelConnection
 
 if TYPE_CHECKING:
     from proctor.store._model_settings import ModelSettings

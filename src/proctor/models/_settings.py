@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from proctor.errors import ConfigError
-from proctor.models._types import PoolLimits
+from proctor.model_types import PoolLimits
 
 if TYPE_CHECKING:
     from proctor.store._model_settings import ModelSettings

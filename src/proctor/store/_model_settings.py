@@ -21,7 +21,7 @@ from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 
 if TYPE_CHECKING:
-    from proctor.models._types import AttemptUsage, ModelConnection
+    from proctor.model_types import AttemptUsage, ModelConnection
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ class ModelSettings(Protocol):
 
 
 def _connection(row: RowMapping) -> ModelConnection:
-    from proctor.models._types import ModelConnection
+    from proctor.model_types import ModelConnection
 
     return ModelConnection.model_validate(dict(row))
 

@@ -33,7 +33,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proctor._util.clock import utcnow
-from proctor.models._types import ChatMessage, ModelCaller, ModelRequest, ModelResponse
+from proctor.model_types import ChatMessage, ModelCaller, ModelRequest, ModelResponse
 from proctor.store._goal_store import GoalStoreProtocol, GoalVersion, Intent, IntentLabel
 from proctor.store._records import StoredTranscript
 from proctor.supervisor._block import data_block, encode_line, new_boundary, rejected_block

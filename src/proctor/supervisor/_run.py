@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from proctor.errors import ModelError
 from proctor.findings import Finding
-from proctor.models._types import ChatMessage, ModelCaller, ModelRequest, ModelResponse, Stage
+from proctor.model_types import ChatMessage, ModelCaller, ModelRequest, ModelResponse, Stage
 from proctor.supervisor._block import data_block, new_boundary, rejected_block
 from proctor.supervisor._decision import Decision, Mode, SupervisorAnswer, answer_schema
 from proctor.supervisor._findings import findings_from

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from proctor.models._types import ModelConnection
+from proctor.model_types import ModelConnection
 
 Responder = Callable[["RecordedRequest"], "ScriptedReply | dict[str, Any] | str"]
 

@@ -4,6 +4,9 @@ A ``ModelConnection`` is a saved endpoint. Credentials are never stored: a conne
 names the environment variable that holds its key. A ``ModelRequest`` asks for one strict
 JSON answer matching a JSON Schema; a ``ModelResponse`` carries the parsed answer and the
 usage of every attempt (SPEC MOD-1…MOD-4).
+
+A leaf (it imports nothing from Proctor): the store reads and writes saved connections,
+``proctor.models`` calls them, and both import these types from here.
 """
 
 from __future__ import annotations
