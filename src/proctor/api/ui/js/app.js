@@ -111,7 +111,9 @@ async function render() {
   if (!route) {
     // The page may be in a module not loaded yet (the first page is shown without waiting
     // for the others): load its module (or, for an address no module claims, all of them)
-    // before saying there is no such page.
+    // before saying there is no such page. The page left is cleared meanwhile: its keys and
+    // buttons must not act while the next one loads.
+    replace(main, h("div", { class: "page-view" }, h("p", { class: "muted" }, "Loading…")));
     const signal = current.signal;
     await modulesFor(path);
     if (signal.aborted) return;
