@@ -3,13 +3,14 @@
 Each document in scope gets
 
     fused = w · bm25 / max(bm25) + (1 − w) · minmax(cosine)
-    score = fused + β · max(fused of the turn before, fused of the turn after)
-                  + δ · [the query names the document's author]
+    score = ρ · fused + β · max(fused of the turn before, fused of the turn after)
+                      + δ · [the query names the document's author]
 
 where bm25 ranks the document's own text and date at full weight and the neighbouring
-turns at 0.4 (BM25F column weights), and min-max runs over the documents in scope. Full
-text alone (no ``embeddings`` extra) uses the same formula with w = 1. Generic choices,
-the weights picked on two LoCoMo development conversations and checked on the other three
+turns at 0.4 (BM25F column weights), min-max runs over the documents in scope, and ρ is
+0.8 for a document that ends by asking a question, else 1 (``_asking.py``). Full text
+alone (no ``embeddings`` extra) uses the same formula with w = 1. Generic choices, the
+weights picked on two LoCoMo development conversations and checked on the other three
 (``proctor eval locomo``; docs/search.md has the figures):
 
 - normalised scores, weighted, instead of reciprocal-rank fusion: RRF throws away how
@@ -17,7 +18,9 @@ the weights picked on two LoCoMo development conversations and checked on the ot
 - the turns around a message count (β): an answer is often split over a question and
   its reply;
 - a query that names a person favours what that person wrote (δ): "What did Melanie
-  paint?" is answered by Melanie's turns, not by the turns addressed to her.
+  paint?" is answered by Melanie's turns, not by the turns addressed to her; and the
+  query is embedded without the names of the authors it names (``embedded_query``), so
+  its vector is about what is asked, not about everyone who mentions that person.
 
 In hybrid mode the vectors are queried where they live (``_vectors.py``: sqlite-vec in
 SQL, or a streaming scan): the ``SEMANTIC_CANDIDATES`` nearest documents in scope and the
