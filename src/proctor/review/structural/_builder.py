@@ -42,6 +42,8 @@ class FactBuilder:
         self._entities: dict[str, EntityFact] = {}
         self._events: dict[str, EventFact] = {}
         self._relations: dict[tuple[str, str, str], RelationFact] = {}
+        self._entity_ids: dict[tuple[str, str, str], str] = {}
+        """Entity ids already derived (the same file or package recurs across a batch)."""
         self.changed_files: dict[str, set[str]] = defaultdict(set)
         """File identities edited or created so far, by conversation (for commit relations)."""
 
@@ -56,7 +58,10 @@ class FactBuilder:
         refs: Sequence[SourceRef],
     ) -> str:
         """The id of the entity ``identity_key`` names in the source's project; adds ``refs``."""
-        entity_id = structural_entity_id(source.project_id, kind, identity_key)
+        identity = (source.project_id, kind, identity_key)
+        entity_id = self._entity_ids.get(identity)
+        if entity_id is None:
+            entity_id = self._entity_ids[identity] = structural_entity_id(*identity)
         known = self._entities.get(entity_id)
         if known is None:
             self._entities[entity_id] = EntityFact(

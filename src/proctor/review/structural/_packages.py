@@ -34,6 +34,11 @@ _INSTALLS: dict[tuple[str, ...], str] = {
     ("brew", "install"): "brew", ("gem", "install"): "rubygems", ("bundle", "add"): "rubygems",
     ("composer", "require"): "packagist", ("dotnet", "add"): "nuget",
 }
+# The install forms a program starts, in _INSTALLS' order, so a command is compared only with
+# the forms its first word can begin (most shell lines install nothing).
+_INSTALLS_BY_PROGRAM: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _key, _ecosystem in _INSTALLS.items():
+    _INSTALLS_BY_PROGRAM.setdefault(_key[0], []).append((_key, _ecosystem))
 # Options that take a value word, per ecosystem (the value is not a package).
 _VALUED: dict[str, frozenset[str]] = {
     "pypi": frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i",
@@ -81,8 +86,12 @@ def package_installs(commands: Sequence[SimpleCommand]) -> list[PackageUse]:
     found: list[PackageUse] = []
     for command in commands:
         args = program_args(command)
-        words = [program_name(args), *(a.text for a in args[1:])]
-        for key, ecosystem in _INSTALLS.items():
+        program = program_name(args)
+        forms = _INSTALLS_BY_PROGRAM.get(program)
+        if forms is None:
+            continue
+        words = [program, *(a.text for a in args[1:])]
+        for key, ecosystem in forms:
             if tuple(words[: len(key)]) == key:
                 rest = list(args[len(key) :])
                 if ecosystem == "nuget":

@@ -53,12 +53,34 @@ def shell_run(call: ToolCall) -> ShellRun | None:
     return ShellRun(text, field, exact, shell_workdir(call), simple_commands(text))
 
 
+_PROGRAM_ARGS_KEPT = 8192
+"""Commands whose program words are remembered (a few batches' worth of shell calls)."""
+_program_args_seen: dict[int, tuple[SimpleCommand, tuple[Arg, ...]]] = {}
+
+
 def program_args(command: SimpleCommand) -> tuple[Arg, ...]:
     """The program that does the work and its arguments (``uv run pytest -q`` → ``pytest -q``).
 
     Runners are stripped as the verification rules strip them, so a test or an install is
     recognised the same way everywhere; words keep their spans when they map back.
+
+    Every extractor of a shell call (tests, packages, git, URLs, files) asks for the same
+    commands, and :func:`simple_commands` hands out the same command objects for the same
+    line, so the answer is kept per command object: by its ``id``, holding the command so
+    the id cannot be reused while it is kept (hashing the command's words would cost as
+    much as reading them). At most ``_PROGRAM_ARGS_KEPT`` are kept; then it starts over.
     """
+    kept = _program_args_seen.get(id(command))
+    if kept is not None and kept[0] is command:
+        return kept[1]
+    args = _program_args(command)
+    if len(_program_args_seen) >= _PROGRAM_ARGS_KEPT:
+        _program_args_seen.clear()
+    _program_args_seen[id(command)] = (command, args)
+    return args
+
+
+def _program_args(command: SimpleCommand) -> tuple[Arg, ...]:
     words = command.words[len(command.words) - len(command.argv) :]
     stripped = _strip_runners(command.argv)
     offset = len(command.argv) - len(stripped)
