@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.heartbeat import HeartbeatPlan, describe_schedule
-from proctor.store._suggestion_records import SuggestionRecord
+from proctor.store import SuggestionRecord
 
 Weekdays = list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"] | int]
 """Days of a weekly plan: names or 0 (Monday) … 6 (Sunday)."""

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proctor.store._supervision_store import RunTrigger, SupervisionRunStatus
+from proctor.store import RunTrigger, SupervisionRunStatus
 from proctor.supervision import QUEUED, ScheduleOutcome
 
 if TYPE_CHECKING:

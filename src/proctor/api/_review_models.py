@@ -9,8 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.review import DEFAULT_BATCH_SIZE
-from proctor.store import ReviewRunRecord
-from proctor.store._review_records import RunStatus, ShownStatus, Trigger
+from proctor.store import ReviewRunRecord, RunStatus, ShownStatus, Trigger
 
 Phase = Literal["reading", "publishing", "pausing", "cancelling", "stopped"]
 """Where an active run is: reading batches, merging and publishing, or stopping."""

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from proctor.jobs import ReviewThread, queue_for, uses_queue
 from proctor.review import SemanticLayer
-from proctor.store import ReviewRunRecord, SqlStore
-from proctor.store._review_store import slot_owner
+from proctor.store import ReviewRunRecord, SqlStore, slot_owner
 
 
 class ReviewRunner(ReviewThread):

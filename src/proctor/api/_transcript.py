@@ -24,8 +24,7 @@ from pydantic import BaseModel
 
 from proctor.errors import NotFoundError
 from proctor.findings import Severity, Status
-from proctor.store import ConversationSummary
-from proctor.store._trace_store import Citation, SubagentCard
+from proctor.store import Citation, ConversationSummary, SubagentCard
 from proctor.transcript import Message, MessageKind, Role, ToolCall, ToolStatus, Usage
 
 FAILED_STATUSES = frozenset({"error", "interrupted", "rejected"})

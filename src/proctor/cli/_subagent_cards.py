@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from proctor.cli._render import clip
-from proctor.store._trace_store import SubagentCard
+from proctor.store import SubagentCard
 
 DIGEST_CHARACTERS = 400
 

@@ -18,7 +18,7 @@ from proctor.cli._common import console, json_option, print_json, readable_store
 from proctor.cli._refs import unique_prefixes
 from proctor.cli._tables import Column, fitted_table
 from proctor.heartbeat import ActivityEntry
-from proctor.store._heartbeat_records import ACTIVITY_MAX_LIMIT, ACTIVITY_MAX_OFFSET
+from proctor.store import ACTIVITY_MAX_LIMIT, ACTIVITY_MAX_OFFSET
 
 _SUMMARY_CHARS = 100
 

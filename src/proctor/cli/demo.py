@@ -18,7 +18,7 @@ from proctor.cli.graph import coverage_line
 from proctor.errors import ConfigError
 from proctor.findings import SEVERITY_ORDER
 from proctor.graph.views import GraphView
-from proctor.heartbeat._app import app_enabled, set_app_enabled
+from proctor.heartbeat import app_enabled, set_app_enabled
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, open_semantic_layer, start_review
 from proctor.store import database_location

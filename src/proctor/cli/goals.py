@@ -9,7 +9,7 @@ from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, readable_store
 from proctor.cli._findings_view import finding_block, finding_json
-from proctor.store._goal_store import GoalVersion, IntentLabel
+from proctor.store import GoalVersion, IntentLabel
 from proctor.supervision import GoalView, goal_view
 
 

@@ -6,8 +6,7 @@ import click
 
 from proctor._util.paths import proctor_home
 from proctor.cli._common import console, writable_store
-from proctor.store import database_exists, database_location
-from proctor.store._engine import head_revision
+from proctor.store import database_exists, database_location, head_revision
 
 
 @click.command()

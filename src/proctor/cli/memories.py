@@ -6,7 +6,7 @@ import click
 from rich.text import Text
 
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
-from proctor.store._memory_store import MemoryCandidate
+from proctor.store import MemoryCandidate
 
 
 @click.group()

@@ -26,7 +26,7 @@ from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
 from proctor.cli._refs import unique_prefixes
 from proctor.cli._tables import Column, fitted_table
 from proctor.errors import BusyError
-from proctor.heartbeat._app import require_app
+from proctor.heartbeat import require_app
 from proctor.review import (
     ReviewRequest,
     cancel_review,

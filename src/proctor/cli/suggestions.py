@@ -20,7 +20,7 @@ from proctor.heartbeat.suggestions import (
     retry_result_suggestions,
     retry_suggestions,
 )
-from proctor.store._suggestion_records import Decision
+from proctor.store import Decision
 
 
 @click.group("suggestions")

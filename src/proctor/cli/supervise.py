@@ -23,9 +23,9 @@ from proctor.cli._duration import Duration
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError, ModelError
-from proctor.store import SqlStore
-from proctor.store._supervision_store import SupervisionSession
+from proctor.store import SqlStore, SupervisionSession
 from proctor.supervision import (
+    MODES,
     TRIGGERS,
     ScheduleOutcome,
     Scheduler,
@@ -39,7 +39,6 @@ from proctor.supervision import (
     session_status,
 )
 from proctor.supervision._execute import ModelExecutor
-from proctor.supervision._sessions import MODES
 from proctor.supervisor import Mode
 
 

@@ -42,10 +42,10 @@ from proctor.models import (
     store_recorder,
     supervisor_pin,
 )
-from proctor.supervisor._block import data_block, encode_line, new_boundary, rejected_block
+from proctor.supervisor import data_block, encode_line, new_boundary, rejected_block
 
 if TYPE_CHECKING:
-    from proctor.store._model_settings import ModelSettings
+    from proctor.store import ModelSettings
 
 QUESTION_CHARS = 2_000
 """The longest question a person may ask."""

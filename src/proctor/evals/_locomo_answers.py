@@ -40,7 +40,7 @@ from proctor.evals._model_judge import (
 )
 from proctor.evals.locomo import CATEGORIES, KS, QuestionResult, rate_of
 from proctor.model_types import ChatMessage, ModelCaller
-from proctor.supervisor._block import data_block, encode_line, new_boundary
+from proctor.supervisor import data_block, encode_line, new_boundary
 
 Verdict = Literal["CORRECT", "WRONG"]
 

@@ -33,9 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 from proctor.evals._common import rate, spread_sample
 from proctor.ingest import ingest
-from proctor.search import Encoder, index_sources, query_terms, search
-from proctor.search._encoder import MODEL_NAME
-from proctor.search._query import AUTHOR_WEIGHT, FULL_TEXT_WEIGHT, NEIGHBOUR_WEIGHT
+from proctor.search import (
+    AUTHOR_WEIGHT,
+    FULL_TEXT_WEIGHT,
+    MODEL_NAME,
+    NEIGHBOUR_WEIGHT,
+    Encoder,
+    index_sources,
+    query_terms,
+    search,
+)
 from proctor.store import SqlStore, open_store
 from proctor.transcript import Message
 

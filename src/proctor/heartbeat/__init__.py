@@ -28,13 +28,7 @@ from proctor.heartbeat._scheduler import (
     run_now,
     worker_owner,
 )
-from proctor.store._heartbeat_records import (
-    ActivityEntry,
-    Claim,
-    HeartbeatPlan,
-    HeartbeatRun,
-    PlanValues,
-)
+from proctor.store import ActivityEntry, Claim, HeartbeatPlan, HeartbeatRun, PlanValues
 
 __all__ = [
     "APP_ENABLED_SETTING",

@@ -9,7 +9,7 @@ results, and nothing saved is touched.
 from __future__ import annotations
 
 from proctor.errors import AppDisabledError
-from proctor.store._model_settings import ModelSettings
+from proctor.store import ModelSettings
 
 APP_ENABLED_SETTING = "app.enabled"
 """The setting that holds the switch (JSON ``true`` / ``false``)."""

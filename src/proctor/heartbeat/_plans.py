@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from proctor.errors import ConfigError
 from proctor.heartbeat._recurrence import WEEKDAY_NAMES, next_run_at
-from proctor.store import Store
-from proctor.store._heartbeat_records import HeartbeatPlan, PlanValues
+from proctor.store import HeartbeatPlan, PlanValues, Store
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]+$")

@@ -25,8 +25,7 @@ from proctor.errors import ProctorError
 from proctor.heartbeat._app import app_enabled, require_app
 from proctor.heartbeat._recurrence import next_run_at
 from proctor.review import ReviewRequest, SemanticLayer, open_semantic_layer, start_review
-from proctor.store import ReviewRunRecord, Store
-from proctor.store._heartbeat_records import Claim, HeartbeatPlan, HeartbeatStatus
+from proctor.store import Claim, HeartbeatPlan, HeartbeatStatus, ReviewRunRecord, Store
 
 if TYPE_CHECKING:
     from proctor.heartbeat.suggestions import Phrasing

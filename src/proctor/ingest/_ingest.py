@@ -35,8 +35,7 @@ from proctor.sources import (
 )
 from proctor.sources._detect import unreadable_unit
 from proctor.sources._source import ReadUnit
-from proctor.store import ImportedFile, ImportRecord, Store
-from proctor.store._import_batch import ImportBatch
+from proctor.store import ImportBatch, ImportedFile, ImportRecord, Store
 from proctor.transcript import PreparedBundle, SourceIssue, clean_text
 
 ProgressCallback = Callable[[int, str], None]

@@ -31,8 +31,7 @@ from proctor.errors import (
 )
 from proctor.heartbeat import app_enabled, run_due, worker_owner
 from proctor.review import SemanticLayer, execute_review, open_semantic_layer
-from proctor.store import SqlStore
-from proctor.store._review_records import RunStatus
+from proctor.store import RunStatus, SqlStore
 
 log = logging.getLogger("proctor.jobs")
 

@@ -47,7 +47,7 @@ from proctor.models._settings import (
     set_pool_limits,
     supervisor_pin,
 )
-from proctor.store._model_settings import ModelSettings, ModelUsage
+from proctor.store import ModelSettings, ModelUsage
 
 __all__ = [
     "RETRY_DELAY_S",

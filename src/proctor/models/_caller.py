@@ -35,7 +35,7 @@ from proctor.models._guard import check_allowed
 from proctor.models._pool import ModelPool
 
 if TYPE_CHECKING:
-    from proctor.store._model_settings import ModelSettings
+    from proctor.store import ModelSettings
 
 RETRY_DELAY_S = 0.5
 """Wait before the one retry of a transient failure (SPEC MOD-4)."""

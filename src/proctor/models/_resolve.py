@@ -18,7 +18,7 @@ from proctor.model_types import ModelConnection
 from proctor.models._settings import default_connection_name, supervisor_pin
 
 if TYPE_CHECKING:
-    from proctor.store._model_settings import ModelSettings
+    from proctor.store import ModelSettings
 
 _REPIN = "run `proctor supervisor model NAME` or `proctor supervisor model --follow-default`"
 _NEW_DEFAULT = "run `proctor models default NAME`"

@@ -9,7 +9,7 @@ from proctor.errors import ConfigError
 from proctor.model_types import PoolLimits
 
 if TYPE_CHECKING:
-    from proctor.store._model_settings import ModelSettings
+    from proctor.store import ModelSettings
 
 DEFAULT_CONNECTION_KEY = "models.default"
 """Name of the default connection (unset: none)."""

@@ -31,8 +31,7 @@ from proctor.graph import (
     ResultDraft,
 )
 from proctor.review._batch import BatchSource, SourceBatch
-from proctor.store import ReviewRunRecord, ReviewScope, Store
-from proctor.store._review_records import RESUMABLE, RunStatus, Trigger
+from proctor.store import RESUMABLE, ReviewRunRecord, ReviewScope, RunStatus, Store, Trigger
 from proctor.transcript import Conversation
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from proctor.search import (
     event_document,
     story_line_document,
 )
-from proctor.store._graph_rows import derived_id
+from proctor.store import derived_id
 
 
 def _refs(sources: Sequence[FactRef]) -> tuple[SourceRef, ...]:

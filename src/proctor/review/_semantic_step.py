@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from proctor.errors import ConfigError
 from proctor.graph import BatchFacts, ResultDraft
-from proctor.models._settings import default_connection_name, supervisor_pin
+from proctor.models import default_connection_name, supervisor_pin
 from proctor.review._batch import SourceBatch
 from proctor.review._pipeline import SemanticLayer
 from proctor.store import Store

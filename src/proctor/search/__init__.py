@@ -24,6 +24,7 @@ from proctor.search._documents import (
 )
 from proctor.search._embed import EmbedReport, embed_pending
 from proctor.search._encoder import (
+    MODEL_NAME,
     SentenceEncoder,
     TextEncoder,
     load_encoder,
@@ -32,12 +33,24 @@ from proctor.search._encoder import (
 from proctor.search._graph import index_graph_objects, remove_graph_objects
 from proctor.search._handoff import hand_off_indexing, indexer_running
 from proctor.search._index import IndexReport, index_full_text, index_sources
-from proctor.search._query import SearchHit, SearchResult, query_terms, search
+from proctor.search._query import (
+    AUTHOR_WEIGHT,
+    FULL_TEXT_WEIGHT,
+    NEIGHBOUR_WEIGHT,
+    SearchHit,
+    SearchResult,
+    query_terms,
+    search,
+)
 from proctor.search._status import IndexStatus, index_status
 from proctor.search._write import Encoder
 
 __all__ = [
+    "AUTHOR_WEIGHT",
     "CATCH_UP_SECONDS",
+    "FULL_TEXT_WEIGHT",
+    "MODEL_NAME",
+    "NEIGHBOUR_WEIGHT",
     "BackgroundIndexer",
     "EmbedReport",
     "Encoder",

@@ -27,6 +27,7 @@ from proctor.sources._fit import NAME_CHARS, fit_bundle, fit_optional_label
 from proctor.sources._redaction import Redactor
 from proctor.transcript import (
     MAX_STORED_DEPTH,
+    TOO_DEEP,
     ConversationBundle,
     Message,
     PreparedBundle,
@@ -37,13 +38,13 @@ from proctor.transcript import (
     canonical_time,
     clean_text,
     content_hash,
+    json_key,
     message_fingerprint,
     normalise_text,
     storable,
     task_event_fingerprint,
     tool_call_fingerprint,
 )
-from proctor.transcript._json import TOO_DEEP, json_key
 
 
 @dataclass(frozen=True, slots=True)

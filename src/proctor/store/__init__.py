@@ -5,7 +5,36 @@ SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a UR
 run the same SQLAlchemy Core code and the same Alembic migrations.
 """
 
+from proctor.store._engine import head_revision
 from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._findings_inbox import (
+    ConversationSort,
+    FindingFilter,
+    FindingSort,
+    SortOrder,
+    UndoRefusedError,
+)
+from proctor.store._goal_store import (
+    GoalReason,
+    GoalStoreProtocol,
+    GoalVersion,
+    Intent,
+    IntentLabel,
+)
+from proctor.store._graph_rows import derived_id
+from proctor.store._heartbeat_records import (
+    ACTIVITY_MAX_LIMIT,
+    ACTIVITY_MAX_OFFSET,
+    ActivityEntry,
+    ActivityStatus,
+    Claim,
+    HeartbeatPhase,
+    HeartbeatPlan,
+    HeartbeatRun,
+    HeartbeatStatus,
+    PlanValues,
+)
+from proctor.store._import_batch import ImportBatch
 from proctor.store._interfaces import Store, StoreReader
 from proctor.store._location import (
     DATABASE_URL_VARIABLE,
@@ -13,6 +42,8 @@ from proctor.store._location import (
     database_exists,
     database_location,
 )
+from proctor.store._memory_store import MEMORY_TEXT_CHARS, CandidateStatus, MemoryCandidate
+from proctor.store._model_settings import ModelSettings, ModelUsage
 from proctor.store._notifications import Notification, NotificationPage, WebhookState
 from proctor.store._records import (
     ConversationSummary,
@@ -31,32 +62,106 @@ from proctor.store._records import (
     WriteOutcome,
 )
 from proctor.store._review_records import (
+    RESUMABLE,
     ManifestEntry,
     ReviewRunRecord,
     ReviewScope,
+    RunStatus,
     SavedBatch,
+    ShownStatus,
     SourceContents,
+    Trigger,
 )
+from proctor.store._review_store import slot_owner
 from proctor.store._store import DEFAULT_PROJECT, SqlStore, open_store
+from proctor.store._suggestion_records import (
+    ChangedObject,
+    Decision,
+    EvidenceRef,
+    MemoryRecord,
+    ResultChanges,
+    SuggestionDraft,
+    SuggestionKind,
+    SuggestionRecord,
+    SuggestionStatus,
+    UserTaskRecord,
+)
+from proctor.store._supervision_store import (
+    ClaimPolicy,
+    ClaimVerdict,
+    ClaimView,
+    Refusal,
+    RunClaim,
+    RunEnd,
+    RunTrigger,
+    SupervisionMode,
+    SupervisionRun,
+    SupervisionRunStatus,
+    SupervisionSession,
+    SupervisionUsage,
+    TargetType,
+)
+from proctor.store._trace_store import Citation, SubagentCard
 
 __all__ = [
+    "ACTIVITY_MAX_LIMIT",
+    "ACTIVITY_MAX_OFFSET",
     "DATABASE_URL_VARIABLE",
     "DEFAULT_PROJECT",
+    "MEMORY_TEXT_CHARS",
+    "RESUMABLE",
+    "ActivityEntry",
+    "ActivityStatus",
+    "CandidateStatus",
+    "ChangedObject",
+    "Citation",
+    "Claim",
+    "ClaimPolicy",
+    "ClaimVerdict",
+    "ClaimView",
+    "ConversationSort",
     "ConversationSummary",
+    "Decision",
+    "EvidenceRef",
     "ExcerptRequest",
+    "FindingFilter",
+    "FindingSort",
+    "GoalReason",
+    "GoalStoreProtocol",
+    "GoalVersion",
+    "HeartbeatPhase",
+    "HeartbeatPlan",
+    "HeartbeatRun",
+    "HeartbeatStatus",
+    "ImportBatch",
     "ImportIssueRecord",
     "ImportRecord",
     "ImportedFile",
+    "Intent",
+    "IntentLabel",
     "ManifestEntry",
+    "MemoryCandidate",
+    "MemoryRecord",
+    "ModelSettings",
+    "ModelUsage",
     "Notification",
     "NotificationPage",
     "NotificationRecord",
     "PlacedBundle",
+    "PlanValues",
     "ProjectSummary",
     "RecordOutcome",
+    "Refusal",
+    "ResultChanges",
     "ReviewRunRecord",
     "ReviewScope",
+    "RunClaim",
+    "RunEnd",
+    "RunStatus",
+    "RunTrigger",
     "SavedBatch",
+    "ShownStatus",
+    "SortOrder",
     "SourceContents",
     "SourceKey",
     "SourceVersion",
@@ -66,11 +171,28 @@ __all__ = [
     "StoreReader",
     "StoredSource",
     "StoredTranscript",
+    "SubagentCard",
+    "SuggestionDraft",
+    "SuggestionKind",
+    "SuggestionRecord",
+    "SuggestionStatus",
+    "SupervisionMode",
+    "SupervisionRun",
+    "SupervisionRunStatus",
+    "SupervisionSession",
+    "SupervisionUsage",
+    "TargetType",
     "TranscriptExcerpt",
+    "Trigger",
+    "UndoRefusedError",
+    "UserTaskRecord",
     "WebhookState",
     "WriteOutcome",
     "configured_database_url",
     "database_exists",
     "database_location",
+    "derived_id",
+    "head_revision",
     "open_store",
+    "slot_owner",
 ]

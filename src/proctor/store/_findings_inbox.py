@@ -22,8 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.errors import NotFoundError, ProctorError
-from proctor.findings import SEVERITY_ORDER, Finding, Severity, Status
-from proctor.findings._lifecycle import TRANSITIONS
+from proctor.findings import SEVERITY_ORDER, TRANSITIONS, Finding, Severity, Status
 from proctor.store import _schema as t
 from proctor.store._findings import _finding_from_row
 from proctor.store._reader import _summary as summary_from_row

@@ -30,6 +30,7 @@ from proctor.supervision._scheduler import (
     SystemClock,
 )
 from proctor.supervision._sessions import (
+    MODES,
     TRIGGERS,
     SessionSettings,
     SessionState,
@@ -37,6 +38,7 @@ from proctor.supervision._sessions import (
     SessionStore,
     Target,
     Trigger,
+    budget_spent,
     disable_supervision,
     enable_supervision,
     resolve_target,
@@ -46,6 +48,7 @@ from proctor.supervision._triggers import Observation, fired_triggers, observe
 
 __all__ = [
     "GOAL_RULES",
+    "MODES",
     "QUEUED",
     "TRIGGERS",
     "Analysis",
@@ -67,6 +70,7 @@ __all__ = [
     "Target",
     "TaskGoals",
     "Trigger",
+    "budget_spent",
     "check_conversations",
     "disable_supervision",
     "enable_supervision",

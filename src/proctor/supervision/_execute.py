@@ -34,7 +34,7 @@ from proctor.models import (
     resolve_supervisor_connection,
     store_recorder,
 )
-from proctor.store._supervision_store import RunEnd
+from proctor.store import RunEnd
 from proctor.supervision._scheduler import Analysis, AnalysisResult, Clock
 from proctor.supervision._sessions import SessionStore
 from proctor.supervisor import (

@@ -14,8 +14,7 @@ from datetime import datetime
 
 from proctor._util.text import one_line
 from proctor.findings import Finding
-from proctor.store import Store
-from proctor.store._goal_store import GoalVersion, IntentLabel
+from proctor.store import GoalVersion, IntentLabel, Store
 from proctor.supervisor import user_turns
 
 GOAL_RULES: tuple[str, ...] = (

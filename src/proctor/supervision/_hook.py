@@ -25,7 +25,7 @@ from typing import Literal
 import anyio
 
 from proctor.errors import ProctorError
-from proctor.store._supervision_store import RunTrigger, SupervisionSession
+from proctor.store import RunTrigger, SupervisionSession
 from proctor.supervision._scheduler import (
     Clock,
     Executor,

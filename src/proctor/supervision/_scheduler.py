@@ -28,7 +28,7 @@ from typing import Literal, Protocol
 
 from proctor._util.clock import utcnow
 from proctor.findings import Finding
-from proctor.store._supervision_store import (
+from proctor.store import (
     ClaimPolicy,
     ClaimVerdict,
     ClaimView,
@@ -47,7 +47,7 @@ from proctor.supervision._sessions import (
     budget_spent,
     session_mode,
 )
-from proctor.supervisor._decision import Mode
+from proctor.supervisor import Mode
 
 STALE_AFTER = timedelta(seconds=2 * 600 + 60)
 """A run still marked running after this was abandoned: one analysis is at most two

@@ -19,14 +19,9 @@ from typing import Literal, get_args
 
 from proctor.errors import ConfigError
 from proctor.gate import stored_trace
-from proctor.store import Store
+from proctor.store import Store, SupervisionRun, SupervisionSession, SupervisionUsage
 from proctor.store import _supervision_store as _records
-from proctor.store._supervision_store import (
-    SupervisionRun,
-    SupervisionSession,
-    SupervisionUsage,
-)
-from proctor.supervisor._decision import Mode
+from proctor.supervisor import Mode
 
 Trigger = _records.SupervisionTrigger
 """When an analysis runs (SPEC SUP-2); ``manual`` means only ``proctor supervise run``."""

@@ -33,8 +33,7 @@ from datetime import datetime, timedelta
 from proctor.gate import stored_trace
 from proctor.rules import Event, Trace, check_trace, find_policy
 from proctor.rules.builtin import budgets
-from proctor.store import StoredTranscript
-from proctor.store._supervision_store import SupervisionSession
+from proctor.store import StoredTranscript, SupervisionSession
 from proctor.supervision._sessions import Target, Trigger
 
 RUN_END_IDLE = timedelta(minutes=5)

@@ -6,6 +6,7 @@ at most), re-validates every cited id and returns findings of the shared ``Findi
 type — or ``unavailable`` with the reason, never a silent pass.
 """
 
+from proctor.supervisor._block import data_block, encode_line, new_boundary, rejected_block
 from proctor.supervisor._decision import (
     Decision,
     DecisionAction,
@@ -25,7 +26,8 @@ from proctor.supervisor._intent import (
     classify_lexically,
     classify_turns,
 )
-from proctor.supervisor._run import SupervisionOutcome, supervise, validate_answer
+from proctor.supervisor._items import Renderer, clip
+from proctor.supervisor._run import REJECTED_CHARS, SupervisionOutcome, supervise, validate_answer
 from proctor.supervisor._window import build_window, memory_notes
 from proctor.supervisor._window_types import (
     TARGET_ID,
@@ -44,6 +46,7 @@ __all__ = [
     "INTENT_SYSTEM_PROMPT",
     "LOW_CONFIDENCE",
     "PROMPTS",
+    "REJECTED_CHARS",
     "TARGET_ID",
     "CheckedEvidence",
     "Decision",
@@ -53,6 +56,7 @@ __all__ = [
     "Mode",
     "OpenFindingNote",
     "Prompt",
+    "Renderer",
     "SupervisionOutcome",
     "SupervisorAnswer",
     "TargetType",
@@ -65,12 +69,17 @@ __all__ = [
     "check_evidence",
     "classify_lexically",
     "classify_turns",
+    "clip",
+    "data_block",
     "detect_goal_findings",
+    "encode_line",
     "findings_from",
     "goal_hash",
     "memory_notes",
+    "new_boundary",
     "normalise_goal",
     "prompt_version",
+    "rejected_block",
     "rule_id",
     "supervise",
     "track_goals",

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.findings import Category, Severity
-from proctor.store._supervision_store import SupervisionMode
+from proctor.store import SupervisionMode
 
 Mode = SupervisionMode
 """What the supervisor looks for (SPEC SUP-1); stored with each session and run."""

@@ -35,9 +35,7 @@ from typing import Literal
 
 from proctor.findings import Evidence, Finding, finding_key
 from proctor.rules import Trace, argument_strings, cite_absence, cite_message, file_paths
-from proctor.rules.builtin._call_effects import commands_of, edited_paths, is_inspection
-from proctor.rules.builtin._claim_text import find_claims
-from proctor.rules.builtin._verification import call_topics
+from proctor.rules.builtin import call_topics, commands_of, edited_paths, find_claims, is_inspection
 from proctor.supervisor._goal_terms import Vocabulary, salient_terms
 from proctor.supervisor._goals import GoalSpan
 from proctor.transcript import Message, ToolCall

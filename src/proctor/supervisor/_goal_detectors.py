@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from proctor.findings import Evidence, Finding, finding_key
 from proctor.rules import Event, Trace, argument_strings, cite_call, cite_message
-from proctor.rules.builtin._loop_track import action_label
-from proctor.store._goal_store import GoalVersion
+from proctor.rules.builtin import action_label
+from proctor.store import GoalVersion
 from proctor.supervisor._goal_completion import detect_unverified_completion
 from proctor.supervisor._goal_context_loss import detect_context_loss
 from proctor.supervisor._goal_terms import TEXT_CHARS, Vocabulary, salient_terms

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from proctor._util.clock import utcnow
 from proctor.errors import ModelError
 from proctor.model_types import ModelCaller
-from proctor.store._goal_store import GoalVersion, IntentLabel
-from proctor.store._records import StoredTranscript
+from proctor.store import GoalVersion, IntentLabel, StoredTranscript
 from proctor.supervisor._goals import derive_versions, task_version, user_turns
 from proctor.supervisor._intent import LOW_CONFIDENCE, GoalTrackingStore, classify_pending
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from proctor.rules import Trace
-from proctor.store._goal_store import GoalReason, GoalVersion, IntentLabel
+from proctor.store import GoalReason, GoalVersion, IntentLabel
 from proctor.transcript import ConversationKind, Message, Task
 
 GOAL_CHARS = 4000

@@ -34,8 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proctor._util.clock import utcnow
 from proctor.model_types import ChatMessage, ModelCaller, ModelRequest, ModelResponse
-from proctor.store._goal_store import GoalStoreProtocol, GoalVersion, Intent, IntentLabel
-from proctor.store._records import StoredTranscript
+from proctor.store import GoalStoreProtocol, GoalVersion, Intent, IntentLabel, StoredTranscript
 from proctor.supervisor._block import data_block, encode_line, new_boundary, rejected_block
 from proctor.supervisor._goals import first_version, next_version, turns_in_context
 

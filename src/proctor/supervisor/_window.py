@@ -25,8 +25,7 @@ from typing import Protocol
 
 from proctor.findings import Finding
 from proctor.rules import Trace, TraceContext
-from proctor.store import StoredTranscript
-from proctor.store._suggestion_records import MemoryRecord
+from proctor.store import MemoryRecord, StoredTranscript
 from proctor.supervisor._assembly import WindowAssembly
 from proctor.supervisor._window_types import MemoryNote, Window, WindowLimits
 from proctor.transcript import Task, TaskEvent

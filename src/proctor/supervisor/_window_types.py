@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from proctor.findings import Evidence, Severity
-from proctor.store._supervision_store import TargetType as TargetType
+from proctor.store import TargetType as TargetType
 
 TARGET_ID = "target"
 """Window id of the whole target: evidence that something required never happened."""

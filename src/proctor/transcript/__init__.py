@@ -13,10 +13,12 @@ from proctor.transcript._fingerprint import (
 from proctor.transcript._json import (
     MAX_JSON_DEPTH,
     MAX_STORED_DEPTH,
+    TOO_DEEP,
     clean_strings,
     clean_text,
     field_path,
     is_clean_text,
+    json_key,
     nesting_problem,
     storable,
 )
@@ -43,6 +45,7 @@ from proctor.transcript._types import (
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_STORED_DEPTH",
+    "TOO_DEEP",
     "Conversation",
     "ConversationBundle",
     "ConversationKind",
@@ -67,6 +70,7 @@ __all__ = [
     "content_hash",
     "field_path",
     "is_clean_text",
+    "json_key",
     "message_fingerprint",
     "nesting_problem",
     "normalise_text",

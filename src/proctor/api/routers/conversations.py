@@ -19,8 +19,7 @@ from proctor.api._transcript import (
 )
 from proctor.errors import NotFoundError
 from proctor.findings import Severity
-from proctor.store import ConversationSummary, SqlStore
-from proctor.store._findings_inbox import ConversationSort, SortOrder
+from proctor.store import ConversationSort, ConversationSummary, SortOrder, SqlStore
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 

@@ -22,13 +22,7 @@ from proctor.api._inbox_models import (
 )
 from proctor.api._models import DigestedChange, FindingAction, StatusChange
 from proctor.findings import Finding, Severity, Status
-from proctor.store import SqlStore
-from proctor.store._findings_inbox import (
-    FindingFilter,
-    FindingSort,
-    SortOrder,
-    UndoRefusedError,
-)
+from proctor.store import FindingFilter, FindingSort, SortOrder, SqlStore, UndoRefusedError
 
 router = APIRouter(prefix="/findings", tags=["findings"])
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from proctor.api._deps import StoreDep
 from proctor.findings import Finding
-from proctor.store._goal_store import GoalVersion, IntentLabel
+from proctor.store import GoalVersion, IntentLabel
 from proctor.supervision import GoalView, goal_view
 
 router = APIRouter(prefix="/conversations", tags=["goals"])

@@ -16,7 +16,7 @@ from proctor.errors import ConfigError
 from proctor.findings import Severity, Status
 from proctor.graph import GraphObjectType
 from proctor.graph.views import GraphView, ResultObject, ResultSummary
-from proctor.store._findings_inbox import FindingFilter
+from proctor.store import FindingFilter
 
 router = APIRouter(tags=["graph"])
 

@@ -17,8 +17,13 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._deps import StoreDep
-from proctor.store._memory_store import MEMORY_TEXT_CHARS, CandidateStatus, MemoryCandidate
-from proctor.store._suggestion_records import MemoryRecord, UserTaskRecord
+from proctor.store import (
+    MEMORY_TEXT_CHARS,
+    CandidateStatus,
+    MemoryCandidate,
+    MemoryRecord,
+    UserTaskRecord,
+)
 
 router = APIRouter(tags=["memories"])
 

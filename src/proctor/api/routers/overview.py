@@ -32,8 +32,7 @@ from proctor.api._models import (
 )
 from proctor.heartbeat import ActivityEntry
 from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
-from proctor.store._heartbeat_records import ActivityStatus, HeartbeatPhase
-from proctor.store._review_records import RunStatus
+from proctor.store import ActivityStatus, HeartbeatPhase, RunStatus
 
 _INDEXER_LOCK = threading.Lock()
 

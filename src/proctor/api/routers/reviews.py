@@ -20,7 +20,7 @@ from proctor.api._review_models import (
     ReviewStart,
 )
 from proctor.errors import ConfigError
-from proctor.heartbeat._app import require_app
+from proctor.heartbeat import require_app
 from proctor.review import (
     ReviewRequest,
     begin_resume,
@@ -29,7 +29,7 @@ from proctor.review import (
     open_semantic_layer,
     pause_review,
 )
-from proctor.store._review_records import RunStatus
+from proctor.store import RunStatus
 
 router = APIRouter(prefix="/reviews", tags=["reviews"])
 

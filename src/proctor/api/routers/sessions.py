@@ -25,12 +25,12 @@ from proctor.supervision import (
     SessionSettings,
     SessionStatus,
     SystemClock,
+    budget_spent,
     disable_supervision,
     enable_supervision,
     resolve_target,
     session_status,
 )
-from proctor.supervision._sessions import budget_spent
 
 router = APIRouter(prefix="/sessions", tags=["supervision"])
 _manual_lock = threading.Lock()

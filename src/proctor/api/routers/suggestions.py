@@ -17,11 +17,11 @@ from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._heartbeat_models import SuggestionPage
 from proctor.errors import NotFoundError
 from proctor.heartbeat.suggestions import accept_suggestion, ignore_suggestion
-from proctor.store import SqlStore
-from proctor.store._suggestion_records import (
+from proctor.store import (
     Decision,
     EvidenceRef,
     MemoryRecord,
+    SqlStore,
     SuggestionRecord,
     SuggestionStatus,
     UserTaskRecord,

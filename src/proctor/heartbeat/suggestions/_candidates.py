@@ -25,12 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from proctor._util.text import one_line
-from proctor.store._suggestion_records import (
-    ChangedObject,
-    EvidenceRef,
-    ResultChanges,
-    SuggestionKind,
-)
+from proctor.store import ChangedObject, EvidenceRef, ResultChanges, SuggestionKind
 
 MAX_CANDIDATES = 20
 """At most this many candidates per run: one phrasing call stays bounded (HB-4)."""

@@ -18,9 +18,7 @@ import anyio
 from proctor.errors import StoreError, SuggestionError
 from proctor.heartbeat.suggestions._candidates import MIN_SOURCES, Candidate, candidates
 from proctor.heartbeat.suggestions._phrasing import Phrased, Phrasing
-from proctor.store import Store
-from proctor.store._heartbeat_records import HeartbeatStatus
-from proctor.store._suggestion_records import Decision, SuggestionDraft
+from proctor.store import Decision, HeartbeatStatus, Store, SuggestionDraft
 
 RETRY_FAILED_STATUS: HeartbeatStatus = "suggestions_failed"
 """The heartbeat status of a run whose result is published but whose suggestions failed."""

@@ -33,8 +33,7 @@ from proctor.review.semantic._types import (
     BackgroundNote,
     RenderLimits,
 )
-from proctor.supervisor._block import encode_line
-from proctor.supervisor._items import Renderer
+from proctor.supervisor import Renderer, encode_line
 
 _FLOORS = RenderLimits(
     message_chars=400, argument_chars=120, output_chars=240, event_chars=120, sources_chars=4_000

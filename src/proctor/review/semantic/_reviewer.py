@@ -59,12 +59,10 @@ from proctor.review.semantic._types import (
     RenderLimits,
     SemanticBatchError,
 )
-from proctor.supervisor._block import data_block, new_boundary, rejected_block
-from proctor.supervisor._items import clip
-from proctor.supervisor._run import REJECTED_CHARS
+from proctor.supervisor import REJECTED_CHARS, clip, data_block, new_boundary, rejected_block
 
 if TYPE_CHECKING:
-    from proctor.store._model_settings import ModelSettings
+    from proctor.store import ModelSettings
 
 _T = TypeVar("_T")
 _Validate = Callable[[ModelResponse], tuple[_T | None, list[str]]]

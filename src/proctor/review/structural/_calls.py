@@ -20,8 +20,8 @@ from proctor.review.structural._scope import CallScope, call_outcome
 from proctor.review.structural._shell import shell_run
 from proctor.review.structural._shell_facts import shell_facts
 from proctor.review.structural._titles import short
-from proctor.rules._calls import argument
-from proctor.rules.builtin._file_access import is_spawn
+from proctor.rules import argument
+from proctor.rules.builtin import is_spawn
 from proctor.transcript import Conversation, SubagentRun, ToolCall
 
 _RUN_OK = frozenset({"completed", "complete", "success", "succeeded", "ok", "done"})

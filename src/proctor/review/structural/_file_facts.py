@@ -19,9 +19,8 @@ from proctor.review.structural._builder import Outcome
 from proctor.review.structural._paths import file_description, file_identity
 from proctor.review.structural._scope import CallScope
 from proctor.review.structural._urls import tool_urls, url_identity
-from proctor.rules._calls import argument
-from proctor.rules.builtin._call_effects import tool_base_name
-from proctor.rules.builtin._file_access import FileAccess, file_accesses
+from proctor.rules import argument
+from proctor.rules.builtin import FileAccess, file_accesses, tool_base_name
 
 Use = Literal["read", "edit", "write", "delete"]
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proctor.review.structural._shell import Arg, program_args, program_name
-from proctor.rules.builtin._shell_words import SimpleCommand
+from proctor.rules.builtin import SimpleCommand
 
 _COMMIT_LINE = re.compile(
     r"^\[(?P<branch>[^\]\s]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\] (?P<message>.*)$",

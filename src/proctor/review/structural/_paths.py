@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from proctor.rules.builtin._locations import home_of, normalise, within
+from proctor.rules.builtin import home_of, normalise, within
 
 _HOME_PREFIX = re.compile(r"^(?:~|\$HOME|\$\{HOME\})(?=/|$)")
 _INEXACT = re.compile(r"[*?`]|\$|\{|\}|<\(|\n")

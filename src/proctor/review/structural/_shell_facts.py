@@ -28,10 +28,8 @@ from proctor.review.structural._shell import ShellRun, program_args, program_nam
 from proctor.review.structural._test_runs import SuiteRun, count_summary, find_test_runs
 from proctor.review.structural._titles import run_title, short
 from proctor.review.structural._urls import shell_urls, url_identity
-from proctor.rules.builtin._file_access import file_accesses
-from proctor.rules.builtin._shell_words import SimpleCommand
-from proctor.rules.builtin._verification import outcome as verification_outcome
-from proctor.rules.builtin._verification import summary_span
+from proctor.rules.builtin import SimpleCommand, file_accesses, summary_span
+from proctor.rules.builtin import outcome as verification_outcome
 
 _CONTENT_READERS = frozenset({
     "cat", "tac", "nl", "less", "more", "head", "tail", "bat", "sed", "gsed", "awk", "gawk",

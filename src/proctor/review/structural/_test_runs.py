@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from proctor.review.structural._paths import file_identity, looks_like_file
 from proctor.review.structural._shell import Arg, command_folders, program_args, program_name
-from proctor.rules.builtin._shell_words import SimpleCommand
-from proctor.rules.builtin._verification import command_topics
+from proctor.rules.builtin import SimpleCommand, command_topics
 
 # Options that select tests, by program, with how many value words follow (0: the value
 # is attached, ``-kfoo`` / ``--flag=x``, or the option is a switch).

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from proctor.review.structural._shell import program_args, program_name
-from proctor.rules._calls import argument_strings
-from proctor.rules.builtin._shell_words import SimpleCommand
+from proctor.rules import argument_strings
+from proctor.rules.builtin import SimpleCommand
 from proctor.transcript import ToolCall
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+", re.IGNORECASE)
