@@ -67,7 +67,7 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
     data = sys.stdin.buffer.read()
     if policy_path is None and project is None:
         # A running `proctor serve` already holds the session: ask it (standard library only).
-        from proctor.gate._hook import forward
+        from proctor.gate import forward
 
         answer = forward(data)
         if answer is not None:
@@ -80,6 +80,6 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
 def decide_here(data: bytes, *, policy_path: Path | None, project: str | None) -> None:
     """Decide in this process on the payload ``data`` and print the agent's answer."""
     # Imported when the hook decides itself, so other commands do not pay for the gate.
-    from proctor.gate._alone import decide_alone
+    from proctor.gate import decide_alone
 
     decide_alone(data, policy_path=policy_path, project=project)

@@ -81,7 +81,7 @@ def serve_command(
         deliver_webhooks=True,
     )
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
-    from proctor.gate._discovery import ServerAddress, advertise, withdraw
+    from proctor.gate import ServerAddress, advertise, withdraw
 
     # `proctor gate` hooks of this PROCTOR_HOME forward to this server while it runs.
     advertise(ServerAddress(os.getpid(), host, port, token_env if token else None))

@@ -27,6 +27,7 @@ from proctor.store import SqlStore, SupervisionSession
 from proctor.supervision import (
     MODES,
     TRIGGERS,
+    ModelExecutor,
     ScheduleOutcome,
     Scheduler,
     SessionSettings,
@@ -38,7 +39,6 @@ from proctor.supervision import (
     resolve_target,
     session_status,
 )
-from proctor.supervision._execute import ModelExecutor
 from proctor.supervisor import Mode
 
 

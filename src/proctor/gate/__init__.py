@@ -17,6 +17,7 @@ import importlib
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the hook more than it decides
 if TYPE_CHECKING:
+    from proctor.gate._alone import decide_alone
     from proctor.gate._claude_code import (
         PRE_TOOL_USE,
         ClaudeCodeHookInput,
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
         parse_hook_input,
     )
     from proctor.gate._decide import decide, policy_unusable
+    from proctor.gate._discovery import ServerAddress, advertise, withdraw
     from proctor.gate._history import History, load_history, merge_events, stored_trace
+    from proctor.gate._hook import forward
     from proctor.gate._live import LiveGate, LiveGateCounters
     from proctor.gate._request import GateRequest, proposed_call
     from proctor.gate._state import GateService, HistoryLoader, PolicyCache
@@ -36,8 +39,13 @@ _WHERE = {
     "gate_request": "_claude_code",
     "hook_output": "_claude_code",
     "parse_hook_input": "_claude_code",
+    "decide_alone": "_alone",
     "decide": "_decide",
     "policy_unusable": "_decide",
+    "ServerAddress": "_discovery",
+    "advertise": "_discovery",
+    "withdraw": "_discovery",
+    "forward": "_hook",
     "History": "_history",
     "load_history": "_history",
     "merge_events": "_history",
@@ -71,7 +79,11 @@ __all__ = [
     "LiveGate",
     "LiveGateCounters",
     "PolicyCache",
+    "ServerAddress",
+    "advertise",
     "decide",
+    "decide_alone",
+    "forward",
     "gate_request",
     "hook_output",
     "load_history",
@@ -80,4 +92,5 @@ __all__ = [
     "policy_unusable",
     "proposed_call",
     "stored_trace",
+    "withdraw",
 ]

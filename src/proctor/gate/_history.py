@@ -25,7 +25,7 @@ from proctor.rules import Event, Trace, TraceContext
 from proctor.transcript import ConversationBundle, SourceIssue
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported only when a database exists
-    from proctor.sources._source import SourceAdapter
+    from proctor.sources import SourceAdapter
     from proctor.store import StoredTranscript, StoreReader
 
 
@@ -162,8 +162,7 @@ def read_transcript_file(
     path: Path, format_name: str | None, project: str | None, notes: list[str]
 ) -> Trace | None:
     """The trace of the main conversation in one transcript file; problems go to ``notes``."""
-    from proctor.sources import prepare_bundle
-    from proctor.sources._detect import plan_import, read_unit
+    from proctor.sources import plan_import, prepare_bundle, read_unit
 
     # Only the one adapter: importing every format would slow the hook down on every call.
     adapter = _adapter(format_name)

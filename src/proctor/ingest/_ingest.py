@@ -29,12 +29,12 @@ from proctor.ingest._reading import (
 from proctor.sources import (
     Limits,
     Plan,
+    ReadUnit,
     SourceAdapter,
     default_adapters,
     plan_import,
+    unreadable_unit,
 )
-from proctor.sources._detect import unreadable_unit
-from proctor.sources._source import ReadUnit
 from proctor.store import ImportBatch, ImportedFile, ImportRecord, Store
 from proctor.transcript import PreparedBundle, SourceIssue, clean_text
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.errors import SourceError
-from proctor.sources._files import JSONProblem, parse_json
-from proctor.sources._fit import fit_bundle, fit_id
+from proctor.sources import JSONProblem, fit_bundle, fit_id, parse_json
 from proctor.sources.jsonl import (
     SUPPORTED_VERSION,
     Assembler,

@@ -35,9 +35,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proctor.sources import Limits, SourceAdapter, prepare_bundle, read_unit
-from proctor.sources._detect import unreadable_unit
-from proctor.sources._source import ReadUnit
+from proctor.sources import (
+    Limits,
+    ReadUnit,
+    SourceAdapter,
+    prepare_bundle,
+    read_unit,
+    unreadable_unit,
+)
 from proctor.transcript import (
     Conversation,
     ConversationBundle,

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from proctor.errors import ConfigError
 from proctor.jobs._inprocess import AnalysisQueue, InProcessJobs, ReviewThread
+from proctor.jobs._manual import manual_key, run_manual_analyses
 from proctor.jobs._queue import (
     JobQueue,
     build_worker_app,
@@ -131,8 +132,10 @@ __all__ = [
     "ensure_job_schema",
     "is_transient",
     "jobs_for",
+    "manual_key",
     "queue_analyses",
     "queue_for",
+    "run_manual_analyses",
     "run_review_job",
     "run_worker",
     "uses_queue",

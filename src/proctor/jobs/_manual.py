@@ -15,8 +15,13 @@ from functools import partial
 import anyio
 
 from proctor.store import SqlStore
-from proctor.supervision import ScheduleOutcome, Scheduler, SystemClock, resolve_target
-from proctor.supervision._execute import ModelExecutor
+from proctor.supervision import (
+    ModelExecutor,
+    ScheduleOutcome,
+    Scheduler,
+    SystemClock,
+    resolve_target,
+)
 from proctor.supervisor import Mode
 
 

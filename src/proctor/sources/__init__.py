@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from proctor.sources._detect import Plan, detect, plan_import, read_unit, walk
-from proctor.sources._files import iter_jsonl, load_json_document, open_binary
+from proctor.sources._detect import Plan, detect, plan_import, read_unit, unreadable_unit, walk
+from proctor.sources._files import (
+    JSONProblem,
+    iter_jsonl,
+    load_json_document,
+    open_binary,
+    parse_json,
+)
+from proctor.sources._fit import fit_bundle, fit_id
 from proctor.sources._prepare import Limits, bound_text, prepare_bundle
 from proctor.sources._redaction import Redactor
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
@@ -74,6 +81,7 @@ __all__ = [
     "ClaudeCodeAdapter",
     "CodexAdapter",
     "GeminiCliAdapter",
+    "JSONProblem",
     "Limits",
     "LocomoAdapter",
     "OpenAIChatAdapter",
@@ -92,12 +100,16 @@ __all__ = [
     "bound_text",
     "default_adapters",
     "detect",
+    "fit_bundle",
+    "fit_id",
     "iter_jsonl",
     "load_json_document",
     "open_binary",
+    "parse_json",
     "plan_import",
     "prepare_bundle",
     "read_paths",
     "read_unit",
+    "unreadable_unit",
     "walk",
 ]

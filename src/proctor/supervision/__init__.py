@@ -10,6 +10,7 @@ long-running process.
 """
 
 from proctor.supervision._check import CheckResult, check_conversations
+from proctor.supervision._execute import ModelExecutor
 from proctor.supervision._goal_view import GOAL_RULES, GoalTurn, GoalView, TaskGoals, goal_view
 from proctor.supervision._hook import (
     QUEUED,
@@ -59,6 +60,7 @@ __all__ = [
     "GoalTurn",
     "GoalView",
     "LiveSupervision",
+    "ModelExecutor",
     "Observation",
     "ScheduleOutcome",
     "Scheduler",

@@ -19,16 +19,17 @@ from typing import Literal, get_args
 
 from proctor.errors import ConfigError
 from proctor.gate import stored_trace
+from proctor.store import SessionState as _SessionState
 from proctor.store import Store, SupervisionRun, SupervisionSession, SupervisionUsage
-from proctor.store import _supervision_store as _records
+from proctor.store import SupervisionTrigger as _SupervisionTrigger
 from proctor.supervisor import Mode
 
-Trigger = _records.SupervisionTrigger
+Trigger = _SupervisionTrigger
 """When an analysis runs (SPEC SUP-2); ``manual`` means only ``proctor supervise run``."""
 TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 MODES: tuple[Mode, ...] = get_args(Mode)
 
-SessionState = _records.SessionState
+SessionState = _SessionState
 """What a session shows: analysing, paused until its budget period turns, or off."""
 ACTIVE: SessionState = "active"
 PAUSED_BUDGET: SessionState = "paused: budget"

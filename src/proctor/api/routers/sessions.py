@@ -18,8 +18,7 @@ from fastapi import APIRouter, FastAPI, Path, Query, Request
 from proctor.api._deps import Limit, Offset, StoreDep
 from proctor.api._session_models import RunNowBody, RunQueued, SessionPage, SessionSettingsBody
 from proctor.errors import ConfigError, ModelError, NotFoundError
-from proctor.jobs import AnalysisQueue
-from proctor.jobs._manual import manual_key, run_manual_analyses
+from proctor.jobs import AnalysisQueue, manual_key, run_manual_analyses
 from proctor.store import SqlStore
 from proctor.supervision import (
     SessionSettings,

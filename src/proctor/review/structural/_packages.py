@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from proctor.review.structural._shell import Arg, program_args, program_name
-from proctor.rules.builtin._shell_words import SimpleCommand
+from proctor.rules.builtin import SimpleCommand
 
 # (program, subcommand) → ecosystem; "uv pip install" is matched on its first two words.
 # fmt: off

@@ -13,9 +13,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from proctor.rules.builtin._file_access import shell_source, shell_workdir
-from proctor.rules.builtin._shell_words import SimpleCommand, simple_commands
-from proctor.rules.builtin._verification import _strip_runners
+from proctor.rules.builtin import SimpleCommand, shell_source, shell_workdir, simple_commands
+from proctor.rules.builtin import strip_runners as _strip_runners
 from proctor.transcript import ToolCall
 
 

@@ -33,6 +33,7 @@ from proctor.rules.builtin._file_access import (
 from proctor.rules.builtin._locations import home_of, normalise, within
 from proctor.rules.builtin._loop_track import action_label
 from proctor.rules.builtin._shell_words import SimpleCommand, simple_commands
+from proctor.rules.builtin._verification import _strip_runners as strip_runners
 from proctor.rules.builtin._verification import (
     call_topics,
     command_topics,
@@ -87,6 +88,7 @@ __all__ = [
     "shell_source",
     "shell_workdir",
     "simple_commands",
+    "strip_runners",
     "summary_span",
     "tool_base_name",
     "within",
