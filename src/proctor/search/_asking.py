@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy.sql.elements import ColumnElement
 
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 ASKING_SHARE = 0.8
 """Share of its own fused score a document keeps when it ends by asking a question."""

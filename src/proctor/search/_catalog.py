@@ -25,7 +25,7 @@ from proctor.search._asking import asks_column
 from proctor.search._encoder import DIMENSIONS, TextEncoder
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 if TYPE_CHECKING:
     import numpy as np

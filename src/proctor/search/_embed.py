@@ -27,7 +27,7 @@ from proctor.search._documents import digest, embedding_text
 from proctor.search._encoder import TextEncoder
 from proctor.search._write import Vector, add_vectors, vector_bytes
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 EMBED_CHUNK = 8
 """Documents read, encoded and written together: at most a second or two of encoder time

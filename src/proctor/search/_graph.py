@@ -36,7 +36,7 @@ from proctor.search._write import (
     upsert_rows,
 )
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 
 def index_graph_objects(

@@ -52,7 +52,7 @@ from proctor.search._write import (
     upsert_rows,
 )
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 IndexProgress = Callable[[int, int], None]
 """Called with (documents done, documents to do) while indexing."""

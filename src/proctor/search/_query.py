@@ -61,7 +61,7 @@ from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_
 from proctor.search._vectors import Scope, nearest, vectors_of
 from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 FULL_TEXT_WEIGHT = 0.5
 """w: the full-text share of the fused score (the embedding has the rest)."""

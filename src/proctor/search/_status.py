@@ -17,7 +17,7 @@ from proctor.search._embed import count_embedded
 from proctor.search._index import full_text_behind
 from proctor.search._write import Encoder, resolve_encoder
 from proctor.store import SqlStore
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection
 
 from proctor.search._encoder import DIMENSIONS
 from proctor.search._write import IN_CLAUSE, chunks
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 if TYPE_CHECKING:
     import numpy as np

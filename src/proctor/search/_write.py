@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from proctor._util.clock import utcnow
 from proctor.search._documents import digest
 from proctor.search._encoder import TextEncoder, load_encoder
-from proctor.store import _schema as t
+from proctor.store import tables as t
 
 if TYPE_CHECKING:
     import numpy as np

@@ -5,6 +5,8 @@ SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a UR
 run the same SQLAlchemy Core code and the same Alembic migrations.
 """
 
+# The tables themselves, for the search index's SQL (until search has a repository of its own).
+from proctor.store import _schema as tables
 from proctor.store._engine import head_revision
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._findings_inbox import (
@@ -199,4 +201,5 @@ __all__ = [
     "head_revision",
     "open_store",
     "slot_owner",
+    "tables",
 ]
