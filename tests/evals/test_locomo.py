@@ -162,14 +162,18 @@ def test_search_beats_the_plain_full_text_baseline_on_the_development_split(
     assert metrics["overall"]["questions"] == 760
     overall = metrics["overall"]
     assert _recall(overall, "search") > _recall(overall, "baseline") + 0.15
-    # Hybrid 0.809 on SQLite (the default store); on PostgreSQL, whose full text ranks with
-    # ts_rank rather than FTS5's bm25, 0.7999 was measured.
-    hybrid_floor = 0.79 if ON_POSTGRES else 0.80
+    # Hybrid 0.822 on SQLite (the default store); on PostgreSQL, whose full text ranks with
+    # ts_rank rather than FTS5's bm25, 0.814 was measured (0.809 and 0.7999 before the
+    # asking share and the name-free query embedding, issue 20).
+    hybrid_floor = 0.805 if ON_POSTGRES else 0.815
     assert _recall(overall, "search") >= (hybrid_floor if development.mode == "hybrid" else 0.77)
     # Date-aware ranking (search/_temporal.py): questions about time find the turn that
-    # says when (0.90 before it, 0.926 with it; 0.906 on PostgreSQL).
+    # says when (0.90 before it, 0.928 with it; 0.921 on PostgreSQL).
     if development.mode == "hybrid":
-        assert _recall(metrics["2 temporal"], "search") >= (0.90 if ON_POSTGRES else 0.915)
+        assert _recall(metrics["2 temporal"], "search") >= (0.91 if ON_POSTGRES else 0.92)
+        # Multi-hop questions gained most from the name-free query embedding (0.487 before;
+        # 0.542 on SQLite, 0.523 on PostgreSQL).
+        assert _recall(metrics["1 multi-hop"], "search") >= 0.51
     for name, slice_ in metrics.items():
         assert _recall(slice_, "search") > _recall(slice_, "baseline"), name
     # The weights were chosen on the first two conversations; the others must hold too.
