@@ -124,9 +124,14 @@ How to read it:
 - shell / api / render split "ready": the shell's HTML and modules until the page's
   first API request, the API requests (the story graph: `/results`, then its graph),
   and drawing the page from their answers.
+- The shell is small (app.js, api.js, dom.js, the header's search; preloaded by the
+  `Link` header): it loads the module of the page the address names together with that
+  module's own imports, and the other pages' modules (and markdown-it, which only the
+  trace's modules load) once that page is drawn.
 - (c) needs `../shared/transcripts` (or `PROCTOR_SHARED_DIR`); the page asks for the
-  scope's whole graph (`cumulative=true`, the newest 500 events), draws the d3 chart
-  (`vendor/d3.min.js`, loaded while the data is asked for) at the grain of episodes
+  scope's whole graph (`cumulative=true`, the newest 500 events, `excerpts=false`: the
+  sources' times without their excerpts, which only the List tab asks for), draws the d3
+  chart (`vendor/d3.min.js`, loaded while the data is asked for) at the grain of episodes
   (tens of marks, sub-agents' runs folded) and the event list (episodes and the events
   no episode holds); the findings' lane follows after "ready".
 """
