@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,33 @@ def test_a_heartbeat_loop_stopped_right_after_it_started_opened_no_store() -> No
     loop.stop()
     assert loop.state.ticks == 0
     assert loop.state.last_error is None
+
+
+def test_the_start_indexer_waits_its_moment_but_a_search_before_it_starts_it_at_once(
+    tmp_path: Path,
+) -> None:
+    """``proctor serve`` (``index_search``) leaves the first requests the interpreter: the
+    background indexer (the encoder's runtime, numpy, a first pass) starts a moment after
+    the server, or at once when a search asks for it first."""
+    import asyncio
+
+    import httpx
+
+    from proctor.api import create_app
+    from proctor.store import open_store
+
+    app = create_app(lambda: open_store(tmp_path / "proctor.db"), token=None, index_search=True)
+    app.state.search_index_delay = 3600.0
+
+    async def serve() -> tuple[object, object, dict[str, object]]:
+        async with app.router.lifespan_context(app):
+            before = getattr(app.state, "search_indexer", None)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+                report = (await c.get("/api/search/index")).json()
+            during = getattr(app.state, "search_indexer", None)
+        return before, during, report
+
+    before, during, report = asyncio.run(serve())
+    assert before is None
+    assert during is not None and report["indexer"] is not None

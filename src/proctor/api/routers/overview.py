@@ -39,18 +39,29 @@ _INDEXER_LOCK = threading.Lock()
 
 @asynccontextmanager
 async def _search_indexing(app: FastAPI) -> AsyncIterator[None]:
-    """While the app is served, a background indexer runs (from the start when the app
-    was made with ``index_search``, else from the first search); it stops here.
+    """While the app is served, a background indexer runs (a moment after the start when
+    the app was made with ``index_search``, else from the first search; a search before
+    that moment starts it at once); it stops here.
 
-    An app called without its lifespan (an in-process test transport) starts none, so no
-    thread outlives it: its searches read the index as it is and say so.
+    The moment (``START_DELAY_SECONDS``) keeps the indexer's imports (the encoder's runtime,
+    numpy) and its first pass from competing with the server's first requests for the one
+    interpreter. An app called without its lifespan (an in-process test transport) starts
+    none, so no thread outlives it: its searches read the index as it is and say so.
     """
+    from proctor.api._app import START_DELAY_SECONDS
+
     app.state.search_indexing = True
+    timer: threading.Timer | None = None
     if getattr(app.state, "search_index_at_start", False):
-        search_indexer(app)
+        delay = getattr(app.state, "search_index_delay", START_DELAY_SECONDS)
+        timer = threading.Timer(delay, search_indexer, args=(app,))
+        timer.daemon = True
+        timer.start()
     try:
         yield
     finally:
+        if timer is not None:
+            timer.cancel()
         with _INDEXER_LOCK:
             app.state.search_indexing = False
             indexer: BackgroundIndexer | None = getattr(app.state, "search_indexer", None)
