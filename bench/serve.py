@@ -332,9 +332,9 @@ def main() -> None:
     )
     start = time.perf_counter()
     database, built = cached_store(args.size_mb, rebuild=args.rebuild)
-    embed_cached(database)  # also brings the cached store to this tree's schema
     if time.perf_counter() - start > 1:
         print(f"built the store in {time.perf_counter() - start:.0f} s: {json.dumps(built)}")
+    embed_cached(database)  # also brings the cached store to this tree's schema
     print(
         f"store: {built['size_mb']} MB corpus, {built['conversations']:,} conversations, "
         f"{built['messages']:,} messages, {built['tool_calls']:,} tool calls, "
