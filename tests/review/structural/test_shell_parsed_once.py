@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from proctor.review.structural import _shell
+from proctor.review.structural._output import exit_line, printed_exit_code
 from proctor.review.structural._packages import package_installs
 from proctor.review.structural._shell import program_args
 from proctor.rules.builtin._shell_words import simple_commands
@@ -50,3 +51,26 @@ def test_install_forms_are_found_by_the_program_that_starts_them(
 ) -> None:
     uses = package_installs(simple_commands(line))
     assert [(u.name, u.ecosystem) for u in uses] == found
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Exit code 1\nTraceback …", 1),
+        ("output\nExit Code: 2", 2),
+        ("Chunk ID: x\nProcess exited with code -1\nOutput:", -1),
+        ("first\\nExit Code: 3\\nrest", 3),
+        ("all good\n" * 500, None),
+        ("exit code 1 in lower case is not a status line", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_the_printed_exit_status_is_found_or_passed_over(
+    text: str | None, code: int | None
+) -> None:
+    assert printed_exit_code(text) == code
+    span = exit_line(text)
+    assert (span is None) == (code is None)
+    if span is not None and text is not None:
+        assert text[span[0] : span[1]].endswith(str(code))

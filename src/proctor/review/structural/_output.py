@@ -25,6 +25,9 @@ _EXIT = re.compile(
 )
 """Claude Code's ``Exit code 1``, Codex's ``Process exited with code 1``, Gemini CLI's
 ``Exit Code: 1`` (some exports keep Gemini's line breaks as a literal ``\\n``)."""
+_EXIT_WORD = "xit"
+"""In every line ``_EXIT`` matches: a result without it is passed over without the regex,
+which would otherwise try its lookbehind at every character of a long log."""
 _EXCEPTION = re.compile(
     r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Failure)\b(?::|\s*$)"
 )
@@ -64,7 +67,7 @@ def error_line(text: str | None) -> tuple[int, int] | None:
 
 def exit_line(text: str | None) -> tuple[int, int] | None:
     """The characters of ``Exit code 1`` / ``Process exited with code 1``, when printed."""
-    if not text:
+    if not text or _EXIT_WORD not in text:
         return None
     match = _EXIT.search(text)
     return None if match is None else (match.start(), match.end())
@@ -72,7 +75,9 @@ def exit_line(text: str | None) -> tuple[int, int] | None:
 
 def printed_exit_code(text: str | None) -> int | None:
     """The exit code a shell tool printed in its result, when the format has no field."""
-    match = _EXIT.search(text or "")
+    if not text or _EXIT_WORD not in text:
+        return None
+    match = _EXIT.search(text)
     return None if match is None else int(match.group("code"))
 
 
