@@ -241,15 +241,39 @@ function modulesFor(path) {
 }
 
 /**
+ * Settles once the page shown says it is ready: a page root that marks itself
+ * (`data-page`) and finishes after its render returned (the story graph draws its chart
+ * once d3 is in) sets `data-ready="true"`; a page without one is ready when drawn.
+ * @returns {Promise<void>}
+ */
+function pageReady() {
+  const pending = () => document.querySelector("#main [data-page]:not([data-ready='true'])");
+  if (!pending()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const watch = new MutationObserver(() => {
+      if (pending()) return;
+      watch.disconnect();
+      resolve();
+    });
+    watch.observe(/** @type {HTMLElement} */ (document.getElementById("main")),
+      { subtree: true, childList: true, attributes: true, attributeFilter: ["data-ready"] });
+  });
+}
+
+/**
  * Show the page the address names as soon as its module is in, then load the other pages'
- * modules (a later page then shows at once). They wait until the first page is drawn (or
- * 2 s, whichever comes first), so they do not compete with its requests and its drawing.
+ * modules (a later page then shows at once). They wait until the first page is drawn and
+ * ready (or 2 s, whichever comes first), so they do not compete with its requests and its
+ * drawing.
  */
 async function start() {
   // The header's notifications badge and panel: on every page; loaded after the first
   // page for the same reason.
   let pageShown = () => {};
-  const firstShown = Promise.race([new Promise((resolve) => { pageShown = resolve; }), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  const firstShown = Promise.race([
+    new Promise((resolve) => { pageShown = resolve; }).then(pageReady),
+    new Promise((resolve) => setTimeout(resolve, 2000)),
+  ]);
   firstShown
     .then(() => import("./notifications.js"))
     .then((module) => module.start())
