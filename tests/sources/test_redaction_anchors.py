@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.sources._redaction import _ANCHORS, _PATTERNS, Redactor
+from proctor.redaction import _ANCHORS, _PATTERNS, Redactor
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.sources import _redaction
-from proctor.sources._redaction import _EXACT, _PATTERNS, Redactor
+from proctor import redaction as _redaction
+from proctor.redaction import _EXACT, _PATTERNS, Redactor
 
 _WITH_PARTS = [(kind, pattern) for kind, pattern, _, _ in _PATTERNS if kind in _EXACT]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from proctor.redaction import Redactor
 from proctor.sources._detect import Plan, detect, plan_import, read_unit, unreadable_unit, walk
 from proctor.sources._files import (
     JSONProblem,
@@ -19,7 +20,6 @@ from proctor.sources._files import (
 )
 from proctor.sources._fit import fit_bundle, fit_id
 from proctor.sources._prepare import Limits, bound_text, prepare_bundle
-from proctor.sources._redaction import Redactor
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from proctor.redaction import Redactor
 from proctor.sources._fit import NAME_CHARS, fit_bundle, fit_optional_label
-from proctor.sources._redaction import Redactor
 from proctor.transcript import (
     MAX_STORED_DEPTH,
     TOO_DEEP,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.sources import Redactor
+from proctor.redaction import Redactor
 from proctor.transcript import Message, TaskEvent, ToolCall
 
 _MARK_RESERVE = 40

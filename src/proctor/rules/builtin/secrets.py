@@ -28,12 +28,12 @@ from collections.abc import Iterable
 from typing import ClassVar, Literal
 
 from proctor.findings import Evidence, Severity
+from proctor.redaction import Redactor
 from proctor.rules._calls import argument_strings
 from proctor.rules._policy import RuleMode
 from proctor.rules._rule import Hit, Rule, RuleContext
 from proctor.rules._trace import Event
 from proctor.rules.builtin._call_effects import commands_of, edited_paths, is_edit_tool, shell_text
-from proctor.sources import Redactor
 from proctor.transcript import Message, ToolCall
 
 Destination = Literal["network", "file", "arguments", "message"]

@@ -1,5 +1,8 @@
 """Secret redaction (SPEC ING-4).
 
+A leaf (it imports nothing from Proctor): ``sources`` redacts what it prepares, the
+``secrets`` rule and the supervisor's rendering redact what they show.
+
 Every string that reaches the store passes through :class:`Redactor` first. A detected
 secret is replaced by ``[REDACTED:<kind>]`` and counted. Patterns cover the keys of the
 major model providers, cloud and forge tokens, chat-platform tokens, JWTs, private key
