@@ -350,6 +350,12 @@ def open_store(
     """
     from proctor._util.paths import database_path
 
+    if isinstance(path, str) and "://" in path:
+        scheme = path.split("://", 1)[0]
+        raise StoreError(
+            f"open_store was given a database URL ({scheme}://…) as a file path; "
+            "pass it as url=… (a path would make a SQLite file named after the URL)"
+        )
     if path is None and url is None:
         url = configured_database_url()
     try:
