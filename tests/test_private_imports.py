@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +56,7 @@ def _imported_modules(tree: ast.Module, module: str, is_package: bool) -> set[st
     return names
 
 
+@cache  # two tests ask; the whole tree is parsed once
 def cross_package_private_imports() -> set[tuple[str, str]]:
     """Every (importer, private module) pair whose importer lives outside that package.
 

@@ -89,6 +89,7 @@ def test_the_installed_encoder_reproduces_the_published_similarity_matrix() -> N
 
 
 @needs_onnx
+@pytest.mark.slow  # builds or runs whole ONNX graphs: seconds
 def test_the_onnx_float_graph_gives_the_numpy_encoders_vectors() -> None:
     import numpy as np
 
@@ -99,6 +100,7 @@ def test_the_onnx_float_graph_gives_the_numpy_encoders_vectors() -> None:
 
 
 @needs_onnx
+@pytest.mark.slow  # builds or runs whole ONNX graphs: seconds
 def test_the_onnx_int8_encoder_stays_close_to_the_numpy_encoder() -> None:
     import numpy as np
 
@@ -123,6 +125,7 @@ def test_each_encoder_stores_its_vectors_under_its_own_model_id() -> None:
 
 
 @needs_onnx
+@pytest.mark.slow  # builds or runs whole ONNX graphs: seconds
 def test_the_onnx_graphs_are_built_once_and_reused_from_the_cache(tmp_path: Path) -> None:
     from proctor.search._onnx import graph_files
 
