@@ -52,7 +52,15 @@ def _fail(message: str) -> NoReturn:
     "--project",
     help="Project whose policy applies (default: the stored conversation's project).",
 )
-def gate_command(hook_format: str, policy_path: Path | None, project: str | None) -> None:
+@click.option(
+    "--no-daemon",
+    is_flag=True,
+    help="Neither ask nor start the warm gate process: decide in this process "
+    "(as PROCTOR_GATE_DAEMON=0).",
+)
+def gate_command(
+    hook_format: str, policy_path: Path | None, project: str | None, no_daemon: bool
+) -> None:
     """Decide whether an agent's next tool call may run (a Claude Code PreToolUse hook).
 
     Reads the hook payload on stdin, checks the proposed call against the project's policy
@@ -61,7 +69,9 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
     reason. When no rule objects it prints nothing and the agent's own permission rules
     apply. Other hook events are ignored. Errors go to stderr with exit status 1, which
     does not block the agent. When `proctor serve` runs for the same PROCTOR_HOME (and
-    neither option is given), the server decides and this prints its answer.
+    neither option is given), the server decides and this prints its answer. Otherwise a
+    warm gate process (started by an earlier call, exits after 10 idle minutes) decides
+    with the rules it imported once; without one this process decides and starts one.
     """
     del hook_format  # one protocol so far; the option keeps room for others
     data = sys.stdin.buffer.read()
@@ -74,6 +84,18 @@ def gate_command(hook_format: str, policy_path: Path | None, project: str | None
             sys.stdout.buffer.write(answer)
             sys.stdout.buffer.flush()
             return
+        if not no_daemon:
+            # The warm gate process imported the rules once: ask it (standard library only).
+            from proctor.gate import answered_warm, start_warm, warm_enabled
+
+            if answered_warm(data):
+                return
+            if warm_enabled():
+                try:
+                    decide_here(data, policy_path=policy_path, project=project)
+                finally:
+                    start_warm()
+                return
     decide_here(data, policy_path=policy_path, project=project)
 
 

@@ -32,8 +32,15 @@ if TYPE_CHECKING:
     from proctor.gate._live import LiveGate, LiveGateCounters
     from proctor.gate._request import GateRequest, proposed_call
     from proctor.gate._state import GateService, HistoryLoader, PolicyCache
+    from proctor.gate._warm import answered as answered_warm
+    from proctor.gate._warm import enabled as warm_enabled
+    from proctor.gate._warm import start as start_warm
 
+_RENAMED = {"answered_warm": "answered", "warm_enabled": "enabled", "start_warm": "start"}
 _WHERE = {
+    "answered_warm": "_warm",
+    "warm_enabled": "_warm",
+    "start_warm": "_warm",
     "PRE_TOOL_USE": "_claude_code",
     "ClaudeCodeHookInput": "_claude_code",
     "gate_request": "_claude_code",
@@ -64,7 +71,7 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'proctor.gate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.gate.{module}"), name)
+    value = getattr(importlib.import_module(f"proctor.gate.{module}"), _RENAMED.get(name, name))
     globals()[name] = value
     return value
 
@@ -81,6 +88,7 @@ __all__ = [
     "PolicyCache",
     "ServerAddress",
     "advertise",
+    "answered_warm",
     "decide",
     "decide_alone",
     "forward",
@@ -91,6 +99,8 @@ __all__ = [
     "parse_hook_input",
     "policy_unusable",
     "proposed_call",
+    "start_warm",
     "stored_trace",
+    "warm_enabled",
     "withdraw",
 ]

@@ -1,8 +1,9 @@
 """``python -m proctor.gate``: the Claude Code ``PreToolUse`` hook with the fewest imports.
 
-Forwards the payload to a running ``proctor serve`` when there is one; otherwise decides
-as ``proctor gate`` does (same output, same exit statuses). With options (``--policy``,
-``--project``) it is ``proctor gate`` with them.
+Forwards the payload to a running ``proctor serve`` when there is one, else asks the warm
+gate process (``_warm``); otherwise decides as ``proctor gate`` does (same output, same
+exit statuses) and starts a warm gate process for the next calls. With options
+(``--policy``, ``--project``, ``--no-daemon``) it is ``proctor gate`` with them.
 """
 
 from __future__ import annotations
@@ -25,9 +26,17 @@ def main() -> None:
         sys.stdout.buffer.write(answer)
         sys.stdout.buffer.flush()
         return
+    from proctor.gate._warm import answered, enabled, start
+
+    if answered(payload):
+        return
     from proctor.gate._alone import decide_alone
 
-    decide_alone(payload, policy_path=None, project=None)
+    try:
+        decide_alone(payload, policy_path=None, project=None)
+    finally:
+        if enabled():
+            start()
 
 
 if __name__ == "__main__":
