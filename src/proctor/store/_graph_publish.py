@@ -9,7 +9,9 @@ planner statistics of the tables it grew, in the same transaction.
 User edits win (REV-4): an existing entity or relation is updated only while it is
 ``automatic``; for a protected one a differing proposal becomes a ``needs_review`` row
 (once per distinct proposal), and a revoked relation is never recreated. Story lines the
-merge chose (``must_exist``) are re-checked here, inside the transaction (REV-9).
+merge chose (``must_exist``) are re-checked here, inside the transaction (REV-9). These
+decisions are ``proctor.graph``'s publish policy (pure functions over the draft's facts
+and the stored state they name); the writers here read that state and execute them.
 Publishing is idempotent per run: a run that already has a result gets that result's
 outcome back and nothing is written.
 """

@@ -1,8 +1,10 @@
 """Publishing entities, events, entity changes and relations (REV-3, REV-4).
 
-An existing entity or relation is updated only while it is ``automatic``; a protected
-one keeps a person's values and a differing proposal becomes a ``needs_review`` row. A
-revoked relation (same from, to and type, so the same id) is never recreated.
+What happens to an existing entity or relation is decided by ``proctor.graph``'s publish
+policy (``decide_entities``, ``decide_relations``: user edits win, a differing proposal
+for a protected object needs review, a revoked relation is never recreated, identity is
+the id and never the name); these functions read the stored state it needs and execute
+what it decided.
 """
 
 from __future__ import annotations
@@ -10,28 +12,35 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.engine import RowMapping
 
-from proctor.graph import EntityFact, EventFact, RelationFact
+from proctor.graph import (
+    EntityFact,
+    EventFact,
+    StoredEntity,
+    StoredRelation,
+    decide_entities,
+    decide_relations,
+    group_by_identity,
+    merged_sources,
+)
 from proctor.store import _schema as t
 from proctor.store._bulk import insert_rows
-from proctor.store._graph_publish_state import PublishState, merged_sources
+from proctor.store._graph_publish_state import PublishState
 from proctor.store._graph_rows import chunks, derived_id, relation_id
 
 
 def write_entities(p: PublishState) -> None:
-    """Insert new entities, update automatic ones, record differences for protected ones."""
-    grouped: dict[str, list[EntityFact]] = {}
-    for fact in p.draft.entities:
-        grouped.setdefault(fact.entity_id, []).append(fact)
+    """Execute the policy's decisions: insert new entities, update automatic ones, record
+    the differing proposals for protected ones (``proctor.graph.decide_entities``)."""
+    grouped = group_by_identity(p.draft.entities, _entity_id)
     stored = p.rows(t.entities, t.entities.c.entity_id, grouped)
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
-    for entity_id, facts in grouped.items():
-        fact = facts[-1]
-        sources = merged_sources(facts)
-        row = stored.get(entity_id)
-        p.publishes("entity", entity_id, sources)
-        if row is None:
+    for decision in decide_entities(grouped, {k: _stored_entity(r) for k, r in stored.items()}):
+        entity_id, fact = decision.object_id, decision.fact
+        p.publishes("entity", entity_id, decision.sources)
+        if decision.action == "insert":
             p.entity_projects[entity_id] = fact.project_id
             inserts.append(
                 {
@@ -40,7 +49,7 @@ def write_entities(p: PublishState) -> None:
                     "kind": fact.kind,
                     "name": fact.name,
                     "description": fact.description,
-                    "identity_key": fact.identity_key,
+                    "identity_key": decision.identity_key,
                     "layer": fact.layer,
                     "state": "automatic",
                     "first_result_id": p.result_id,
@@ -50,23 +59,21 @@ def write_entities(p: PublishState) -> None:
                 }
             )
             continue
-        p.entity_projects[entity_id] = row["project_id"]
-        if row["state"] == "automatic":
+        p.entity_projects[entity_id] = stored[entity_id]["project_id"]
+        if decision.action == "update":
             updates.append(
                 {
                     "b_id": entity_id,
                     "kind": fact.kind,
                     "name": fact.name,
                     "description": fact.description,
-                    "identity_key": fact.identity_key or row["identity_key"],
+                    "identity_key": decision.identity_key,
                     "last_result_id": p.result_id,
                     "updated_at": p.now,
                 }
             )
-            continue
-        proposed = {"name": fact.name, "description": fact.description, "kind": fact.kind}
-        if proposed != {key: row[key] for key in proposed}:
-            p.needs_review("entity", entity_id, proposed)
+        elif decision.proposal is not None:
+            p.needs_review(decision.proposal)
     if inserts:
         insert_rows(p.c, t.entities, inserts)
     if updates:
@@ -87,6 +94,21 @@ def write_entities(p: PublishState) -> None:
         )
     p.counts["entities"] = len(grouped)
     p.counts["entities_new"] = len(inserts)
+
+
+def _entity_id(fact: EntityFact) -> str:
+    return fact.entity_id
+
+
+def _stored_entity(row: RowMapping) -> StoredEntity:
+    return StoredEntity(
+        state=row["state"],
+        kind=row["kind"],
+        name=row["name"],
+        description=row["description"],
+        identity_key=row["identity_key"],
+        project_id=row["project_id"],
+    )
 
 
 def write_events(p: PublishState) -> None:
@@ -188,11 +210,11 @@ def write_changes(p: PublishState) -> None:
 
 
 def write_relations(p: PublishState) -> None:
-    """Insert, update (automatic), protect (edited) or skip (revoked) each relation."""
-    grouped: dict[str, list[RelationFact]] = {}
-    for fact in p.draft.relations:
-        key = relation_id(fact.from_entity_id, fact.to_entity_id, fact.type)
-        grouped.setdefault(key, []).append(fact)
+    """Execute the policy's decisions for each relation: insert, update (automatic),
+    protect (edited) or skip (revoked) (``proctor.graph.decide_relations``)."""
+    grouped = group_by_identity(
+        p.draft.relations, lambda f: relation_id(f.from_entity_id, f.to_entity_id, f.type)
+    )
     p.require(
         "entities",
         set(p.entity_projects),
@@ -202,14 +224,14 @@ def write_relations(p: PublishState) -> None:
     stored = p.rows(t.relations, t.relations.c.relation_id, grouped)
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
-    for key, facts in grouped.items():
-        fact = facts[-1]
-        row = stored.get(key)
-        if row is not None and row["state"] == "revoked":
+    held = {key: StoredRelation(row["state"], row["reason"]) for key, row in stored.items()}
+    for decision in decide_relations(grouped, held):
+        key, fact = decision.object_id, decision.fact
+        if decision.action == "skip":
             p.counts["revoked_relations_skipped"] += 1
             continue
-        p.publishes("relation", key, merged_sources(facts))
-        if row is None:
+        p.publishes("relation", key, decision.sources)
+        if decision.action == "insert":
             inserts.append(
                 {
                     "relation_id": key,
@@ -226,7 +248,7 @@ def write_relations(p: PublishState) -> None:
                     "updated_at": p.now,
                 }
             )
-        elif row["state"] == "automatic":
+        elif decision.action == "update":
             updates.append(
                 {
                     "b_id": key,
@@ -235,8 +257,8 @@ def write_relations(p: PublishState) -> None:
                     "updated_at": p.now,
                 }
             )
-        elif fact.reason != row["reason"]:
-            p.needs_review("relation", key, {"reason": fact.reason})
+        elif decision.proposal is not None:
+            p.needs_review(decision.proposal)
         p.counts["relations"] += 1
     if inserts:
         insert_rows(p.c, t.relations, inserts)

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import orjson
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, RowMapping
 
 from proctor.errors import NotFoundError
-from proctor.graph import ResultDraft, SourceRef
+from proctor.graph import Proposal, ResultDraft, SourceRef, unseen_proposals
 from proctor.store import _schema as t
 from proctor.store._bulk import insert_rows
 from proctor.store._graph_rows import NEEDS_REVIEW_REASON, chunks, existing_ids
@@ -37,13 +36,6 @@ COUNTS = (
 )
 
 
-def merged_sources(facts: Sequence[Any]) -> tuple[SourceRef, ...]:
-    """The sources of facts about one object, each once, in first-seen order."""
-    if len(facts) == 1 and len(facts[0].sources) < 2:
-        return tuple(facts[0].sources)  # nothing to deduplicate: no hashing
-    return tuple(dict.fromkeys(ref for fact in facts for ref in fact.sources))
-
-
 @dataclass
 class PublishState:
     """One publish: what it wrote so far and the rows it will add at the end."""
@@ -54,7 +46,8 @@ class PublishState:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     objects: dict[tuple[str, str], None] = field(default_factory=dict)
     refs: dict[tuple[str, str, SourceRef], None] = field(default_factory=dict)
-    reviews: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[Proposal] = field(default_factory=list)
+    """Differences proposed for objects a person owns, in the order the draft raised them."""
     entity_projects: dict[str, str | None] = field(default_factory=dict)
     """Project of every entity the publish touched (the draft's, or the stored row's)."""
     event_projects: dict[str, str | None] = field(default_factory=dict)
@@ -79,18 +72,8 @@ class PublishState:
                 found[row[column.name]] = row
         return found
 
-    def needs_review(self, object_type: str, object_id: str, proposed: dict[str, Any]) -> None:
-        self.reviews.append(
-            {
-                "object_type": object_type,
-                "object_id": object_id,
-                "result_id": self.result_id,
-                "reason": NEEDS_REVIEW_REASON,
-                "proposed": proposed,
-                "status": "open",
-                "created_at": self.now,
-            }
-        )
+    def needs_review(self, proposal: Proposal) -> None:
+        self.reviews.append(proposal)
 
     def require(self, what: str, known: set[str], column: Any, ids: Iterable[str]) -> None:
         """Fail (rolling everything back) when a fact points at an id nobody holds."""
@@ -155,29 +138,35 @@ class PublishState:
             )
         fresh = self._unseen_reviews()
         if fresh:
-            insert_rows(self.c, t.needs_review, fresh)
+            insert_rows(
+                self.c,
+                t.needs_review,
+                [
+                    {
+                        "object_type": proposal.object_type,
+                        "object_id": proposal.object_id,
+                        "result_id": self.result_id,
+                        "reason": NEEDS_REVIEW_REASON,
+                        "proposed": proposal.proposed,
+                        "status": "open",
+                        "created_at": self.now,
+                    }
+                    for proposal in fresh
+                ],
+            )
         self.counts["needs_review"] = len(fresh)
 
-    def _unseen_reviews(self) -> list[dict[str, Any]]:
-        """Proposals not raised before (open or dismissed): each difference is shown once."""
+    def _unseen_reviews(self) -> list[Proposal]:
+        """Proposals not raised before (open or dismissed): the policy's
+        ``unseen_proposals`` over the stored ones of the same objects."""
         if not self.reviews:
             return []
         nr = t.needs_review.c
         seen: set[tuple[str, str, str]] = set()
-        ids = sorted({review["object_id"] for review in self.reviews})
+        ids = sorted({proposal.object_id for proposal in self.reviews})
         for part in chunks(ids):
             for object_type, object_id, proposed in self.c.execute(
                 select(nr.object_type, nr.object_id, nr.proposed).where(nr.object_id.in_(part))
             ):
-                seen.add((object_type, object_id, _canonical(proposed)))
-        fresh = []
-        for review in self.reviews:
-            key = (review["object_type"], review["object_id"], _canonical(review["proposed"]))
-            if key not in seen:
-                seen.add(key)
-                fresh.append(review)
-        return fresh
-
-
-def _canonical(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+                seen.add(Proposal(object_type, object_id, proposed).key())
+        return unseen_proposals(self.reviews, seen)

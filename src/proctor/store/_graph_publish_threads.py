@@ -12,7 +12,13 @@ from typing import Any
 from sqlalchemy import bindparam, delete, select, update
 
 from proctor.errors import NotFoundError
-from proctor.graph import Checkpoint, OpenItemFact, StoryLineFact
+from proctor.graph import (
+    Checkpoint,
+    OpenItemFact,
+    StoryLineFact,
+    gone_story_lines,
+    open_items_to_resolve,
+)
 from proctor.store import _schema as t
 from proctor.store._bulk import insert_rows
 from proctor.store._graph_publish_state import PublishState
@@ -62,11 +68,11 @@ def write_open_items(p: PublishState) -> None:
         )
     # A key both reported open and resolved stays open: the draft says it is open.
     resolving = {open_item_key(k) for k in p.draft.resolved_open_item_keys} - set(opened)
-    still_open = [
-        key
+    stored_status = {
+        key: row["status"]
         for key, row in p.rows(t.open_items, t.open_items.c.item_key, resolving).items()
-        if row["status"] == "open"
-    ]
+    }
+    still_open = open_items_to_resolve(resolving, set(opened), stored_status)
     for part in chunks(sorted(still_open)):
         p.c.execute(
             update(t.open_items)
@@ -105,11 +111,7 @@ def write_story_lines(p: PublishState) -> None:
             )
     # REV-9: the targets the merge chose are re-checked inside this transaction.
     stored = p.rows(t.story_lines, t.story_lines.c.story_line_id, ids.values())
-    gone = [
-        fact
-        for fact in facts
-        if fact.story_line_id is not None and fact.must_exist and fact.story_line_id not in stored
-    ]
+    gone = gone_story_lines(facts, stored.keys())
     if gone:
         raise NotFoundError(
             f"story line {gone[0].story_line_id} chosen for {gone[0].title!r} no longer exists; "
