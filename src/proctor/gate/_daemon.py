@@ -35,6 +35,7 @@ from proctor.gate._warm import (
     MAX_PAYLOAD,
     PROTOCOL,
     _peer_uid,
+    _private,
     _read_all,
     _short,
     answer_bytes,
@@ -63,6 +64,9 @@ def serve(base: str) -> int:
     import fcntl
 
     try:
+        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        if not _private(os.path.dirname(base)):
+            return 1  # another user could put a socket there: the hooks do not use it
         lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
