@@ -1,7 +1,10 @@
 """The story graph's domain types: facts as reviews produce them (SPEC §6).
 
 Like ``proctor.findings``, this package sits below the store: the store persists these
-types, the review pipeline produces them, and queries read them back.
+types, the review pipeline produces them, and queries read them back. The policies the
+store executes are pure functions here: what a publish does to the stored graph
+(``_publish_policy``: user edits win, needs review, identity by id) and what a review run
+reads and where it runs (``_manifest_policy``: the manifest, its batches, the slot).
 """
 
 from proctor.graph._facts import (
@@ -37,6 +40,21 @@ from proctor.graph._facts import (
     structural_entity_id,
     structural_event_id,
 )
+from proctor.graph._manifest_policy import (
+    SLOT_STALE_AFTER,
+    ManifestCandidate,
+    ManifestRule,
+    SlotChoice,
+    SlotHolder,
+    batch_number,
+    blocking_holder,
+    choose_slot,
+    enters_manifest,
+    holder_alive,
+    manifest_order,
+    manifest_rule,
+    plan_manifest,
+)
 from proctor.graph._publish_policy import (
     Decision,
     Proposal,
@@ -54,6 +72,7 @@ from proctor.graph._publish_policy import (
 )
 
 __all__ = [
+    "SLOT_STALE_AFTER",
     "STRUCTURAL_KINDS",
     "BatchFacts",
     "ChangeKind",
@@ -71,6 +90,8 @@ __all__ = [
     "ExperienceFact",
     "GraphObjectType",
     "Layer",
+    "ManifestCandidate",
+    "ManifestRule",
     "NeedsReviewStatus",
     "ObjectState",
     "OpenItemFact",
@@ -82,19 +103,29 @@ __all__ = [
     "RelationType",
     "ResultDraft",
     "ReviewTrigger",
+    "SlotChoice",
+    "SlotHolder",
     "SourceRef",
     "StoredEntity",
     "StoredRelation",
     "StoryLineCandidate",
     "StoryLineFact",
+    "batch_number",
+    "blocking_holder",
     "canonical",
+    "choose_slot",
     "decide_entities",
     "decide_relations",
+    "enters_manifest",
     "gone_story_lines",
     "group_by_identity",
+    "holder_alive",
+    "manifest_order",
+    "manifest_rule",
     "merged_sources",
     "new_entity_id",
     "open_items_to_resolve",
+    "plan_manifest",
     "structural_entity_id",
     "structural_event_id",
     "unseen_proposals",

@@ -10,6 +10,10 @@ The one execution slot (REV-6) is a single row claimed in a transaction; its hol
 ``host:pid`` with a heartbeat, so a slot held by a process that died is taken over, and
 the runs it left ``running`` become ``failed`` with their saved batches intact.
 
+Which sources enter a manifest, their batches, whether a holder is alive and which slot a
+run may take are decided by ``proctor.graph``'s manifest policy (pure functions: this
+module reads the values they need and executes the decision in its transaction).
+
 On PostgreSQL (scale-out, STO-2) there are ``PROCTOR_REVIEW_SLOTS`` slot rows (default 8)
 and the slot is per scope: two runs of one scope never execute at once, runs of different
 scopes do, up to that many. Every slot change there first takes one transaction-scoped
@@ -24,7 +28,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -49,6 +53,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
 from proctor.errors import BusyError, ConfigError, NotFoundError, ReviewStateError
+from proctor.graph import SlotHolder, blocking_holder, choose_slot, holder_alive, manifest_rule
 from proctor.store import _schema as t
 from proctor.store._base import StoreBase
 from proctor.store._review_records import (
@@ -80,9 +85,6 @@ class ScopeSpan(NamedTuple):
     oldest: datetime | None
     newest: datetime | None
 
-
-SLOT_STALE_AFTER = timedelta(minutes=2)
-"""A slot whose holder has not beaten for this long (on another host) is free again."""
 
 _OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -116,7 +118,7 @@ def _serialise_slot_changes(conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SLOT_LOCK_KEY})
 
 
-def _live_slots(conn: Connection, now: datetime) -> list[Any]:
+def _live_slots(conn: Connection, now: datetime) -> list[SlotHolder]:
     """The slot rows a live process holds, with their run's scope, in slot order."""
     rows = conn.execute(
         select(
@@ -132,10 +134,13 @@ def _live_slots(conn: Connection, now: datetime) -> list[Any]:
         .where(t.review_slot.c.run_id.is_not(None))
         .order_by(t.review_slot.c.slot)
     ).all()
-    return [r for r in rows if _owner_alive(r.owner, r.heartbeat_at, now)]
+    holders = [
+        SlotHolder(int(r.slot), r.run_id, r.owner, r.heartbeat_at, r.scope_key) for r in rows
+    ]
+    return [h for h in holders if _owner_alive(h.owner, h.heartbeat_at, now)]
 
 
-def _busy(holder: Any) -> BusyError:
+def _busy(holder: SlotHolder) -> BusyError:
     return BusyError(
         f"BUSY: review run {holder.run_id[:8]} ({holder.scope_key or 'unknown scope'}) holds the "
         "one review slot; wait for it to finish, or pause or cancel it first"
@@ -143,18 +148,19 @@ def _busy(holder: Any) -> BusyError:
 
 
 def _owner_alive(owner: str | None, heartbeat_at: datetime | None, now: datetime) -> bool:
-    if owner is None:
+    return holder_alive(
+        owner, heartbeat_at, now, host=socket.gethostname(), process_exists=_process_exists
+    )
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
-    host, _, pid = owner.rpartition(":")
-    if host == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
+    except PermissionError:
         return True
-    return heartbeat_at is not None and now - heartbeat_at < SLOT_STALE_AFTER
+    return True
 
 
 def _entry(r: Any) -> ManifestEntry:
@@ -378,17 +384,29 @@ class ReviewStore(StoreBase):
         allowed = frozenset({"running", *resumable_from})
         with self._write() as conn:
             _serialise_slot_changes(conn)
-            live = _live_slots(conn, now)
-            held = [slot for slot in live if slot.run_id == run_id]
-            if held:
-                if handed_by is None or held[0].owner not in (handed_by, owner):
-                    raise BusyError(
-                        f"BUSY: review run {run_id[:8]} is already executing in "
-                        f"{held[0].owner}; wait for it to stop"
-                    )
-                slot_no = int(held[0].slot)
-            else:
-                slot_no = self._free_slot(conn, run_id, live)
+            scope = conn.execute(
+                select(t.review_runs.c.scope_key).where(t.review_runs.c.run_id == run_id)
+            ).scalar()
+            choice = choose_slot(
+                run_id,
+                scope,
+                _live_slots(conn, now),
+                review_slot_count(conn.dialect.name),
+                owner=owner,
+                handed_by=handed_by,
+            )
+            if choice.already_running_in is not None:
+                raise BusyError(
+                    f"BUSY: review run {run_id[:8]} is already executing in "
+                    f"{choice.already_running_in}; wait for it to stop"
+                )
+            if choice.busy is not None:
+                raise _busy(choice.busy)
+            assert choice.slot is not None  # neither BUSY: the policy chose a slot
+            slot_no = choice.slot
+            row_of_slot = select(t.review_slot.c.slot).where(t.review_slot.c.slot == slot_no)
+            if conn.execute(row_of_slot).first() is None:
+                conn.execute(insert(t.review_slot).values(slot=slot_no))
             status = conn.execute(
                 select(t.review_runs.c.status).where(t.review_runs.c.run_id == run_id)
             ).scalar()
@@ -412,27 +430,6 @@ class ReviewStore(StoreBase):
             row = conn.execute(select(t.review_runs).where(t.review_runs.c.run_id == run_id)).one()
         return _run(row)
 
-    @staticmethod
-    def _free_slot(conn: Connection, run_id: str, live: Sequence[Any]) -> int:
-        """A slot ``run_id`` may take (creating its row), or BusyError."""
-        scope = conn.execute(
-            select(t.review_runs.c.scope_key).where(t.review_runs.c.run_id == run_id)
-        ).scalar()
-        for slot in live:
-            if slot.scope_key == scope:
-                raise _busy(slot)
-        capacity = review_slot_count(conn.dialect.name)
-        if len(live) >= capacity:
-            raise _busy(live[0])
-        taken = {int(slot.slot) for slot in live}
-        slot_no = min(n for n in range(1, capacity + 1) if n not in taken)
-        exists_row = conn.execute(
-            select(t.review_slot.c.slot).where(t.review_slot.c.slot == slot_no)
-        ).first()
-        if exists_row is None:
-            conn.execute(insert(t.review_slot).values(slot=slot_no))
-        return slot_no
-
     def review_slot_holder(self, scope_key: str | None = None) -> str | None:
         """The live run holding the slot a run of ``scope_key`` would need, if any.
 
@@ -443,14 +440,8 @@ class ReviewStore(StoreBase):
         with self._read() as conn:
             live = _live_slots(conn, utcnow())
             capacity = review_slot_count(conn.dialect.name)
-        if not live:
-            return None
-        if scope_key is None:
-            return str(live[0].run_id)
-        for slot in live:
-            if slot.scope_key == scope_key:
-                return str(slot.run_id)
-        return str(live[0].run_id) if len(live) >= capacity else None
+        holder = blocking_holder(scope_key, live, capacity)
+        return None if holder is None else str(holder.run_id)
 
     def review_slot_held(self, run_id: str) -> bool:
         """Whether a live process holds a slot for ``run_id`` (it is executing)."""
@@ -908,21 +899,27 @@ def _build_manifest(
 ) -> int:
     """Insert the run's manifest with one INSERT … SELECT; return its size.
 
-    A batch closes after ``batch_size`` sources or about ``batch_chars`` characters,
-    whichever comes first: the batch number is the larger of the two running counts.
+    This executes ``proctor.graph``'s manifest policy in the database: the sources its
+    ``ManifestRule`` admits, in ``manifest_order``, each in the batch ``batch_number``
+    gives (the larger of the two running counts: a batch closes after ``batch_size``
+    sources or about ``batch_chars`` characters). tests/review/test_manifest_policy.py
+    checks this statement's manifest against ``plan_manifest``.
     """
     s = t.sources
     conv = t.conversations
     content = _content_rows()
+    rule = manifest_rule(
+        scope.project_id, scope.time_from, scope.time_to, stages, reanalyze=reanalyze
+    )
     when = func.coalesce(s.c.occurred_at, conv.c.started_at, type_=t.UTCDateTime())
     conditions: list[ColumnElement[bool]] = []
-    if scope.project_id is not None:
-        conditions.append(conv.c.project_id == scope.project_id)
-    if scope.time_from is not None:
-        conditions.append(when >= scope.time_from)
-    if scope.time_to is not None:
-        conditions.append(when < scope.time_to)
-    if not reanalyze:
+    if rule.project_id is not None:
+        conditions.append(conv.c.project_id == rule.project_id)
+    if rule.time_from is not None:
+        conditions.append(when >= rule.time_from)
+    if rule.time_to is not None:
+        conditions.append(when < rule.time_to)
+    if rule.pending_stages:
         pending = [
             not_(
                 exists().where(
@@ -933,7 +930,7 @@ def _build_manifest(
                     t.review_checkpoints.c.fingerprint == s.c.fingerprint,
                 )
             )
-            for stage in stages
+            for stage in rule.pending_stages
         ]
         conditions.append(or_(*pending))
     order = (
