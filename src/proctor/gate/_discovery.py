@@ -13,7 +13,6 @@ whether to import anything else.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 
 DISCOVERY_FILE = "server.json"
@@ -55,6 +54,8 @@ def advertise(address: ServerAddress, home: str | os.PathLike[str] | None = None
     path = discovery_path(home)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     partial = os.path.join(os.path.dirname(path), f".{DISCOVERY_FILE}.{address.pid}")
+    import json
+
     text = json.dumps(
         {
             "pid": address.pid,
@@ -90,8 +91,14 @@ def running_server(home: str | os.PathLike[str] | None = None) -> ServerAddress 
 def _read(path: str) -> ServerAddress | None:
     try:
         with open(path, "rb") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError):
+            text = handle.read()
+    except OSError:
+        return None
+    import json  # only when there is a file: importing json (and re) costs a hook ~10 ms
+
+    try:
+        data = json.loads(text)
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None

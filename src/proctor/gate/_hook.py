@@ -15,9 +15,12 @@ would import the ``email`` package), so forwarding costs little more than starti
 from __future__ import annotations
 
 import os
-import socket
 
 from proctor.gate._discovery import running_server
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook more than it decides
+if TYPE_CHECKING:
+    import socket
 
 CONNECT_TIMEOUT_S = 0.5
 """How long the hook waits to connect (loopback connects at once, or is refused at once)."""
@@ -53,6 +56,8 @@ def forward(
     if token:
         head.append(f"Authorization: Bearer {token}")
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+    import socket  # only with a server to ask: it imports enum and selectors (~10 ms)
+
     try:
         with socket.create_connection((host, address.port), connect_timeout_s) as connection:
             connection.settimeout(answer_timeout_s)

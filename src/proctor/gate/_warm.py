@@ -27,10 +27,14 @@ gate --no-daemon``) turns all of this off.
 
 from __future__ import annotations
 
-import hashlib
+import _socket  # the C module: ``socket`` imports enum and selectors (~10 ms of a hook)
+import importlib
 import os
-import socket
 import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook more than it decides
+if TYPE_CHECKING:
+    from socket import socket as Socket
 
 DAEMON_VARIABLE = "PROCTOR_GATE_DAEMON"
 """``0`` / ``off`` / ``no`` / ``false``: never ask or start a warm gate process."""
@@ -98,7 +102,7 @@ def code_key() -> str:
         steering,
         _code_mark(),
     )
-    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return _sha256(repr(parts).encode("utf-8", "surrogateescape"))
 
 
 def answered(payload: bytes) -> bool:
@@ -138,18 +142,23 @@ def ask(payload: bytes, base: str | None = None) -> tuple[bytes, bytes, int] | N
         (PROTOCOL, b"\0", code_key().encode(), b"\0", os.fsencode(cwd), b"\0", payload)
     )
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(CONNECT_TIMEOUT_S)
-            with _short(base + ".sock") as address:
-                connection.connect(address)
-            if _peer_uid(connection) != os.getuid():
-                return None
-            connection.settimeout(ANSWER_TIMEOUT_S)
-            connection.sendall(request)
-            connection.shutdown(socket.SHUT_WR)
-            answer = _read_all(connection, MAX_ANSWER)
+        connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        connection.settimeout(CONNECT_TIMEOUT_S)
+        with _short(base + ".sock") as address:
+            connection.connect(address)
+        if _peer_uid(connection) != os.getuid():
+            return None
+        connection.settimeout(ANSWER_TIMEOUT_S)
+        connection.sendall(request)
+        connection.shutdown(_socket.SHUT_WR)
+        answer = _read_all(connection, MAX_ANSWER)
     except (OSError, ValueError):
         return None
+    finally:
+        connection.close()
     return parse_answer(answer)
 
 
@@ -227,12 +236,12 @@ def _private(folder: str) -> bool:
     return status.st_uid == os.getuid() and status.st_mode & 0o077 == 0
 
 
-def _peer_uid(connection: socket.socket) -> int | None:
+def _peer_uid(connection: Socket | _socket.socket) -> int | None:
     """The user id of the process at the other end of a Unix socket (Linux ``SO_PEERCRED``)."""
-    option = getattr(socket, "SO_PEERCRED", None)
+    option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
-    credentials = connection.getsockopt(socket.SOL_SOCKET, option, 12)
+    credentials = connection.getsockopt(_socket.SOL_SOCKET, option, 12)
     return int.from_bytes(credentials[4:8], sys.byteorder)  # struct ucred: pid, uid, gid
 
 
@@ -258,7 +267,7 @@ class _short:
             os.close(self._folder)
 
 
-def _read_all(connection: socket.socket, limit: int) -> bytes:
+def _read_all(connection: Socket | _socket.socket, limit: int) -> bytes:
     parts: list[bytes] = []
     size = 0
     while size <= limit:
@@ -268,6 +277,22 @@ def _read_all(connection: socket.socket, limit: int) -> bytes:
         parts.append(part)
         size += len(part)
     return b"".join(parts)
+
+
+def _sha256(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, from CPython's own module where it has one.
+
+    ``hashlib`` initialises OpenSSL on import (~4 ms of a hook); the digest is the same.
+    """
+    for name in ("_sha2", "_sha256"):  # CPython 3.12 and later, 3.11
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        return str(module.sha256(data).hexdigest())
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def _mtime(path: str) -> int | None:
