@@ -7,7 +7,8 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     each tool call is observed, ``decide`` is timed on it (p50/p99 per decision);
 (b) the gate as Claude Code runs it: ``proctor gate`` as a process with a ``PreToolUse``
     payload on stdin, against real Claude Code sessions imported into a temporary store
-    (the transcript file is read too); p50/p99 over a few dozen calls;
+    (the transcript file is read too); p50/p99 over a few dozen calls; deciding alone
+    (``PROCTOR_GATE_DAEMON=0``: the warm gate process is measured in (e));
 (c) whole-trace evaluation: ``check_trace`` with every built-in rule, per trace;
 (d) Invariant's analyzer (``invariant-ai``, ``LocalPolicy``) on the same traces, converted
     to the OpenAI message list it reads, with an equivalent flow rule: a tool output that
@@ -20,8 +21,13 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     (from the state the previous process kept), with nothing kept (as before the hook kept
     anything), and on a copy of the log gaining its next lines before each call (as in a
     real session); beside them a process importing the rules as the hook does and
-    nothing else, the least deciding alone can cost while it imports them; the http hook's latency on a session log
-    growing line by line (target p99 ≤ 10 ms);
+    nothing else, the least deciding alone can cost while it imports them; through the
+    warm gate process (no server: the first hook starts it), ``python -m proctor.gate``
+    and ``proctor gate`` on the same payload and on a log growing as above: the hook's CPU,
+    the warm process's CPU per call (``/proc/<pid>/schedstat`` before and after each call)
+    and the wall time per call, the growing log's answers compared with the alone rows'
+    call by call; the http hook's latency on a session log growing line by line
+    (target p99 ≤ 10 ms);
 (f) the same decisions: every AgentDojo call decided in process as in (a) and by the
     server's ``LiveGate`` reading the run's prefix as a transcript file.
 
@@ -238,7 +244,8 @@ def hook_processes(calls: int) -> dict[str, list[int]]:
     results: dict[str, list[int]] = {}
     with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
         root = Path(scratch)
-        env = {**os.environ, "PROCTOR_HOME": str(root / "home")}
+        # Deciding alone, as before the warm gate process ((e) measures that one).
+        env = {**os.environ, "PROCTOR_HOME": str(root / "home"), "PROCTOR_GATE_DAEMON": "0"}
         project = root / "project"
         project.mkdir()
         for label, source in SESSIONS.items():
@@ -355,7 +362,11 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
     source = SESSIONS["large (2.7 MB log)"]
     with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
         root = Path(scratch)
-        env = {**os.environ, "PROCTOR_HOME": str(root / "home")}
+        # The rows deciding alone ask no warm gate process and start none: its rows are apart.
+        env = {**os.environ, "PROCTOR_HOME": str(root / "home"), "PROCTOR_GATE_DAEMON": "0"}
+        warm_env = {
+            key: value for key, value in env.items() if key != "PROCTOR_GATE_DAEMON"
+        }  # fmt: skip
         project = root / "project"
         project.mkdir()
         session_id = _first_session_id(source)
@@ -396,6 +407,7 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
         cold_env = {**env, "PYDANTIC_DISABLE_PLUGINS": ""}
         cache = root / "home" / "cache" / "gate"
         alone_rows: dict[str, list[int]] = {}
+        grown: dict[str, list[bytes]] = {}
         # As an agent's session goes on: a copy of the log gains its next lines before each
         # call, which asks about the tool_use they end with (the hook reads what was added).
         growing = root / "growing" / transcript.name
@@ -427,6 +439,14 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                     target.setdefault(label, []).append(spent)
                 if label not in ("alone growing", "rules import"):
                     answers[label] = printed
+                if label == "alone growing":
+                    grown.setdefault("alone", []).append(printed)
+        warm_rows, warm_notes = _warm_rounds(
+            runs, warm_env, payload, b"".join(lines[:half]), lines[half:], root, grown, answers
+        )
+        samples["floor"] += warm_rows.pop("warm floor")
+        alone_rows.update(warm_rows)
+        notes += warm_notes
         port = _free_port()
         server = _serve(env, port)
         try:
@@ -437,11 +457,11 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                     if number:
                         samples.setdefault(label, []).append(spent)
                     answers[label] = printed
-            ways = ("lean", "cli", "alone", "alone lean", "alone cold")
-            same = len({answers[way] for way in ways}) == 1
+            ways = ("lean", "cli", "alone", "alone lean", "alone cold", "warm lean", "warm cli")
+            same = len({answers.get(way) for way in ways}) == 1
             notes.append(
                 f"(e) the hook answers on the bench payload (forwarded two ways, alone three "
-                f"ways) are the same bytes: {same}"
+                f"ways, through the warm gate process two ways) are the same bytes: {same}"
             )
             # The http hook on a growing session: every later tool_use of the log.
             url = f"http://127.0.0.1:{port}/api/gate/claude-code"
@@ -504,6 +524,95 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
     return samples, notes
 
 
+def _warm_rounds(
+    runs: int,
+    env: dict[str, str],
+    payload: bytes,
+    start: bytes,
+    later_lines: list[bytes],
+    root: Path,
+    grown: dict[str, list[bytes]],
+    answers: dict[str, bytes],
+) -> tuple[dict[str, list[int]], list[str]]:
+    """(e) through the warm gate process: hook CPU, the warm process's CPU, wall per call.
+
+    No server runs. The first hook decides alone and starts the warm process; once it
+    listens, rounds alternate the floor, ``python -m proctor.gate`` and ``proctor gate``
+    on the bench payload, and ``python -m proctor.gate`` on a copy of the log gaining its
+    next lines (the same calls as the alone rows' growing log, answers compared call by
+    call). The warm process's CPU comes from ``/proc/<pid>/schedstat`` (nanoseconds; 10 ms
+    ticks of ``/proc/<pid>/stat`` where it is missing), read before and after each call.
+    """
+    lean = [sys.executable, "-m", "proctor.gate"]
+    cli = [sys.executable, "-m", "proctor.cli.main", "gate"]
+    floor = [sys.executable, "-S", "-c", "pass"]
+    rows: dict[str, list[int]] = {}
+    notes: list[str] = []
+    _child_cpu_ns(lean, payload, env)  # decides alone, starts the warm process
+    base = subprocess.run(
+        [sys.executable, "-c", "from proctor.gate import _warm; print(_warm.base_path())"],
+        env=env, capture_output=True, check=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    pid = _listening(base)
+    if not pid:
+        raise SystemExit("the warm gate process did not start")
+    growing = root / "growing-warm" / Path(json.loads(payload)["transcript_path"]).name
+    growing.parent.mkdir()
+    growing.write_bytes(start)  # as the alone rows' copy began
+    later = iter(later_lines)
+    served = 0
+    try:
+        for number in range(runs + 1):
+            for label, command in (
+                ("floor", floor), ("warm lean", lean), ("warm cli", cli), ("warm growing", lean)
+            ):  # fmt: skip
+                data = _grow(growing, later, payload) if label == "warm growing" else payload
+                before = _process_cpu_ns(pid, precise=True)
+                started = time.perf_counter_ns()
+                spent, printed = _child_cpu_ns(command, data, env)
+                wall = time.perf_counter_ns() - started
+                daemon = _process_cpu_ns(pid, precise=True) - before
+                if label == "warm growing":
+                    grown.setdefault("warm", []).append(printed)
+                elif label != "floor":
+                    answers[label] = printed
+                if not number:
+                    continue
+                rows.setdefault("warm floor" if label == "floor" else label, []).append(spent)
+                if label != "floor":
+                    served += 1
+                    rows.setdefault(f"{label} daemon", []).append(daemon)
+                    rows.setdefault(f"{label} wall", []).append(wall)
+        still = _listening(base, wait_s=0) == pid
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(pid, 15)
+    alone_grown, warm_grown = grown.get("alone", []), grown.get("warm", [])
+    notes.append(
+        f"(e) warm gate process: one process (pid {pid}) served all {served} timed calls: "
+        f"{still}; the growing log's {len(warm_grown)} calls answered as alone call by call: "
+        f"{alone_grown == warm_grown}"
+    )
+    return rows, notes
+
+
+def _listening(base: str, wait_s: float = 60) -> int:
+    """The process listening on ``<base>.sock`` (its credentials), waiting up to ``wait_s``."""
+    import socket
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(base + ".sock")
+                credentials = probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+                return int.from_bytes(credentials[:4], sys.byteorder)
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return 0
+        time.sleep(0.05)
+
+
 def _grow(log: Path, later: Iterator[bytes], payload: bytes) -> bytes:
     """Append ``later``'s lines to ``log`` up to one with a tool_use; the hook payload for it."""
     for line in later:
@@ -517,8 +626,15 @@ def _grow(log: Path, later: Iterator[bytes], payload: bytes) -> bytes:
     raise SystemExit("the session has too few tool calls for --hook-runs")
 
 
-def _process_cpu_ns(pid: int) -> int:
-    """CPU time (user + system, every thread) a running process has used, from /proc."""
+def _process_cpu_ns(pid: int, *, precise: bool = False) -> int:
+    """CPU time (user + system, every thread) a running process has used, from /proc.
+
+    ``precise``: the scheduler's nanoseconds of a single-threaded process
+    (``/proc/<pid>/schedstat``) where the kernel keeps them.
+    """
+    if precise:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
     return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
@@ -701,6 +817,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "≤ 8× floor",
             ),
             ("rules import", "import proctor.rules as the hook does, no decision, CPU", ""),
+            ("warm lean", "python -m proctor.gate via the warm gate process, CPU", "≤ 8× floor"),
+            ("warm lean daemon", "  the warm process's CPU per call of it", ""),
+            ("warm lean wall", "  wall per call of it", ""),
+            ("warm cli", "proctor gate via the warm gate process, CPU", "≤ 8× floor"),
+            ("warm cli daemon", "  the warm process's CPU per call of it", ""),
+            ("warm cli wall", "  wall per call of it", ""),
+            (
+                "warm growing",
+                "python -m proctor.gate via the warm process, log growing, CPU",
+                "≤ 8× floor",
+            ),
+            ("warm growing daemon", "  the warm process's CPU per call of it", ""),
+            ("warm growing wall", "  wall per call of it", ""),
             ("http first", "http hook, first timed request", ""),
             ("http", "http hook on a growing 2.7 MB session, per call", "p99 ≤ 10 ms"),
             ("health", "GET /api/health, same server, alternating (baseline)", ""),
@@ -708,10 +837,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         ):
             rows.append((f"(e) {label}", modes[key], None, target))
             if key in (
-                "lean", "cli", "alone", "alone lean", "alone cold", "alone growing", "rules import"
+                "lean", "cli", "alone", "alone lean", "alone cold", "alone growing", "rules import",
+                "warm lean", "warm cli", "warm growing",
             ):  # fmt: skip
                 ratio = statistics.median(modes[key]) / floor
                 notes.append(f"(e) {label}: median {ratio:.1f}× the floor's CPU")
+            if key in ("warm lean", "warm cli", "warm growing"):
+                both = [
+                    hook + daemon
+                    for hook, daemon in zip(modes[key], modes[f"{key} daemon"], strict=True)
+                ]
+                notes.append(
+                    f"(e) {key}: hook and warm process together median "
+                    f"{statistics.median(both) / floor:.1f}× the floor's CPU"
+                )
         notes += mode_notes
     if "f" in only:
         with tempfile.TemporaryDirectory(prefix="proctor-gate-bench-") as scratch:
