@@ -13,7 +13,7 @@ errors``, ``npm ERR!``) even when a pipe (``pytest | tail``) hid the exit code.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -111,6 +111,60 @@ _COUNTS_LINE = re.compile(
 )
 _FAILURE_LINE = re.compile(r"^.*(?:" + _FAILURE.pattern + r").*$", re.MULTILINE)
 _PASSED_COUNT = re.compile(r"\b[1-9]\d*\s+(?:passed|passing)\b")
+_FAILURE_WORDS = re.compile(
+    r"fail|FAIL|error|ERR|problem|Failures|no tests ran|collected 0 items|No test"
+)
+"""Every match of ``_FAILURE`` holds one of these (case as written)."""
+_COUNT_WORDS = re.compile(r"pass|fail|error")
+"""Every match of ``_COUNTS_LINE`` holds one of these."""
+
+
+def _word_lines(text: str, words: re.Pattern[str]) -> Iterator[int]:
+    """The starts of the lines where a line pattern whose match holds one of ``words``
+    can match, ascending, each once — so the pattern is tried there, not at every
+    character of a long log.
+
+    A match holds its word on its own line, or on a later one when only whitespace lies
+    between: ``\\s`` crosses line ends (``3\\n failed``, ``^\\s*FAILED``). So a word's
+    candidates are the line of the last non-blank character before it, and every line
+    start in the blank run that follows, up to the word's own line.
+    """
+    tried = -1
+    for found in words.finditer(text):
+        word = blank = found.start()
+        while blank > 0 and text[blank - 1].isspace():
+            blank -= 1
+        line = text.rfind("\n", 0, max(blank - 1, 0)) + 1
+        while True:
+            if line > tried:
+                tried = line
+                yield line
+            end = text.find("\n", line, word)
+            if end < 0:
+                break
+            line = end + 1
+
+
+def _first_failure_line(text: str) -> re.Match[str] | None:
+    """``_FAILURE_LINE.search(text)``, tried only on the lines ``_word_lines`` names."""
+    for line in _word_lines(text, _FAILURE_WORDS):
+        found = _FAILURE_LINE.match(text, line)
+        if found is not None:
+            return found
+    return None
+
+
+def _last_counts_line(text: str) -> re.Match[str] | None:
+    """The last match of ``_COUNTS_LINE.finditer(text)``, tried only on the lines
+    ``_word_lines`` names (and, as ``finditer``, none inside an earlier match)."""
+    last: re.Match[str] | None = None
+    for line in _word_lines(text, _COUNT_WORDS):
+        if last is not None and line < last.end():
+            continue
+        found = _COUNTS_LINE.match(text, line)
+        if found is not None:
+            last = found
+    return last
 
 
 def _strip_runners(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -207,7 +261,8 @@ def outcome(call: ToolCall) -> Outcome:
         return "unknown"
     if call.status == "error" or (call.exit_code is not None and call.exit_code != 0):
         return "failed"
-    return "failed" if _FAILURE.search(call.result_text or "") else "passed"
+    # A failure matches somewhere exactly when some line holds one (_FAILURE_LINE).
+    return "failed" if _first_failure_line(call.result_text or "") is not None else "passed"
 
 
 def reported_passes(call: ToolCall) -> bool:
@@ -222,8 +277,7 @@ def summary_span(call: ToolCall) -> tuple[int, int] | None:
     the first line that reports a failure.
     """
     text = call.result_text or ""
-    counts = list(_COUNTS_LINE.finditer(text))
-    found = counts[-1] if counts else _FAILURE_LINE.search(text)
+    found = _last_counts_line(text) or _first_failure_line(text)
     if found is None:
         return None
     line = found.group(0)
