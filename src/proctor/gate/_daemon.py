@@ -72,7 +72,11 @@ def serve(base: str) -> int:
     except OSError:
         return 0  # another one runs (or the folder is gone)
     key = code_key().encode()
-    _warm_up()
+    try:
+        _warm_up()
+    except Exception:  # a hook deciding alone says what is wrong; none starts again soon
+        _mark_failed(base)
+        return 1
     if code_key().encode() != key:
         return 0  # the code changed while it was imported: the next hook starts another
     path = base + ".sock"

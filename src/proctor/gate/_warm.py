@@ -54,8 +54,9 @@ MAX_PAYLOAD = 64 << 20
 MAX_ANSWER = 16 << 20
 _CODE_PACKAGES = ("rules", "findings", "transcript", "sources", "gate", "_util")
 """As ``_kept``'s: the packages whose code a decision runs (with the modules at the top)."""
-_STEERING = ("PROCTOR_", "PYDANTIC_", "PYTHON")
-"""Environment variables with these prefixes are part of the key (and those ``_NAMED``)."""
+_STEERING = ("PROCTOR_", "PYDANTIC_", "PYTHON", "PG")
+"""Environment variables with these prefixes are part of the key (and those ``_NAMED``);
+``PG``: libpq's, read where the store is PostgreSQL."""
 _NAMED = ("HOME", "TZ", "LANG", "LC_ALL", "LC_CTYPE")
 
 
