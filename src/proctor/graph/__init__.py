@@ -42,6 +42,7 @@ from proctor.graph._facts import (
 )
 from proctor.graph._manifest_policy import (
     SLOT_STALE_AFTER,
+    EntryChanges,
     ManifestCandidate,
     ManifestRule,
     SlotChoice,
@@ -50,6 +51,7 @@ from proctor.graph._manifest_policy import (
     blocking_holder,
     choose_slot,
     enters_manifest,
+    entry_changes,
     holder_alive,
     manifest_order,
     manifest_rule,
@@ -84,6 +86,7 @@ __all__ = [
     "EntityChangeFact",
     "EntityFact",
     "EntityKind",
+    "EntryChanges",
     "EventFact",
     "EventKind",
     "EventOutcome",
@@ -117,6 +120,7 @@ __all__ = [
     "decide_entities",
     "decide_relations",
     "enters_manifest",
+    "entry_changes",
     "gone_story_lines",
     "group_by_identity",
     "holder_alive",

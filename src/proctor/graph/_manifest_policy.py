@@ -214,3 +214,37 @@ def blocking_holder(
         if holder.scope_key == scope_key:
             return holder
     return live[0] if len(live) >= capacity else None
+
+
+# -- saving a batch -----------------------------------------------------------------------
+
+SourceKey = tuple[str, str]
+"""(source_type, source_id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryChanges:
+    """How a saved batch moves its manifest entries (by position in the manifest)."""
+
+    state: str
+    """What the entries read become: ``done`` with a done batch, else still ``pending``."""
+    read: list[tuple[int, str]]
+    """(position, fingerprint actually read) of each entry read."""
+    omitted: list[int]
+    """Positions of the entries whose source vanished with its conversation."""
+
+
+def entry_changes(
+    positions: Mapping[SourceKey, int],
+    read: Mapping[SourceKey, str],
+    omitted: Sequence[SourceKey],
+    batch_state: str,
+) -> EntryChanges:
+    """The entry changes of a batch saved as ``batch_state``: an entry read moves to the
+    version read (done only with a done batch, so a failed batch is read again); a source
+    the batch does not hold has no entry to move."""
+    return EntryChanges(
+        "done" if batch_state == "done" else "pending",
+        [(positions[key], fingerprint) for key, fingerprint in read.items() if key in positions],
+        [positions[key] for key in omitted if key in positions],
+    )

@@ -7,7 +7,8 @@ sits), one ``executemany`` per kind of manifest change (read, omitted) by primar
 and the run's counts moved by this batch's difference. Counting the run's whole manifest
 after every batch made a review quadratic; one UPDATE per source made it slow, and
 finding each source by walking its batch's range made every save quadratic in the
-batch's size.
+batch's size. How the entries move is ``proctor.graph.entry_changes``'s decision; this
+module executes it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
+from proctor.graph import entry_changes
 from proctor.store import _schema as t
 
 _runs, _batches, _slot, _m = (
@@ -117,15 +119,16 @@ def save_batch(
     for kind, source_id, at, entry in conn.execute(_PAGE, batch):
         position[(kind, source_id)] = at
         read_before += entry != "pending"
-    # A source that is not in the batch has no entry to move (as before: no row matched).
-    if marked := [
-        {"b_run": run_id, "b_position": position[key], "b_fingerprint": fingerprint}
-        for key, fingerprint in read.items()
-        if key in position
-    ]:
-        entry_state = "done" if state == "done" else "pending"
-        _plain_executemany(conn, _MARK_READ, [row | {"b_state": entry_state} for row in marked])
-    if gone := [{"b_run": run_id, "b_position": position[k]} for k in omitted if k in position]:
+    changes = entry_changes(position, read, omitted, state)
+    if changes.read:
+        entry = changes.state
+        marked = [
+            {"b_run": run_id, "b_position": at, "b_fingerprint": fingerprint, "b_state": entry}
+            for at, fingerprint in changes.read
+        ]
+        _plain_executemany(conn, _MARK_READ, marked)
+    if changes.omitted:
+        gone = [{"b_run": run_id, "b_position": at} for at in changes.omitted]
         _plain_executemany(conn, _MARK_OMITTED, gone)
     read_after, done = conn.execute(_READ_AND_DONE, batch).one()
     conn.execute(
