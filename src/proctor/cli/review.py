@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import asdict
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from proctor._util.clock import utcnow
@@ -37,6 +36,9 @@ from proctor.review import (
     start_review,
 )
 from proctor.store import ReviewRunRecord, SqlStore
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 _AGO = re.compile(r"^\s*(\d+)\s*(m|h|d|w)\s*$")
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -218,12 +220,23 @@ def list_command(limit: int, as_json: bool) -> None:
 
 
 class _progress:
-    """A progress bar over batches on the terminal; silent for --json or pipes."""
+    """A progress bar over batches on the terminal; silent for --json or pipes.
+
+    rich's progress bar (live display, spinners, tables) is imported only for a terminal:
+    the heartbeat's no-change review, piped or scheduled, does not load it."""
 
     def __init__(self, quiet: bool) -> None:
         self._bar: Progress | None = None
         self._task: Any = None
         if not quiet and err_console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._bar = Progress(
                 TextColumn("reviewing"),
                 BarColumn(),
