@@ -85,34 +85,50 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+_COUNTED = (
+    ("error", "error", "errors"),
+    ("commit", "commit", "commits"),
+    ("package_install", "package installed", "packages installed"),
+    ("url_fetch", "URL fetched", "URLs fetched"),
+    ("subagent_run", "sub-agent run", "sub-agent runs"),
+    ("task_status", "task update", "task updates"),
+)
+_FILE_VERBS = (("file_edit", "edited"), ("file_create", "created"), ("file_read", "read"))
+
+
 def activity_summary(events: Sequence[EventFact]) -> str:
-    """``12 commands (2 failed), 5 files edited, tests: failing → passing`` (time order)."""
-    runs = [e for e in events if e.kind in ("command", "test_run")]
-    parts: list[str] = []
-    if runs:
-        failed = sum(e.outcome == "failed" for e in runs)
-        parts.append(_plural(len(runs), "command") + (f" ({failed} failed)" if failed else ""))
-    for kind, noun in (("file_edit", "edited"), ("file_create", "created"), ("file_read", "read")):
-        files = {e.entity_ids[0] for e in events if e.kind == kind and e.entity_ids}
-        if files:
-            parts.append(f"{_plural(len(files), 'file')} {noun}")
+    """``12 commands (2 failed), 5 files edited, tests: failing → passing`` (time order).
+
+    One pass over the events (a first review summarises every batch and every
+    conversation's line)."""
+    runs = failed = 0
+    files: dict[str, set[str]] = {kind: set() for kind, _ in _FILE_VERBS}
+    counts = dict.fromkeys((kind for kind, _, _ in _COUNTED), 0)
     states: list[str] = []
     for event in events:
-        if event.kind == "test_run" and event.outcome != "unknown":
-            state = "passing" if event.outcome == "ok" else "failing"
-            if not states or states[-1] != state:
-                states.append(state)
+        kind = event.kind
+        if kind == "command" or kind == "test_run":
+            runs += 1
+            failed += event.outcome == "failed"
+            if kind == "test_run" and event.outcome != "unknown":
+                state = "passing" if event.outcome == "ok" else "failing"
+                if not states or states[-1] != state:
+                    states.append(state)
+        elif kind in files:
+            if event.entity_ids:
+                files[kind].add(event.entity_ids[0])
+        elif kind in counts:
+            counts[kind] += 1
+    parts: list[str] = []
+    if runs:
+        parts.append(_plural(runs, "command") + (f" ({failed} failed)" if failed else ""))
+    for file_kind, noun in _FILE_VERBS:
+        if files[file_kind]:
+            parts.append(f"{_plural(len(files[file_kind]), 'file')} {noun}")
     if states:
         parts.append("tests: " + " → ".join(states))
-    for kind, one, many in (
-        ("error", "error", "errors"),
-        ("commit", "commit", "commits"),
-        ("package_install", "package installed", "packages installed"),
-        ("url_fetch", "URL fetched", "URLs fetched"),
-        ("subagent_run", "sub-agent run", "sub-agent runs"),
-        ("task_status", "task update", "task updates"),
-    ):
-        count = sum(e.kind == kind for e in events)
+    for counted, one, many in _COUNTED:
+        count = counts[counted]
         if count:
             parts.append(f"{count} {one if count == 1 else many}")
     return ", ".join(parts) if parts else "no structural events"
