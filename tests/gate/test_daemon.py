@@ -68,6 +68,10 @@ def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     for pid in _daemons():
         os.kill(pid, signal.SIGKILL)
+    for started in _warm._started:  # those this process started itself: reaped
+        assert isinstance(started, subprocess.Popen)
+        started.wait(timeout=60)
+    _warm._started.clear()
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -359,3 +363,31 @@ def test_answers_are_read_only_in_their_own_shape() -> None:
     assert _warm.parse_answer(b"") is None
     assert _warm.parse_answer(_warm.answer_bytes(b"", b"", 2)) is None  # 2 would block
     assert _warm.parse_answer(b"HTTP/1.1 200 OK\r\n\r\n{}") is None
+
+
+def test_a_home_whose_socket_path_is_too_long_for_unix_sockets_still_works(
+    warm: None, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / ("h" * 60) / ("o" * 60)
+    monkeypatch.setenv("PROCTOR_HOME", str(home))
+    data = json.dumps(payload("pre_tool_use_bash_rm.json", project=project)).encode()
+    expected = _hook(data, CLI_HOOK, PROCTOR_GATE_DAEMON="0")
+    assert _hook(data, CLI_HOOK) == expected
+    base = _base()
+    assert len(base + ".sock") > 108  # past sockaddr_un: reached through the folder's descriptor
+    _wait_for(base)
+    lean = _hook(data, LEAN_HOOK)
+    assert b"proctor.rules" not in _imported(lean[1])
+    assert lean[0] == expected[0]
+
+
+def test_after_a_failed_start_hooks_start_none_for_a_while(warm: None) -> None:
+    base = _base()
+    Path(base).parent.mkdir(mode=0o700, parents=True)
+    Path(base + ".failed").touch()
+    assert not _warm.start(base)
+    old = time.time() - _warm.RETRY_AFTER_S - 1
+    os.utime(base + ".failed", (old, old))
+    assert _warm.start(base)
+    _wait_for(base)
+    assert not Path(base + ".failed").exists()  # listening: the mark is gone

@@ -58,6 +58,8 @@ _STEERING = ("PROCTOR_", "PYDANTIC_", "PYTHON", "PG")
 """Environment variables with these prefixes are part of the key (and those ``_NAMED``);
 ``PG``: libpq's, read where the store is PostgreSQL."""
 _NAMED = ("HOME", "TZ", "LANG", "LC_ALL", "LC_CTYPE")
+_started: list[object] = []
+"""The warm processes this process started (dropping a running ``Popen`` is warned about)."""
 
 
 def enabled() -> bool:
@@ -214,14 +216,16 @@ def start(base: str | None = None) -> bool:
         os.close(lock)  # released: the started process takes it
     import subprocess
 
-    try:  # not reaped: this hook process exits at once; the warm process is the session's own
-        subprocess.Popen(
-            [sys.executable, "-m", "proctor.gate._daemon", base],
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
+    try:  # a hook process exits at once; a longer-lived caller keeps the Popen, not reaping it
+        _started.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "proctor.gate._daemon", base],
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         )
     except OSError:
         return False
