@@ -579,7 +579,9 @@ def _warm_rounds(
                 if not number:
                     continue
                 rows.setdefault("warm floor" if label == "floor" else label, []).append(spent)
-                if label != "floor":
+                if label == "floor":
+                    rows.setdefault("floor wall", []).append(wall)
+                else:
                     served += 1
                     rows.setdefault(f"{label} daemon", []).append(daemon)
                     rows.setdefault(f"{label} wall", []).append(wall)
@@ -830,6 +832,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ),
             ("warm growing daemon", "  the warm process's CPU per call of it", ""),
             ("warm growing wall", "  wall per call of it", ""),
+            ("floor wall", "python -S -c pass, wall, in the same rounds", ""),
             ("http first", "http hook, first timed request", ""),
             ("http", "http hook on a growing 2.7 MB session, per call", "p99 ≤ 10 ms"),
             ("health", "GET /api/health, same server, alternating (baseline)", ""),
