@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from proctor.graph import (
@@ -35,13 +34,23 @@ def _merged(*groups: Sequence[SourceRef]) -> tuple[SourceRef, ...]:
     return tuple(dict.fromkeys(ref for group in groups for ref in group))
 
 
+_Sighting = tuple[str, EntityKind, str, str, str]
+"""An entity's project, kind, name, description and identity key, as first seen."""
+
+
 class FactBuilder:
-    """Entities, events and relations of one batch, deduplicated as they are added."""
+    """Entities, events and relations of one batch, deduplicated as they are added.
+
+    An entity or relation seen again only gains sources: its first sighting's fields are
+    kept and its sources gathered in the order seen, and each fact is built once, by
+    :meth:`facts` (a batch names the same file or command many times)."""
 
     def __init__(self) -> None:
-        self._entities: dict[str, EntityFact] = {}
+        self._entities: dict[str, tuple[_Sighting, dict[SourceRef, None]]] = {}
+        """An entity's first sighting and every source seen."""
         self._events: dict[str, EventFact] = {}
-        self._relations: dict[tuple[str, str, str], RelationFact] = {}
+        self._relations: dict[tuple[str, str, RelationType], tuple[str, dict[SourceRef, None]]] = {}
+        """A relation's first reason and every source seen."""
         self._entity_ids: dict[tuple[str, str, str], str] = {}
         """Entity ids already derived (the same file or package recurs across a batch)."""
         self.changed_files: dict[str, set[str]] = defaultdict(set)
@@ -64,18 +73,10 @@ class FactBuilder:
             entity_id = self._entity_ids[identity] = structural_entity_id(*identity)
         known = self._entities.get(entity_id)
         if known is None:
-            self._entities[entity_id] = EntityFact(
-                entity_id=entity_id,
-                project_id=source.project_id,
-                kind=kind,
-                name=name,
-                description=description,
-                sources=_merged(refs),
-                layer="structural",
-                identity_key=identity_key,
-            )
+            first = (source.project_id, kind, name, description, identity_key)
+            self._entities[entity_id] = (first, dict.fromkeys(refs))
         else:
-            self._entities[entity_id] = replace(known, sources=_merged(known.sources, refs))
+            known[1].update(dict.fromkeys(refs))
         return entity_id
 
     def event(
@@ -121,18 +122,26 @@ class FactBuilder:
         key = (from_entity_id, to_entity_id, relation_type)
         known = self._relations.get(key)
         if known is None:
-            self._relations[key] = RelationFact(
-                from_entity_id, to_entity_id, relation_type, reason, _merged(refs), "structural"
-            )
+            self._relations[key] = (reason, dict.fromkeys(refs))
         else:
-            self._relations[key] = replace(known, sources=_merged(known.sources, refs))
+            known[1].update(dict.fromkeys(refs))
 
     def facts(self, *, summary: str, change_digest: str) -> BatchFacts:
         """Everything collected, as the batch's structural facts."""
         return BatchFacts(
-            entities=tuple(self._entities.values()),
+            entities=tuple(
+                EntityFact(
+                    entity_id, project, kind, name, description, tuple(refs), "structural", key
+                )
+                for entity_id, ((project, kind, name, description, key), refs) in (
+                    self._entities.items()
+                )
+            ),
             events=tuple(self._events.values()),
-            relations=tuple(self._relations.values()),
+            relations=tuple(
+                RelationFact(from_id, to_id, relation_type, reason, tuple(refs), "structural")
+                for (from_id, to_id, relation_type), (reason, refs) in self._relations.items()
+            ),
             summary=summary,
             change_digest=change_digest,
         )
