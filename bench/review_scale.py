@@ -47,7 +47,11 @@ BASELINE = "07b981e"
 
 
 def _source_tree(revision: str) -> Path:
-    """``src/`` of ``revision``, extracted once under ``bench/.cache``."""
+    """``src/`` of ``revision``, extracted once under ``bench/.cache`` — or ``revision``
+    itself when it is a folder holding ``proctor/`` (a tree of one's own, e.g. a commit's
+    ``src/`` with uncommitted files laid over it)."""
+    if (Path(revision) / "proctor").is_dir():
+        return Path(revision).resolve()
     full = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", revision], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -277,10 +281,20 @@ def _publish(store: Any) -> dict[str, Any]:
     }
 
 
-def profile(corpus_mb: int, baseline: str, kind: str, keep: Path | None, top: int) -> None:
+def profile(
+    corpus_mb: int,
+    baseline: str,
+    kind: str,
+    keep: Path | None,
+    top: int,
+    current: str | None = None,
+) -> None:
     """Run one ``kind`` worker (``first`` or ``publish``) with the working tree's ``src/``
-    on a copy of the cached store, under cProfile, and print the top of its profile."""
+    (or ``current``'s) on a copy of the cached store, under cProfile, and print the top of
+    its profile."""
     import pstats
+
+    src = REPO / "src" if current is None else _source_tree(current)
 
     template = CACHE / f"review-{corpus_mb}mb-{_source_tree(baseline).parent.name}.db"
     if not template.exists():
@@ -288,11 +302,11 @@ def profile(corpus_mb: int, baseline: str, kind: str, keep: Path | None, top: in
     with tempfile.TemporaryDirectory() as tmp:
         home = _fresh_home(template, Path(tmp) / "home")
         if kind == "publish":  # into a reviewed store, as the comparison does
-            _worker(REPO / "src", home, "first")
+            _worker(src, home, "first")
         out = keep or Path(tmp) / "profile.pstats"
         os.environ["PROCTOR_BENCH_PROFILE"] = str(out)
         try:
-            result = _worker(REPO / "src", home, kind)
+            result = _worker(src, home, kind)
         finally:
             del os.environ["PROCTOR_BENCH_PROFILE"]
         print(json.dumps(result))
@@ -345,7 +359,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument(
-        "--current", default=None, help="a revision instead of the working tree's src/"
+        "--current",
+        default=None,
+        help="a revision (or a folder holding proctor/) instead of the working tree's src/",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
@@ -357,7 +373,14 @@ def main() -> None:
     parser.add_argument("--profile-top", type=int, default=40)
     args = parser.parse_args()
     if args.profile:
-        profile(args.corpus_mb, args.baseline, args.profile, args.profile_out, args.profile_top)
+        profile(
+            args.corpus_mb,
+            args.baseline,
+            args.profile,
+            args.profile_out,
+            args.profile_top,
+            args.current,
+        )
         return
     report = compare(args.corpus_mb, args.rounds, args.baseline, args.current)
     print(json.dumps(report, indent=2) if args.json else render(report))
