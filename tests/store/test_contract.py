@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, select
 
 from proctor.errors import ConversationWriteError, NotFoundError, StoreError
 from proctor.sources import prepare_bundle
-from proctor.store import SqlStore
+from proctor.store import ConversationRepository, SqlStore
 from proctor.store._schema import metadata
 from proctor.transcript import Message
 from tests.builders import conversation_bundle, with_message_text, with_tool_attributes
@@ -191,9 +191,14 @@ def test_a_read_only_store_refuses_to_write(store: SqlStore, backend_url: str | 
     reader = open_backend(backend_url, read_only=True)
     try:
         assert reader.counts().conversations == 1
-        if isinstance(backend_url, Path):
-            with pytest.raises(StoreError):
-                reader.write_conversation(prepare_bundle(conversation_bundle("test:conv-2")))
+        # The read-only store has no write methods at all; a writing repository put over
+        # its database finds no writer (and the database itself refuses: see
+        # test_read_only_repositories.py).
+        assert not hasattr(reader, "write_conversation")
+        writing = ConversationRepository(reader.repos.conversations._database)
+        with pytest.raises(StoreError):
+            writing.write_conversation(prepare_bundle(conversation_bundle("test:conv-2")))
+        assert reader.counts().conversations == 1
     finally:
         reader.close()
 

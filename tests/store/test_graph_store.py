@@ -494,7 +494,7 @@ def test_a_query_reads_one_consistent_snapshot_while_a_publish_commits(
     store: SqlStore, project_id: str
 ) -> None:
     _publish(store, project_id)
-    with store._snapshot() as c:
+    with store.repos.graph._snapshot() as c:
         before = c.execute(select(t.results.c.result_id)).scalars().all()
         _publish(store, project_id, summary="committed meanwhile")
         during = c.execute(select(t.results.c.result_id)).scalars().all()

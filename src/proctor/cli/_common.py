@@ -13,7 +13,7 @@ import click
 import orjson
 from rich.console import Console, ConsoleDimensions
 
-from proctor.store import SqlStore, open_store
+from proctor.store import ReadStore, SqlStore, open_store
 
 PIPE_WIDTH = 140
 """Piped output (make demo in CI, `| less`) gets a readable width instead of rich's 80."""
@@ -57,8 +57,10 @@ def writable_store() -> Iterator[SqlStore]:
 
 
 @contextmanager
-def readable_store() -> Iterator[SqlStore]:
-    """The store of the current home, read-only."""
+def readable_store() -> Iterator[ReadStore]:
+    """The store of the current home, read-only: no write methods, and the database
+    refuses writes through its connections (SQLite ``mode=ro``, PostgreSQL read-only
+    transactions)."""
     store = open_store(read_only=True)
     try:
         yield store

@@ -11,7 +11,7 @@ import click
 from proctor.cli._common import console, json_option, print_json, readable_store, writable_store
 from proctor.cli._findings_view import finding_block, finding_json, findings_table
 from proctor.findings import SEVERITY_ORDER, Severity, Status
-from proctor.store import FindingFilter, FindingSort, SqlStore
+from proctor.store import FindingFilter, FindingSort, ReadStore
 
 STATUSES = list(get_args(Status))
 DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
@@ -67,7 +67,7 @@ def _filter_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _chosen(
-    store: SqlStore,
+    store: ReadStore,
     *,
     conversation: str | None,
     statuses: tuple[Status, ...],

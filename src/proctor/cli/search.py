@@ -36,7 +36,7 @@ from proctor.search import (
     load_encoder,
     search,
 )
-from proctor.store import SqlStore
+from proctor.store import ReadStore, SqlStore
 
 
 @click.command("search")
@@ -113,7 +113,7 @@ def search_command(
 
 
 def _search(
-    store: SqlStore,
+    store: ReadStore,
     query: str,
     project: str | None,
     conversation: str | None,

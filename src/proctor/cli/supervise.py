@@ -23,7 +23,7 @@ from proctor.cli._duration import Duration
 from proctor.cli._exit import EXIT_PARTIAL
 from proctor.cli._findings_view import finding_block, finding_json
 from proctor.errors import ConfigError, ModelError
-from proctor.store import SqlStore, SupervisionSession
+from proctor.store import ModelSettingsReader, SqlStore, SupervisionSession
 from proctor.supervision import (
     MODES,
     TRIGGERS,
@@ -313,7 +313,7 @@ def _raised_budget(session: SupervisionSession, status: SessionStatus) -> str:
     return " ".join(options)
 
 
-def _connection(store: SqlStore) -> tuple[str | None, str | None]:
+def _connection(store: ModelSettingsReader) -> tuple[str | None, str | None]:
     """The connection the supervisor would use now, or the setting to fix."""
     from proctor.models import resolve_supervisor_connection
 

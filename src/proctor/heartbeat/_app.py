@@ -9,13 +9,13 @@ results, and nothing saved is touched.
 from __future__ import annotations
 
 from proctor.errors import AppDisabledError
-from proctor.store import ModelSettings
+from proctor.store import ModelSettings, ModelSettingsReader
 
 APP_ENABLED_SETTING = "app.enabled"
 """The setting that holds the switch (JSON ``true`` / ``false``)."""
 
 
-def app_enabled(store: ModelSettings) -> bool:
+def app_enabled(store: ModelSettingsReader) -> bool:
     """True only when the app was explicitly enabled."""
     return store.get_setting(APP_ENABLED_SETTING) is True
 

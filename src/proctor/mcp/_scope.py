@@ -12,18 +12,18 @@ import dataclasses
 from typing import Any
 
 from proctor.graph.views import EventView, GraphTotals, GraphView, ResultSummary
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 
 _GLOBAL_ALLOWANCE = 50
 """Extra rows read past the limit, so one kind of result does not crowd out the other."""
 
 
-def project_id_of(store: SqlStore, project: str) -> str | None:
+def project_id_of(store: ReadStore, project: str) -> str | None:
     """The id of the project named ``project`` (None when it is gone)."""
     return next((p.project_id for p in store.projects() if p.name == project), None)
 
 
-def covering_results(store: SqlStore, project: str, limit: int) -> list[ResultSummary]:
+def covering_results(store: ReadStore, project: str, limit: int) -> list[ResultSummary]:
     """Results that cover the project: its own (newest first), then global ones."""
     found = store.overview(project, limit + _GLOBAL_ALLOWANCE)
     own = [result for result in found if not result.is_global]

@@ -23,7 +23,7 @@ from proctor.errors import ConfigError, ProctorError
 from proctor.mcp._json import dumps
 from proctor.mcp._tools import TOOLS, ToolContext, call_tool, gate_refusal
 from proctor.search import BackgroundIndexer
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 
 _log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def build_server(
-    store: SqlStore, conversation_id: str, indexer: BackgroundIndexer | None = None
+    store: ReadStore, conversation_id: str, indexer: BackgroundIndexer | None = None
 ) -> Server[Any]:
     """A low-level MCP server answering the story-graph tools for ``conversation_id``.
 
@@ -94,7 +94,7 @@ def build_server(
 
 
 def serve_stdio(
-    store: SqlStore, conversation_id: str, indexer: BackgroundIndexer | None = None
+    store: ReadStore, conversation_id: str, indexer: BackgroundIndexer | None = None
 ) -> None:
     """Serve over this process's stdin and stdout until the client closes them."""
     server = build_server(store, conversation_id, indexer)
@@ -138,7 +138,7 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings:
 
 
 def serve_http(
-    store: SqlStore,
+    store: ReadStore,
     conversation_id: str,
     host: str,
     port: int,

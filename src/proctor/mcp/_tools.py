@@ -21,7 +21,7 @@ from proctor.errors import ProctorError
 from proctor.graph.views import GraphView, ResultSummary
 from proctor.mcp._scope import answered_from, covering_results, narrowed, project_id_of
 from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 
 GRAPH_LIMIT_MAX = 200
 SEARCH_LIMIT_MAX = 20
@@ -41,7 +41,7 @@ class ToolRefusal(ProctorError):
 class ToolContext:
     """What every tool call is bound to."""
 
-    store: SqlStore
+    store: ReadStore
     conversation_id: str
     """The conversation the server answers for; its project is the tools' whole world."""
     indexer: BackgroundIndexer | None = None
@@ -58,7 +58,7 @@ class ToolSpec:
     run: Callable[[ToolContext, Mapping[str, Any]], Any]
 
 
-def gate_refusal(store: SqlStore, conversation_id: str) -> str | None:
+def gate_refusal(store: ReadStore, conversation_id: str) -> str | None:
     """Why the tools are closed right now, or None when both switches are on."""
     from proctor.heartbeat import app_enabled
 
@@ -75,7 +75,7 @@ def gate_refusal(store: SqlStore, conversation_id: str) -> str | None:
     return None
 
 
-def _project(store: SqlStore, conversation_id: str) -> str:
+def _project(store: ReadStore, conversation_id: str) -> str:
     return store.conversation(conversation_id).project
 
 
@@ -262,7 +262,7 @@ def graph(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     return {"answered_from": answered_from(result, project)} | _view_json(view)
 
 
-def _covering_result(store: SqlStore, project: str, ref: str) -> ResultSummary:
+def _covering_result(store: ReadStore, project: str, ref: str) -> ResultSummary:
     """The result covering the project that an id or prefix names; others do not exist here."""
     matches: dict[str, ResultSummary] = {}
     offset = 0
@@ -340,7 +340,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _trace_of(store: SqlStore, conversation_id: str) -> dict[str, Any]:
+def _trace_of(store: ReadStore, conversation_id: str) -> dict[str, Any]:
     transcript = store.transcript(conversation_id)
     run = transcript.subagent_run
     header: dict[str, Any] = {
@@ -412,7 +412,7 @@ def subagent_trace(context: ToolContext, arguments: Mapping[str, Any]) -> Any:
     return _trace_of(store, _project_conversation_id(store, _project(store, conversation_id), ref))
 
 
-def _project_conversation_id(store: SqlStore, project: str, ref: str) -> str:
+def _project_conversation_id(store: ReadStore, project: str, ref: str) -> str:
     """The project's own conversation an id, external id or prefix names.
 
     Resolved among the project's conversations only: a conversation of another project

@@ -18,7 +18,7 @@ from proctor.model_types import ModelConnection
 from proctor.models._settings import default_connection_name, supervisor_pin
 
 if TYPE_CHECKING:
-    from proctor.store import ModelSettings
+    from proctor.store import ModelSettingsReader
 
 _REPIN = "run `proctor supervisor model NAME` or `proctor supervisor model --follow-default`"
 _NEW_DEFAULT = "run `proctor models default NAME`"
@@ -42,7 +42,7 @@ def unusable_reason(connection: ModelConnection) -> str | None:
     return None
 
 
-def resolve_default_connection(store: ModelSettings) -> ModelConnection:
+def resolve_default_connection(store: ModelSettingsReader) -> ModelConnection:
     """The default connection, checked usable."""
     name = default_connection_name(store)
     if name is None:
@@ -67,7 +67,7 @@ def resolve_default_connection(store: ModelSettings) -> ModelConnection:
     return connection
 
 
-def resolve_supervisor_connection(store: ModelSettings) -> ModelConnection:
+def resolve_supervisor_connection(store: ModelSettingsReader) -> ModelConnection:
     """The connection the supervisor uses for this execution: the pinned one or the default."""
     pinned = supervisor_pin(store)
     if pinned is None:
@@ -87,7 +87,7 @@ def resolve_supervisor_connection(store: ModelSettings) -> ModelConnection:
     return connection
 
 
-def resolve_connection(store: ModelSettings, name: str | None) -> ModelConnection:
+def resolve_connection(store: ModelSettingsReader, name: str | None) -> ModelConnection:
     """Connection ``name`` (the default when None), checked usable (evals, ``models test``)."""
     if name is None:
         return resolve_default_connection(store)
@@ -116,7 +116,7 @@ class SupervisorChoice:
     """Why resolution fails, as the run would report it."""
 
 
-def supervisor_choice(store: ModelSettings) -> SupervisorChoice:
+def supervisor_choice(store: ModelSettingsReader) -> SupervisorChoice:
     """The supervisor's setting and its resolution now, failures included, never raised."""
     pinned, default = supervisor_pin(store), default_connection_name(store)
     try:

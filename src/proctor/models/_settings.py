@@ -9,7 +9,7 @@ from proctor.errors import ConfigError
 from proctor.model_types import PoolLimits
 
 if TYPE_CHECKING:
-    from proctor.store import ModelSettings
+    from proctor.store import ModelSettings, ModelSettingsReader
 
 DEFAULT_CONNECTION_KEY = "models.default"
 """Name of the default connection (unset: none)."""
@@ -19,7 +19,7 @@ POOL_LIMITS_KEY = "models.pool"
 """The pool's limits as a JSON object (unset: the defaults)."""
 
 
-def default_connection_name(store: ModelSettings) -> str | None:
+def default_connection_name(store: ModelSettingsReader) -> str | None:
     """The default connection's name, or None when no default is set."""
     value = store.get_setting(DEFAULT_CONNECTION_KEY)
     return value if isinstance(value, str) else None
@@ -30,7 +30,7 @@ def set_default_connection(store: ModelSettings, name: str | None) -> None:
     store.set_setting(DEFAULT_CONNECTION_KEY, name)
 
 
-def supervisor_pin(store: ModelSettings) -> str | None:
+def supervisor_pin(store: ModelSettingsReader) -> str | None:
     """The connection the supervisor is pinned to, or None when it follows the default."""
     value = store.get_setting(SUPERVISOR_CONNECTION_KEY)
     return value if isinstance(value, str) else None
@@ -41,7 +41,7 @@ def pin_supervisor(store: ModelSettings, name: str | None) -> None:
     store.set_setting(SUPERVISOR_CONNECTION_KEY, name)
 
 
-def pool_limits(store: ModelSettings) -> PoolLimits:
+def pool_limits(store: ModelSettingsReader) -> PoolLimits:
     """The pool limits a run starting now freezes (SPEC MOD-4)."""
     value = store.get_setting(POOL_LIMITS_KEY)
     if value is None:

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from proctor.search._asking import asks_column
 from proctor.search._encoder import DIMENSIONS, TextEncoder
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 from proctor.store import tables as t
 
 if TYPE_CHECKING:
@@ -85,17 +85,17 @@ class Catalog:
         return np.isin(self.coded[field_name], wanted)
 
 
-_catalogs: weakref.WeakKeyDictionary[SqlStore, Catalog] = weakref.WeakKeyDictionary()
-_held: weakref.WeakSet[SqlStore] = weakref.WeakSet()
+_catalogs: weakref.WeakKeyDictionary[ReadStore, Catalog] = weakref.WeakKeyDictionary()
+_held: weakref.WeakSet[ReadStore] = weakref.WeakSet()
 
 
-def hold_vectors(store: SqlStore) -> None:
+def hold_vectors(store: ReadStore) -> None:
     """Rank this store's searches from an in-memory copy of the index (a long-running
     process: the copy is read once, then kept up to date; 1.5 KB a document)."""
     _held.add(store)
 
 
-def holds_vectors(store: SqlStore) -> bool:
+def holds_vectors(store: ReadStore) -> bool:
     """Whether searches of this store rank from the in-memory copy."""
     return store in _held
 
@@ -118,7 +118,7 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
     return (*documents, generation, model)
 
 
-def load_catalog(store: SqlStore, encoder: TextEncoder) -> Catalog:
+def load_catalog(store: ReadStore, encoder: TextEncoder) -> Catalog:
     """The in-memory copy of the index, brought up to date when the index changed."""
     with _loading, store._read() as connection:
         signature = _signature(connection, encoder.name)

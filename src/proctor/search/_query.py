@@ -60,7 +60,7 @@ from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
 from proctor.search._vectors import Scope, nearest, vectors_of
 from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 from proctor.store import tables as t
 
 FULL_TEXT_WEIGHT = 0.5
@@ -261,7 +261,7 @@ class _Match:
 
 
 def search(
-    store: SqlStore,
+    store: ReadStore,
     query: str,
     *,
     project: str | None = None,

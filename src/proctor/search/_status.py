@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from proctor.search._embed import count_embedded
 from proctor.search._index import full_text_behind
 from proctor.search._write import Encoder, resolve_encoder
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 from proctor.store import tables as t
 
 
@@ -83,7 +83,7 @@ class IndexStatus:
         return dataclasses.replace(self, indexing=indexing, error=error)
 
 
-def index_status(store: SqlStore, *, encoder: Encoder = "auto") -> IndexStatus:
+def index_status(store: ReadStore, *, encoder: Encoder = "auto") -> IndexStatus:
     """The index's state, read from the database (counting vectors reads them all: a
     tenth of a second per 100,000 documents; searches take the counts from the catalog)."""
     chosen = resolve_encoder(encoder)

@@ -7,6 +7,8 @@ run the same SQLAlchemy Core code and the same Alembic migrations.
 
 # The tables themselves, for the search index's SQL (until search has a repository of its own).
 from proctor.store import _schema as tables
+from proctor.store._base import Database, Repository
+from proctor.store._conversation_store import ConversationReads, ConversationRepository
 from proctor.store._engine import head_revision
 from proctor.store._findings import NotificationRecord, RecordOutcome
 from proctor.store._findings_inbox import (
@@ -17,13 +19,17 @@ from proctor.store._findings_inbox import (
     UndoRefusedError,
 )
 from proctor.store._goal_store import (
+    GoalReads,
     GoalReason,
+    GoalRepository,
     GoalStoreProtocol,
     GoalVersion,
     Intent,
     IntentLabel,
 )
+from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
 from proctor.store._graph_rows import derived_id
+from proctor.store._graph_store import GraphReads, GraphRepository
 from proctor.store._heartbeat_records import (
     ACTIVITY_MAX_LIMIT,
     ACTIVITY_MAX_OFFSET,
@@ -36,7 +42,10 @@ from proctor.store._heartbeat_records import (
     HeartbeatStatus,
     PlanValues,
 )
+from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
 from proctor.store._import_batch import ImportBatch
+from proctor.store._import_store import ImportRepository
+from proctor.store._inbox_store import FindingReads, FindingRepository
 from proctor.store._interfaces import Store, StoreReader
 from proctor.store._location import (
     DATABASE_URL_VARIABLE,
@@ -44,9 +53,27 @@ from proctor.store._location import (
     database_exists,
     database_location,
 )
-from proctor.store._memory_store import MEMORY_TEXT_CHARS, CandidateStatus, MemoryCandidate
-from proctor.store._model_settings import ModelSettings, ModelUsage
-from proctor.store._notifications import Notification, NotificationPage, WebhookState
+from proctor.store._memory_store import (
+    MEMORY_TEXT_CHARS,
+    CandidateStatus,
+    MemoryCandidate,
+    MemoryReads,
+    MemoryRepository,
+)
+from proctor.store._model_settings import (
+    ModelSettings,
+    ModelSettingsReader,
+    ModelSettingsReads,
+    ModelSettingsRepository,
+    ModelUsage,
+)
+from proctor.store._notifications import (
+    Notification,
+    NotificationPage,
+    NotificationReads,
+    NotificationRepository,
+    WebhookState,
+)
 from proctor.store._records import (
     ConversationSummary,
     ExcerptRequest,
@@ -66,6 +93,7 @@ from proctor.store._records import (
 from proctor.store._review_records import (
     RESUMABLE,
     ManifestEntry,
+    ReviewReader,
     ReviewRunRecord,
     ReviewScope,
     RunStatus,
@@ -75,7 +103,14 @@ from proctor.store._review_records import (
     Trigger,
 )
 from proctor.store._review_store import slot_owner
-from proctor.store._store import DEFAULT_PROJECT, SqlStore, open_store
+from proctor.store._store import (
+    DEFAULT_PROJECT,
+    ReadRepositories,
+    ReadStore,
+    Repositories,
+    SqlStore,
+    open_store,
+)
 from proctor.store._suggestion_records import (
     ChangedObject,
     Decision,
@@ -88,6 +123,7 @@ from proctor.store._suggestion_records import (
     SuggestionStatus,
     UserTaskRecord,
 )
+from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
 from proctor.store._supervision_store import (
     ClaimPolicy,
     ClaimVerdict,
@@ -98,6 +134,8 @@ from proctor.store._supervision_store import (
     RunTrigger,
     SessionState,
     SupervisionMode,
+    SupervisionReads,
+    SupervisionRepository,
     SupervisionRun,
     SupervisionRunStatus,
     SupervisionSession,
@@ -105,7 +143,7 @@ from proctor.store._supervision_store import (
     SupervisionUsage,
     TargetType,
 )
-from proctor.store._trace_store import Citation, SubagentCard
+from proctor.store._trace_store import Citation, SubagentCard, TraceReads
 
 __all__ = [
     "ACTIVITY_MAX_LIMIT",
@@ -123,40 +161,66 @@ __all__ = [
     "ClaimPolicy",
     "ClaimVerdict",
     "ClaimView",
+    "ConversationReads",
+    "ConversationRepository",
     "ConversationSort",
     "ConversationSummary",
+    "Database",
     "Decision",
     "EvidenceRef",
     "ExcerptRequest",
     "FindingFilter",
+    "FindingReads",
+    "FindingRepository",
     "FindingSort",
+    "GoalReads",
     "GoalReason",
+    "GoalRepository",
     "GoalStoreProtocol",
     "GoalVersion",
+    "GraphAccessReads",
+    "GraphAccessRepository",
+    "GraphReads",
+    "GraphRepository",
     "HeartbeatPhase",
     "HeartbeatPlan",
+    "HeartbeatReads",
+    "HeartbeatRepository",
     "HeartbeatRun",
     "HeartbeatStatus",
     "ImportBatch",
     "ImportIssueRecord",
     "ImportRecord",
+    "ImportRepository",
     "ImportedFile",
     "Intent",
     "IntentLabel",
     "ManifestEntry",
     "MemoryCandidate",
+    "MemoryReads",
     "MemoryRecord",
+    "MemoryRepository",
     "ModelSettings",
+    "ModelSettingsReader",
+    "ModelSettingsReads",
+    "ModelSettingsRepository",
     "ModelUsage",
     "Notification",
     "NotificationPage",
+    "NotificationReads",
     "NotificationRecord",
+    "NotificationRepository",
     "PlacedBundle",
     "PlanValues",
     "ProjectSummary",
+    "ReadRepositories",
+    "ReadStore",
     "RecordOutcome",
     "Refusal",
+    "Repositories",
+    "Repository",
     "ResultChanges",
+    "ReviewReader",
     "ReviewRunRecord",
     "ReviewScope",
     "RunClaim",
@@ -179,15 +243,20 @@ __all__ = [
     "SubagentCard",
     "SuggestionDraft",
     "SuggestionKind",
+    "SuggestionReads",
     "SuggestionRecord",
+    "SuggestionRepository",
     "SuggestionStatus",
     "SupervisionMode",
+    "SupervisionReads",
+    "SupervisionRepository",
     "SupervisionRun",
     "SupervisionRunStatus",
     "SupervisionSession",
     "SupervisionTrigger",
     "SupervisionUsage",
     "TargetType",
+    "TraceReads",
     "TranscriptExcerpt",
     "Trigger",
     "UndoRefusedError",

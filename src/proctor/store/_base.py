@@ -1,15 +1,22 @@
-"""Store plumbing shared by every part of ``SqlStore``: one writer, read-only readers.
+"""Store plumbing shared by every repository: one database, one writer, read-only readers.
 
-``_read()`` yields a connection from the read-only engine; ``_write()`` one transaction on
-the writer that commits on success and rolls back on any error. The parts of the store
-that own a group of tables (``_model_settings.py``, ``_supervision_store.py``,
-``_goal_store.py``) are mixins over this base.
+``Database`` holds the two engines and the one transaction mechanism: ``read()`` yields a
+connection from the read-only engine, ``write()`` one transaction on the writer that commits
+on success and rolls back on any error. A database opened read-only has no writer at all,
+and its connections are refused every write by the database itself (SQLite ``mode=ro`` and
+``query_only``; PostgreSQL ``default_transaction_read_only`` or read-only transactions).
+
+``Repository`` is the base of every repository (``ConversationRepository``,
+``GraphRepository`` …): it holds the shared ``Database`` and gives its methods ``_read()``
+and ``_write()``. ``SqlStore`` composes one of each over one ``Database``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from operator import attrgetter
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
@@ -19,26 +26,55 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from proctor.errors import ConversationWriteError, StoreError
 
 
-class StoreBase:
-    """Engines and the two context managers every store method goes through."""
+class Database:
+    """The engines of one database and the context managers every query goes through.
 
-    def __init__(self, writer: Engine, reader: Engine | OptionEngine, *, description: str) -> None:
+    ``writer`` is ``None`` for a database opened read-only: ``write()`` then refuses.
+    """
+
+    def __init__(
+        self, writer: Engine | None, reader: Engine | OptionEngine, *, description: str
+    ) -> None:
         self._writer = writer
         self._reader = reader
         self.description = description
         """Where the data lives, for messages (a file path or a URL without password)."""
 
     @property
+    def read_only(self) -> bool:
+        """Whether this database was opened without a writer."""
+        return self._writer is None
+
+    @property
+    def reader(self) -> Engine | OptionEngine:
+        """The read-only engine."""
+        return self._reader
+
+    @property
+    def writer(self) -> Engine:
+        """The writing engine; ``StoreError`` when the database was opened read-only."""
+        if self._writer is None:
+            raise StoreError(f"{self.description} was opened read-only: nothing may be written")
+        return self._writer
+
+    @property
     def dialect(self) -> str:
         """The database kind: ``sqlite`` (embedded) or ``postgresql`` (scale-out)."""
-        return str(self._writer.dialect.name)
+        return str(self._reader.dialect.name)
 
-    def database_url(self) -> str:
-        """The writer's URL, password included: for a job queue on the same database."""
-        return str(self._writer.url.render_as_string(hide_password=False))
+    def url(self) -> str:
+        """The URL, password included: for a job queue on the same database."""
+        engine = self._writer if self._writer is not None else self._reader
+        return str(engine.url.render_as_string(hide_password=False))
+
+    def read_only_view(self) -> Database:
+        """The same database through its read-only engine only (sharing its connections;
+        closing the view closes nothing)."""
+        return _View(self._reader, description=self.description)
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
+    def read(self) -> Iterator[Connection]:
+        """A connection of the read-only engine."""
         try:
             with self._reader.connect() as connection:
                 yield connection
@@ -46,9 +82,11 @@ class StoreBase:
             raise StoreError(f"cannot read {self.description}: {exc.orig}") from exc
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def write(self) -> Iterator[Connection]:
+        """One transaction on the writer: committed when the block ends, else rolled back."""
+        writer = self.writer
         try:
-            with self._writer.begin() as connection:
+            with writer.begin() as connection:
                 yield connection
         except IntegrityError as exc:
             raise ConversationWriteError(
@@ -59,5 +97,63 @@ class StoreBase:
 
     def close(self) -> None:
         """Release every pooled connection."""
-        self._writer.dispose()
+        if self._writer is not None:
+            self._writer.dispose()
         self._reader.dispose()
+
+
+class _View(Database):
+    """A read-only view of a database another owner closes."""
+
+    def __init__(self, reader: Engine | OptionEngine, *, description: str) -> None:
+        super().__init__(None, reader, description=description)
+
+    def close(self) -> None:
+        """Nothing: the database the view was taken from owns the connections."""
+
+
+class Repository:
+    """The base of every repository: the shared database and its two context managers."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    @property
+    def dialect(self) -> str:
+        """The database kind: ``sqlite`` or ``postgresql``."""
+        return self._database.dialect
+
+    @property
+    def _writer(self) -> Engine:
+        return self._database.writer
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self._database.read()
+
+    def _write(self) -> AbstractContextManager[Connection]:
+        return self._database.write()
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def forward(
+    target: str, method: Callable[Concatenate[Any, P], R]
+) -> Callable[Concatenate[Any, P], R]:
+    """A method that calls ``method`` on ``self.<target>`` (a dotted path, e.g.
+    ``repos.graph``): how a facade composes a repository without repeating its signatures."""
+    name = method.__name__
+    held = attrgetter(target)
+
+    def call(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return cast(R, getattr(held(self), name)(*args, **kwargs))
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = method.__doc__
+    call.__dict__["forwarded_to"] = target
+    return call
+
+
+StoreBase = Repository
+"""The old name of ``Repository`` (the review repository still derives from it)."""

@@ -74,12 +74,19 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
     return engine
 
 
-def create_url_engine(url: str) -> Engine:
-    """An engine for a database URL (PostgreSQL: ``postgresql+psycopg://…``)."""
+def create_url_engine(url: str, *, options: str | None = None) -> Engine:
+    """An engine for a database URL (PostgreSQL: ``postgresql+psycopg://…``).
+
+    ``options`` are PostgreSQL connection options (``-c name=value``), e.g. the read-only
+    store's ``-c default_transaction_read_only=on``.
+    """
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    extra: dict[str, Any] = {} if options is None else {"connect_args": {"options": options}}
     try:
-        return create_engine(url, json_serializer=_json_dumps, json_deserializer=_json_loads)
+        return create_engine(
+            url, json_serializer=_json_dumps, json_deserializer=_json_loads, **extra
+        )
     except (SQLAlchemyError, ImportError) as exc:
         raise StoreError(f"cannot use database {url!r}: {exc}") from exc
 

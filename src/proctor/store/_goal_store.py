@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from proctor._util.clock import utcnow
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 
 Intent = Literal["continue", "refine", "expand", "correct", "new_goal", "cancel"]
 """What a user turn does to the goal (SPEC GOAL-2)."""
@@ -97,8 +97,8 @@ class GoalStoreProtocol(Protocol):
         ...
 
 
-class GoalStore(StoreBase):
-    """Goal versions and user-turn intent labels; every write one transaction."""
+class GoalReads(Repository):
+    """Goal versions and user-turn intent labels: the reads."""
 
     def goal_versions(self, target_id: str) -> list[GoalVersion]:
         """Every goal version of a target, oldest first."""
@@ -119,6 +119,20 @@ class GoalStore(StoreBase):
                 .first()
             )
             return None if row is None else _version(row)
+
+    def intent_labels(self, target_id: str) -> list[IntentLabel]:
+        """Every intent label of a target's user turns, in the order they were recorded."""
+        with self._read() as c:
+            rows = c.execute(
+                select(t.intent_labels)
+                .where(t.intent_labels.c.target_id == target_id)
+                .order_by(t.intent_labels.c.created_at, t.intent_labels.c.source_id)
+            ).mappings()
+            return [_label(row) for row in rows]
+
+
+class GoalRepository(GoalReads):
+    """``GoalReads`` and the writes (goal versions and intent labels), each one transaction."""
 
     def record_goal_versions(
         self, target_id: str, versions: Sequence[GoalVersion]
@@ -148,16 +162,6 @@ class GoalStore(StoreBase):
             if written:
                 c.execute(insert(t.goal_versions), [_version_row(v) for v in written])
             return written
-
-    def intent_labels(self, target_id: str) -> list[IntentLabel]:
-        """Every intent label of a target's user turns, in the order they were recorded."""
-        with self._read() as c:
-            rows = c.execute(
-                select(t.intent_labels)
-                .where(t.intent_labels.c.target_id == target_id)
-                .order_by(t.intent_labels.c.created_at, t.intent_labels.c.source_id)
-            ).mappings()
-            return [_label(row) for row in rows]
 
     def record_intent_labels(self, labels: Sequence[IntentLabel]) -> list[IntentLabel]:
         """Store labels of turns not labelled yet (one transaction); returns those written."""

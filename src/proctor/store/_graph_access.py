@@ -13,7 +13,7 @@ from sqlalchemy import delete, insert, select
 
 from proctor._util.clock import utcnow
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 
 
 class GraphAccessRecords(Protocol):
@@ -28,8 +28,8 @@ class GraphAccessRecords(Protocol):
         ...
 
 
-class GraphAccessStore(StoreBase):
-    """``GraphAccessRecords`` on SQLAlchemy Core."""
+class GraphAccessReads(Repository):
+    """Each conversation's story-graph switch: the read."""
 
     def graph_access(self, conversation_id: str) -> bool:
         """True only when a person turned the switch on for this conversation."""
@@ -40,6 +40,10 @@ class GraphAccessStore(StoreBase):
                 )
             ).scalar_one_or_none()
         return enabled is True
+
+
+class GraphAccessRepository(GraphAccessReads):
+    """``GraphAccessReads`` and the writes (the switch), each one transaction."""
 
     def set_graph_access(self, conversation_id: str, enabled: bool) -> None:
         """Turn the switch on or off (the conversation must exist)."""

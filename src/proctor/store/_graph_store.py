@@ -43,12 +43,12 @@ from proctor.store import _graph_queries as queries
 from proctor.store import _graph_snapshot as snapshots
 from proctor.store import _graph_sources as sources
 from proctor.store import _graph_window as window
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._graph_publish import publish
 
 
-class GraphStore(StoreBase):
-    """Publish, edit and read the story graph (see ``GraphRecords``)."""
+class GraphReads(Repository):
+    """The story graph's consistent reads (see ``GraphRecords``)."""
 
     @contextmanager
     def _snapshot(self) -> Iterator[Connection]:
@@ -58,64 +58,6 @@ class GraphStore(StoreBase):
                 c.execution_options(isolation_level="REPEATABLE READ")
             with c.begin():
                 yield c
-
-    # -- writes -----------------------------------------------------------------------
-
-    def publish_result(
-        self,
-        draft: ResultDraft,
-        run_status: str,
-        *,
-        also: Callable[[Connection], object] | None = None,
-    ) -> PublishOutcome:
-        """Publish a review's result and graph in one transaction (idempotent per run).
-
-        ``also`` is called with the transaction's connection after the graph is written,
-        when this call published it: the search index's documents of the graph go in the
-        same transaction, so a result is never published without them.
-
-        Raises ``NotFoundError`` when the run does not exist, when a story line the merge
-        chose is gone, or when a fact points at an entity or event nobody holds; nothing
-        is written then.
-        """
-        with self._write() as c:
-            outcome = publish(c, draft, run_status, utcnow())
-            if also is not None and outcome.published:
-                also(c)
-            return outcome
-
-    def confirm(self, object_type: str, object_id: str) -> GraphEdit:
-        """A person confirms an entity, relation or entity change (id or unique prefix)."""
-        with self._write() as c:
-            return edits.edit(c, object_type, object_id, "confirm", {}, utcnow())
-
-    def revise(
-        self,
-        object_type: str,
-        object_id: str,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        reason: str | None = None,
-        kind: str | None = None,
-    ) -> GraphEdit:
-        """A person rewrites an object's fields; automatic runs leave it alone from then on."""
-        given = {"name": name, "description": description, "reason": reason, "kind": kind}
-        changes = {key: value for key, value in given.items() if value is not None}
-        with self._write() as c:
-            return edits.edit(c, object_type, object_id, "revise", changes, utcnow())
-
-    def remove(self, object_type: str, object_id: str) -> GraphEdit:
-        """A person removes an object (a relation is revoked and never recreated)."""
-        with self._write() as c:
-            return edits.edit(c, object_type, object_id, "remove", {}, utcnow())
-
-    def dismiss_needs_review(self, item_id: int) -> NeedsReviewItem:
-        """Mark a difference as seen; the same proposal is not raised again."""
-        with self._write() as c:
-            return edits.dismiss(c, item_id)
-
-    # -- reads ------------------------------------------------------------------------
 
     def resolve_graph_object(self, ref: str, object_type: str | None = None) -> tuple[str, str]:
         """The (type, id) an id or unique prefix names among editable objects."""
@@ -299,3 +241,61 @@ class GraphStore(StoreBase):
         with self._snapshot() as c:
             _, full_id = edits.resolve_object(c, entity_id, "entity")
             return queries.entity_detail(c, full_id)
+
+
+class GraphRepository(GraphReads):
+    """``GraphReads`` and the writes (publish and a person's edits), each one transaction."""
+
+    def publish_result(
+        self,
+        draft: ResultDraft,
+        run_status: str,
+        *,
+        also: Callable[[Connection], object] | None = None,
+    ) -> PublishOutcome:
+        """Publish a review's result and graph in one transaction (idempotent per run).
+
+        ``also`` is called with the transaction's connection after the graph is written,
+        when this call published it: the search index's documents of the graph go in the
+        same transaction, so a result is never published without them.
+
+        Raises ``NotFoundError`` when the run does not exist, when a story line the merge
+        chose is gone, or when a fact points at an entity or event nobody holds; nothing
+        is written then.
+        """
+        with self._write() as c:
+            outcome = publish(c, draft, run_status, utcnow())
+            if also is not None and outcome.published:
+                also(c)
+            return outcome
+
+    def confirm(self, object_type: str, object_id: str) -> GraphEdit:
+        """A person confirms an entity, relation or entity change (id or unique prefix)."""
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "confirm", {}, utcnow())
+
+    def revise(
+        self,
+        object_type: str,
+        object_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        reason: str | None = None,
+        kind: str | None = None,
+    ) -> GraphEdit:
+        """A person rewrites an object's fields; automatic runs leave it alone from then on."""
+        given = {"name": name, "description": description, "reason": reason, "kind": kind}
+        changes = {key: value for key, value in given.items() if value is not None}
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "revise", changes, utcnow())
+
+    def remove(self, object_type: str, object_id: str) -> GraphEdit:
+        """A person removes an object (a relation is revoked and never recreated)."""
+        with self._write() as c:
+            return edits.edit(c, object_type, object_id, "remove", {}, utcnow())
+
+    def dismiss_needs_review(self, item_id: int) -> NeedsReviewItem:
+        """Mark a difference as seen; the same proposal is not raised again."""
+        with self._write() as c:
+            return edits.dismiss(c, item_id)

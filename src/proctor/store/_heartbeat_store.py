@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection
 from proctor._util.clock import utcnow
 from proctor.errors import BusyError, ConfigError, NotFoundError
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._heartbeat_records import (
     ACTIVITY_MAX_LIMIT,
     ACTIVITY_MAX_OFFSET,
@@ -50,10 +50,64 @@ _plans = t.heartbeat_plans
 _runs = t.heartbeat_runs
 
 
-class HeartbeatStore(StoreBase):
-    """Plans, leases, heartbeat runs and activity; every write one transaction."""
+class HeartbeatReads(Repository):
+    """Plans, heartbeat runs and activity: the reads."""
 
-    # -- plans ------------------------------------------------------------------------
+    def plan(self, plan_ref: str) -> HeartbeatPlan:
+        """One plan by name, id or unique id prefix."""
+        with self._read() as c:
+            return _load_plan(c, _resolve_plan(c, plan_ref))
+
+    def plans(self) -> list[HeartbeatPlan]:
+        """Every plan, by name."""
+        with self._read() as c:
+            rows = c.execute(_plan_query().order_by(_plans.c.name)).mappings()
+            return [_plan(row) for row in rows]
+
+    def heartbeat_run(self, heartbeat_id: str) -> HeartbeatRun:
+        """One heartbeat run by id or unique prefix."""
+        with self._read() as c:
+            full = _resolve_heartbeat(c, heartbeat_id)
+            return _heartbeat(c.execute(select(_runs).where(_runs.c.heartbeat_id == full)).one())
+
+    def heartbeat_runs(self, *, plan: str | None = None, limit: int = 50) -> list[HeartbeatRun]:
+        """Heartbeat runs, newest first, optionally of one plan (name or id)."""
+        query = select(_runs).order_by(_runs.c.started_at.desc(), _runs.c.attempt.desc())
+        with self._read() as c:
+            if plan is not None:
+                query = query.where(_runs.c.plan_id == _resolve_plan(c, plan))
+            return [_heartbeat(row) for row in c.execute(query.limit(limit))]
+
+    def activity(
+        self, plan: str | None = None, limit: int = 20, offset: int = 0
+    ) -> list[ActivityEntry]:
+        """Heartbeat runs with the reviews they triggered, and manual reviews, newest first.
+
+        ``plan`` (a name or id) keeps only that plan's heartbeat runs; the filter is part
+        of the query, so ``limit`` and ``offset`` page the filtered list. Reads only.
+        """
+        if not 1 <= limit <= ACTIVITY_MAX_LIMIT:
+            raise ConfigError(f"activity limit must be 1–{ACTIVITY_MAX_LIMIT}, got {limit}")
+        if not 0 <= offset <= ACTIVITY_MAX_OFFSET:
+            raise ConfigError(f"activity offset must be 0–{ACTIVITY_MAX_OFFSET:,}, got {offset}")
+        with self._read() as c:
+            heartbeats = _heartbeat_activity()
+            if plan is None:
+                combined = union_all(heartbeats, _manual_activity()).subquery("activity")
+            else:
+                plan_id = _resolve_plan(c, plan)
+                combined = heartbeats.where(_runs.c.plan_id == plan_id).subquery("activity")
+            rows = c.execute(
+                select(combined)
+                .order_by(combined.c.started_at.desc(), combined.c.activity_id.desc())
+                .limit(limit)
+                .offset(offset)
+            ).mappings()
+            return [_activity(row) for row in rows]
+
+
+class HeartbeatRepository(HeartbeatReads):
+    """``HeartbeatReads`` and the writes (plans, leases and outcomes), each one transaction."""
 
     def create_plan(self, values: PlanValues) -> HeartbeatPlan:
         """Save a new plan; its name must be free."""
@@ -94,19 +148,6 @@ class HeartbeatStore(StoreBase):
             c.execute(delete(_runs).where(_runs.c.plan_id == plan.plan_id))
             c.execute(delete(_plans).where(_plans.c.plan_id == plan.plan_id))
             return plan
-
-    def plan(self, plan_ref: str) -> HeartbeatPlan:
-        """One plan by name, id or unique id prefix."""
-        with self._read() as c:
-            return _load_plan(c, _resolve_plan(c, plan_ref))
-
-    def plans(self) -> list[HeartbeatPlan]:
-        """Every plan, by name."""
-        with self._read() as c:
-            rows = c.execute(_plan_query().order_by(_plans.c.name)).mappings()
-            return [_plan(row) for row in rows]
-
-    # -- leases -----------------------------------------------------------------------
 
     def claim_due_plans(
         self,
@@ -178,8 +219,6 @@ class HeartbeatStore(StoreBase):
             )
             return done.rowcount == 1
 
-    # -- heartbeat runs ---------------------------------------------------------------
-
     def set_heartbeat_outcome(
         self,
         heartbeat_id: str,
@@ -208,49 +247,6 @@ class HeartbeatStore(StoreBase):
             full = _resolve_heartbeat(c, heartbeat_id)
             c.execute(update(_runs).where(_runs.c.heartbeat_id == full).values(values))
             return _heartbeat(c.execute(select(_runs).where(_runs.c.heartbeat_id == full)).one())
-
-    def heartbeat_run(self, heartbeat_id: str) -> HeartbeatRun:
-        """One heartbeat run by id or unique prefix."""
-        with self._read() as c:
-            full = _resolve_heartbeat(c, heartbeat_id)
-            return _heartbeat(c.execute(select(_runs).where(_runs.c.heartbeat_id == full)).one())
-
-    def heartbeat_runs(self, *, plan: str | None = None, limit: int = 50) -> list[HeartbeatRun]:
-        """Heartbeat runs, newest first, optionally of one plan (name or id)."""
-        query = select(_runs).order_by(_runs.c.started_at.desc(), _runs.c.attempt.desc())
-        with self._read() as c:
-            if plan is not None:
-                query = query.where(_runs.c.plan_id == _resolve_plan(c, plan))
-            return [_heartbeat(row) for row in c.execute(query.limit(limit))]
-
-    # -- activity (HB-7) --------------------------------------------------------------
-
-    def activity(
-        self, plan: str | None = None, limit: int = 20, offset: int = 0
-    ) -> list[ActivityEntry]:
-        """Heartbeat runs with the reviews they triggered, and manual reviews, newest first.
-
-        ``plan`` (a name or id) keeps only that plan's heartbeat runs; the filter is part
-        of the query, so ``limit`` and ``offset`` page the filtered list. Reads only.
-        """
-        if not 1 <= limit <= ACTIVITY_MAX_LIMIT:
-            raise ConfigError(f"activity limit must be 1–{ACTIVITY_MAX_LIMIT}, got {limit}")
-        if not 0 <= offset <= ACTIVITY_MAX_OFFSET:
-            raise ConfigError(f"activity offset must be 0–{ACTIVITY_MAX_OFFSET:,}, got {offset}")
-        with self._read() as c:
-            heartbeats = _heartbeat_activity()
-            if plan is None:
-                combined = union_all(heartbeats, _manual_activity()).subquery("activity")
-            else:
-                plan_id = _resolve_plan(c, plan)
-                combined = heartbeats.where(_runs.c.plan_id == plan_id).subquery("activity")
-            rows = c.execute(
-                select(combined)
-                .order_by(combined.c.started_at.desc(), combined.c.activity_id.desc())
-                .limit(limit)
-                .offset(offset)
-            ).mappings()
-            return [_activity(row) for row in rows]
 
 
 # -- helpers ------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection, Row
 from proctor._util.clock import utcnow
 from proctor._util.process import ProcessIdentity, still_running, this_process
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._reader import import_record
 from proctor.store._records import ImportRecord
 from proctor.transcript import SourceIssue
@@ -54,7 +54,7 @@ class _Leases:
     held: dict[str, Connection]
 
 
-class ImportStore(StoreBase):
+class ImportRepository(Repository):
     """Import rows and the rule that finds interrupted imports (module docstring)."""
 
     _import_leases: _Leases | None = None

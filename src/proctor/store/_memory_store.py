@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from proctor._util.clock import utcnow
 from proctor.errors import ConfigError, NotFoundError
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._findings import get_finding
 from proctor.store._suggestion_records import MemoryRecord
 
@@ -109,8 +109,57 @@ def clean_text(text: str) -> str:
     return cleaned
 
 
-class MemoryCandidateStore(StoreBase):
-    """Memory candidates from findings and the confirmed memories of a project."""
+class MemoryReads(Repository):
+    """Memory candidates from findings and the confirmed memories of a project: the reads."""
+
+    def memory_candidate(self, candidate_id: str) -> MemoryCandidate:
+        """One candidate."""
+        with self._read() as c:
+            return _get(c, candidate_id)
+
+    def memory_candidates(
+        self, *, project: str | None = None, status: CandidateStatus | None = "candidate"
+    ) -> list[MemoryCandidate]:
+        """Candidates (pending by default), newest first; ``project`` is an id or a name."""
+        m = t.memory_candidates.c
+        query = select(t.memory_candidates).order_by(m.created_at.desc(), m.candidate_id)
+        if status is not None:
+            query = query.where(m.status == status)
+        if project is not None:
+            p = t.projects.c
+            query = query.where(
+                m.project_id.in_(
+                    select(p.project_id).where((p.project_id == project) | (p.name == project))
+                )
+            )
+        with self._read() as c:
+            return [_candidate(row) for row in c.execute(query).mappings()]
+
+    def project_memories(self, project_id: str | None, *, limit: int = 20) -> list[MemoryRecord]:
+        """Confirmed memories of exactly this project (None: of no project), newest first."""
+        m = t.memories.c
+        where = m.project_id.is_(None) if project_id is None else m.project_id == project_id
+        query = (
+            select(t.memories).where(where).order_by(m.updated_at.desc(), m.memory_id).limit(limit)
+        )
+        with self._read() as c:
+            return [MemoryRecord(**dict(row)) for row in c.execute(query).mappings()]
+
+    def conversation_memories(self, conversation_id: str, *, limit: int = 20) -> list[MemoryRecord]:
+        """Confirmed memories of the conversation's project, newest first (what SUP-3 shows)."""
+        with self._read() as c:
+            found = c.execute(
+                select(t.conversations.c.project_id).where(
+                    t.conversations.c.conversation_id == conversation_id
+                )
+            ).first()
+        if found is None:
+            raise NotFoundError(f"no conversation {conversation_id!r}")
+        return self.project_memories(found[0], limit=limit)
+
+
+class MemoryRepository(MemoryReads):
+    """``MemoryReads`` and the writes (remember, confirm, discard), each one transaction."""
 
     def remember_finding(self, finding_id: str, text: str | None = None) -> MemoryCandidate:
         """Draft a memory from a finding for its conversation's project (one transaction).
@@ -165,29 +214,6 @@ class MemoryCandidateStore(StoreBase):
                 )
             )
             return candidate
-
-    def memory_candidate(self, candidate_id: str) -> MemoryCandidate:
-        """One candidate."""
-        with self._read() as c:
-            return _get(c, candidate_id)
-
-    def memory_candidates(
-        self, *, project: str | None = None, status: CandidateStatus | None = "candidate"
-    ) -> list[MemoryCandidate]:
-        """Candidates (pending by default), newest first; ``project`` is an id or a name."""
-        m = t.memory_candidates.c
-        query = select(t.memory_candidates).order_by(m.created_at.desc(), m.candidate_id)
-        if status is not None:
-            query = query.where(m.status == status)
-        if project is not None:
-            p = t.projects.c
-            query = query.where(
-                m.project_id.in_(
-                    select(p.project_id).where((p.project_id == project) | (p.name == project))
-                )
-            )
-        with self._read() as c:
-            return [_candidate(row) for row in c.execute(query).mappings()]
 
     def confirm_memory(self, candidate_id: str, text: str | None = None) -> MemoryCandidate:
         """Confirm a pending candidate (with its text edited when ``text`` is given).
@@ -252,28 +278,6 @@ class MemoryCandidateStore(StoreBase):
                 .values(status="discarded", updated_at=now, decided_at=now)
             )
             return _get(c, candidate_id)
-
-    def project_memories(self, project_id: str | None, *, limit: int = 20) -> list[MemoryRecord]:
-        """Confirmed memories of exactly this project (None: of no project), newest first."""
-        m = t.memories.c
-        where = m.project_id.is_(None) if project_id is None else m.project_id == project_id
-        query = (
-            select(t.memories).where(where).order_by(m.updated_at.desc(), m.memory_id).limit(limit)
-        )
-        with self._read() as c:
-            return [MemoryRecord(**dict(row)) for row in c.execute(query).mappings()]
-
-    def conversation_memories(self, conversation_id: str, *, limit: int = 20) -> list[MemoryRecord]:
-        """Confirmed memories of the conversation's project, newest first (what SUP-3 shows)."""
-        with self._read() as c:
-            found = c.execute(
-                select(t.conversations.c.project_id).where(
-                    t.conversations.c.conversation_id == conversation_id
-                )
-            ).first()
-        if found is None:
-            raise NotFoundError(f"no conversation {conversation_id!r}")
-        return self.project_memories(found[0], limit=limit)
 
 
 def _get(c: Connection, candidate_id: str) -> MemoryCandidate:

@@ -18,7 +18,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 
 if TYPE_CHECKING:
     from proctor.model_types import AttemptUsage, ModelConnection
@@ -38,12 +38,8 @@ class ModelUsage:
     """Attempts without reported input or output tokens (not estimated)."""
 
 
-class ModelSettings(Protocol):
-    """What the model layer needs from the store: settings, connections and usage."""
-
-    def save_connection(self, connection: ModelConnection) -> None:
-        """Insert or replace a connection by name."""
-        ...
+class ModelSettingsReader(Protocol):
+    """What the model layer reads of the store: settings, connections and usage."""
 
     def connection(self, name: str) -> ModelConnection | None:
         """One saved connection, or None."""
@@ -53,12 +49,30 @@ class ModelSettings(Protocol):
         """Every saved connection, by name."""
         ...
 
-    def delete_connection(self, name: str) -> bool:
-        """Delete a connection; False when there was none of that name."""
-        ...
-
     def get_setting(self, key: str) -> Any | None:
         """A setting's JSON value, or None when unset."""
+        ...
+
+    def model_usage(
+        self,
+        *,
+        target_id: str | None = None,
+        run_id: str | None = None,
+        since: datetime | None = None,
+    ) -> ModelUsage:
+        """Usage recorded for a target, a run and/or since a time."""
+        ...
+
+
+class ModelSettings(ModelSettingsReader, Protocol):
+    """What the model layer needs from the store: ``ModelSettingsReader`` and the writes."""
+
+    def save_connection(self, connection: ModelConnection) -> None:
+        """Insert or replace a connection by name."""
+        ...
+
+    def delete_connection(self, name: str) -> bool:
+        """Delete a connection; False when there was none of that name."""
         ...
 
     def set_setting(self, key: str, value: Any) -> None:
@@ -77,16 +91,6 @@ class ModelSettings(Protocol):
         """Store one usage row per attempt."""
         ...
 
-    def model_usage(
-        self,
-        *,
-        target_id: str | None = None,
-        run_id: str | None = None,
-        since: datetime | None = None,
-    ) -> ModelUsage:
-        """Usage recorded for a target, a run and/or since a time."""
-        ...
-
 
 def _connection(row: RowMapping) -> ModelConnection:
     from proctor.model_types import ModelConnection
@@ -94,18 +98,8 @@ def _connection(row: RowMapping) -> ModelConnection:
     return ModelConnection.model_validate(dict(row))
 
 
-class ModelSettingsStore(StoreBase):
-    """Settings, saved model connections and the usage of every model call; every write one transaction."""
-
-    def save_connection(self, connection: ModelConnection) -> None:
-        """Insert or replace a connection by name (its creation time is now when unset)."""
-        values = connection.model_dump()
-        values["created_at"] = connection.created_at or utcnow()
-        with self._write() as c:
-            c.execute(
-                delete(t.model_connections).where(t.model_connections.c.name == connection.name)
-            )
-            c.execute(insert(t.model_connections).values(**values))
+class ModelSettingsReads(Repository):
+    """Settings, saved model connections and the usage of every model call: the reads."""
 
     def connection(self, name: str) -> ModelConnection | None:
         """One saved connection, or None."""
@@ -123,6 +117,56 @@ class ModelSettingsStore(StoreBase):
             rows = c.execute(select(t.model_connections).order_by(t.model_connections.c.name))
             return [_connection(row) for row in rows.mappings()]
 
+    def get_setting(self, key: str) -> Any | None:
+        """A setting's JSON value, or None when unset."""
+        with self._read() as c:
+            return c.execute(
+                select(t.settings.c.value).where(t.settings.c.key == key)
+            ).scalar_one_or_none()
+
+    def model_usage(
+        self,
+        *,
+        target_id: str | None = None,
+        run_id: str | None = None,
+        since: datetime | None = None,
+    ) -> ModelUsage:
+        """Usage recorded for a target, a run and/or since a time (all of them when none given)."""
+        calls = t.model_calls.c
+        conditions: list[ColumnElement[bool]] = []
+        if target_id is not None:
+            conditions.append(calls.target_id == target_id)
+        if run_id is not None:
+            conditions.append(calls.run_id == run_id)
+        if since is not None:
+            conditions.append(calls.created_at >= since)
+        unknown = func.count().filter(
+            or_(calls.input_tokens.is_(None), calls.output_tokens.is_(None))
+        )
+        query = select(
+            func.count(),
+            func.coalesce(func.sum(calls.input_tokens), 0),
+            func.coalesce(func.sum(calls.output_tokens), 0),
+            unknown,
+        ).where(*conditions)
+        with self._read() as c:
+            count, input_tokens, output_tokens, unknown_count = c.execute(query).one()
+        return ModelUsage(int(count), int(input_tokens), int(output_tokens), int(unknown_count))
+
+
+class ModelSettingsRepository(ModelSettingsReads):
+    """``ModelSettingsReads`` and the writes (saving connections and settings, recording model attempts), each one transaction."""
+
+    def save_connection(self, connection: ModelConnection) -> None:
+        """Insert or replace a connection by name (its creation time is now when unset)."""
+        values = connection.model_dump()
+        values["created_at"] = connection.created_at or utcnow()
+        with self._write() as c:
+            c.execute(
+                delete(t.model_connections).where(t.model_connections.c.name == connection.name)
+            )
+            c.execute(insert(t.model_connections).values(**values))
+
     def delete_connection(self, name: str) -> bool:
         """Delete a connection; False when there was none of that name."""
         with self._write() as c:
@@ -130,13 +174,6 @@ class ModelSettingsStore(StoreBase):
                 delete(t.model_connections).where(t.model_connections.c.name == name)
             )
             return result.rowcount > 0
-
-    def get_setting(self, key: str) -> Any | None:
-        """A setting's JSON value, or None when unset."""
-        with self._read() as c:
-            return c.execute(
-                select(t.settings.c.value).where(t.settings.c.key == key)
-            ).scalar_one_or_none()
 
     def set_setting(self, key: str, value: Any) -> None:
         """Store a setting's JSON value; None removes it."""
@@ -176,32 +213,3 @@ class ModelSettingsStore(StoreBase):
         ]
         with self._write() as c:
             c.execute(insert(t.model_calls), rows)
-
-    def model_usage(
-        self,
-        *,
-        target_id: str | None = None,
-        run_id: str | None = None,
-        since: datetime | None = None,
-    ) -> ModelUsage:
-        """Usage recorded for a target, a run and/or since a time (all of them when none given)."""
-        calls = t.model_calls.c
-        conditions: list[ColumnElement[bool]] = []
-        if target_id is not None:
-            conditions.append(calls.target_id == target_id)
-        if run_id is not None:
-            conditions.append(calls.run_id == run_id)
-        if since is not None:
-            conditions.append(calls.created_at >= since)
-        unknown = func.count().filter(
-            or_(calls.input_tokens.is_(None), calls.output_tokens.is_(None))
-        )
-        query = select(
-            func.count(),
-            func.coalesce(func.sum(calls.input_tokens), 0),
-            func.coalesce(func.sum(calls.output_tokens), 0),
-            unknown,
-        ).where(*conditions)
-        with self._read() as c:
-            count, input_tokens, output_tokens, unknown_count = c.execute(query).one()
-        return ModelUsage(int(count), int(input_tokens), int(output_tokens), int(unknown_count))

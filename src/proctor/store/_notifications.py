@@ -29,7 +29,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
+from proctor.store._findings import NotificationRecord, list_notifications
 
 WebhookState = Literal["pending", "sending", "delivered", "failed", "skipped"]
 """Where a notification's webhook delivery stands (see the module docstring)."""
@@ -149,8 +150,13 @@ def _keys_where(connection: Connection, condition: ColumnElement[bool]) -> list[
     return [str(k) for k in connection.execute(select(_n.key).where(condition)).scalars()]
 
 
-class NotificationStore(StoreBase):
-    """Reading, counting and marking notifications; their webhook outbox."""
+class NotificationReads(Repository):
+    """Reading and counting notifications; their webhook outbox."""
+
+    def notifications(self, *, unread_only: bool = True) -> list[NotificationRecord]:
+        """Notifications, newest first."""
+        with self._read() as c:
+            return list_notifications(c, unread_only=unread_only)
 
     def notification_page(
         self,
@@ -239,6 +245,17 @@ class NotificationStore(StoreBase):
         text = "|".join("" if value is None else str(value) for value in row)
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
+    def pending_webhook_notifications(self, *, limit: int = 200) -> list[Notification]:
+        """Notifications whose webhook delivery nobody has claimed yet, oldest first."""
+        query = _joined().where(_n.webhook_state == "pending")
+        with self._read() as c:
+            rows = c.execute(query.order_by(_n.created_at, _n.key).limit(limit)).mappings()
+            return [_notification(row) for row in rows]
+
+
+class NotificationRepository(NotificationReads):
+    """``NotificationReads`` and the writes (marking read, claiming and recording webhook deliveries), each one transaction."""
+
     def mark_notifications_read(self, keys: Sequence[str] | None) -> list[str]:
         """Mark these notifications read (every unread one when ``keys`` is None), in one
         transaction; returns the keys that were unread. Unknown keys are refused, naming
@@ -261,15 +278,6 @@ class NotificationStore(StoreBase):
             if chosen:
                 c.execute(update(t.notifications).where(_n.key.in_(chosen)).values(read_at=now))
             return sorted(chosen)
-
-    # -- the webhook outbox ---------------------------------------------------------
-
-    def pending_webhook_notifications(self, *, limit: int = 200) -> list[Notification]:
-        """Notifications whose webhook delivery nobody has claimed yet, oldest first."""
-        query = _joined().where(_n.webhook_state == "pending")
-        with self._read() as c:
-            rows = c.execute(query.order_by(_n.created_at, _n.key).limit(limit)).mappings()
-            return [_notification(row) for row in rows]
 
     def claim_webhook_deliveries(
         self, *, stale_before: datetime, limit: int = 50

@@ -139,8 +139,67 @@ class BatchInput:
     contents: SourceContents
 
 
-class ReviewRecords(Protocol):
-    """Review runs, manifests, batches and the execution slot (see ``_review_store.py``)."""
+class ReviewReader(Protocol):
+    """What may be read of review runs, manifests, batches and the slot."""
+
+    def review_run(self, run_id: str) -> ReviewRunRecord:
+        """One run by id or unique prefix."""
+        ...
+
+    def review_runs(
+        self, *, limit: int = 20, status: RunStatus | None = None
+    ) -> list[ReviewRunRecord]:
+        """Runs, newest first."""
+        ...
+
+    def review_slot_holder(self, scope_key: str | None = None) -> str | None:
+        """The run holding the slot a run of ``scope_key`` would need, if alive."""
+        ...
+
+    def review_slot_held(self, run_id: str) -> bool:
+        """Whether a live process holds a slot for ``run_id``."""
+        ...
+
+    def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
+        """One batch's manifest entries."""
+        ...
+
+    def review_batch_input(self, run_id: str, batch_no: int) -> BatchInput:
+        """The run's status, one batch's entries and their content, in one read."""
+        ...
+
+    def review_batches(self, run_id: str) -> list[SavedBatch]:
+        """Every batch of a run."""
+        ...
+
+    def manifest_counts(self, run_id: str) -> dict[str, int]:
+        """Pending, done and omitted counts."""
+        ...
+
+    def done_manifest(self, run_id: str) -> list[ManifestEntry]:
+        """Entries the run read."""
+        ...
+
+    def done_sources(self, run_id: str) -> list[tuple[str, str, str, int]]:
+        """(source_type, source_id, fingerprint, batch_no) of the entries the run read."""
+        ...
+
+    def checkpoint_count(self, stage: str | None = None) -> int:
+        """How many checkpoints exist."""
+        ...
+
+    def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
+        """Current content of the given (source_type, source_id) sources."""
+        ...
+
+    def review_conversations(self, ids: Iterable[str]) -> dict[str, Conversation]:
+        """The stored conversations among ``ids``, by id."""
+        ...
+
+
+class ReviewRecords(ReviewReader, Protocol):
+    """Review runs, manifests, batches and the execution slot (see ``_review_store.py``):
+    ``ReviewReader`` and the writes."""
 
     def create_review_run(
         self,
@@ -156,16 +215,6 @@ class ReviewRecords(Protocol):
         options: dict[str, Any] | None = None,
     ) -> ReviewRunRecord:
         """Freeze scope and range and build the manifest: one transaction."""
-        ...
-
-    def review_run(self, run_id: str) -> ReviewRunRecord:
-        """One run by id or unique prefix."""
-        ...
-
-    def review_runs(
-        self, *, limit: int = 20, status: RunStatus | None = None
-    ) -> list[ReviewRunRecord]:
-        """Runs, newest first."""
         ...
 
     def set_review_status(
@@ -196,32 +245,12 @@ class ReviewRecords(Protocol):
         """Take a slot (the one slot on SQLite) or raise BusyError."""
         ...
 
-    def review_slot_holder(self, scope_key: str | None = None) -> str | None:
-        """The run holding the slot a run of ``scope_key`` would need, if alive."""
-        ...
-
-    def review_slot_held(self, run_id: str) -> bool:
-        """Whether a live process holds a slot for ``run_id``."""
-        ...
-
     def beat_review_slot(self, run_id: str) -> None:
         """Keep the slot."""
         ...
 
     def release_review_slot(self, run_id: str) -> ReviewRunRecord:
         """Free the slot."""
-        ...
-
-    def manifest_page(self, run_id: str, batch_no: int) -> list[ManifestEntry]:
-        """One batch's manifest entries."""
-        ...
-
-    def review_batch_input(self, run_id: str, batch_no: int) -> BatchInput:
-        """The run's status, one batch's entries and their content, in one read."""
-        ...
-
-    def review_batches(self, run_id: str) -> list[SavedBatch]:
-        """Every batch of a run."""
         ...
 
     def save_review_batch(
@@ -239,28 +268,4 @@ class ReviewRecords(Protocol):
         output_tokens: int,
     ) -> bool:
         """Save a batch if the run is still running, and keep the run's slot."""
-        ...
-
-    def manifest_counts(self, run_id: str) -> dict[str, int]:
-        """Pending, done and omitted counts."""
-        ...
-
-    def done_manifest(self, run_id: str) -> list[ManifestEntry]:
-        """Entries the run read."""
-        ...
-
-    def done_sources(self, run_id: str) -> list[tuple[str, str, str, int]]:
-        """(source_type, source_id, fingerprint, batch_no) of the entries the run read."""
-        ...
-
-    def checkpoint_count(self, stage: str | None = None) -> int:
-        """How many checkpoints exist."""
-        ...
-
-    def source_contents(self, keys: Sequence[tuple[str, str]]) -> SourceContents:
-        """Current content of the given (source_type, source_id) sources."""
-        ...
-
-    def review_conversations(self, ids: Iterable[str]) -> dict[str, Conversation]:
-        """The stored conversations among ``ids``, by id."""
         ...

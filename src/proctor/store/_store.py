@@ -1,343 +1,384 @@
-"""The store: one writer, read-only readers, every write path one transaction.
+"""The store: repositories composed over one database, every write path one transaction.
 
-``SqlStore`` implements ``StoreReader`` and ``Store`` (``_interfaces.py``) with SQLAlchemy
-Core on SQLite (the default) or PostgreSQL.
+A repository is a small class over the shared ``Database`` (``_base.py``) holding the methods of
+one group of tables: ``ConversationRepository``, ``FindingRepository``, ``GraphRepository`` …
+Each comes as a ``…Reads`` class (only reads) and a ``…Repository`` that adds the writes.
+``ReadStore`` composes the ``…Reads`` of every group (``store.repos``) over a database opened
+read-only; ``SqlStore`` composes the full repositories over a writer. Both keep one delegating
+method per repository method, so ``store.graph(…)`` and ``store.repos.graph.graph(…)`` are one
+call; new code takes the narrowest repository (or protocol) it needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Concatenate, Literal, overload
 
-from sqlalchemy import select
+from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.engine.base import OptionEngine
+from sqlalchemy.exc import SQLAlchemyError
 
-from proctor._util.clock import utcnow
-from proctor.errors import ConversationWriteError, StoreError
-from proctor.findings import Finding, Severity, Status
-from proctor.store import _findings as findings_store
-from proctor.store import _reader as reads
-from proctor.store import _schema as t
-from proctor.store._base import StoreBase
-from proctor.store._deletion import delete_conversations, with_subagents
-from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
-from proctor.store._findings import NotificationRecord, RecordOutcome
-from proctor.store._goal_store import GoalStore
-from proctor.store._graph_access import GraphAccessStore
-from proctor.store._graph_store import GraphStore
-from proctor.store._heartbeat_store import HeartbeatStore
-from proctor.store._import_batch import ImportBatch, store_imported_file
-from proctor.store._import_store import ImportStore
-from proctor.store._inbox_store import FindingsInboxStore
-from proctor.store._location import configured_database_url
-from proctor.store._memory_store import MemoryCandidateStore
-from proctor.store._model_settings import ModelSettingsStore
-from proctor.store._notifications import NotificationStore
-from proctor.store._records import (
-    ConversationSummary,
-    ExcerptRequest,
-    ImportedFile,
-    ImportIssueRecord,
-    ImportRecord,
-    PlacedBundle,
-    ProjectSummary,
-    SourceVersion,
-    StoreCounts,
-    StoredSource,
-    StoredTranscript,
-    TranscriptExcerpt,
-    WriteOutcome,
+from proctor.errors import StoreError
+from proctor.store._base import Database, P, R, forward
+from proctor.store._conversation_store import (
+    DEFAULT_PROJECT,
+    ConversationReads,
+    ConversationRepository,
 )
+from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
+from proctor.store._goal_store import GoalReads, GoalRepository
+from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
+from proctor.store._graph_store import GraphReads, GraphRepository
+from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
+from proctor.store._import_store import ImportRepository
+from proctor.store._inbox_store import FindingReads, FindingRepository
+from proctor.store._location import configured_database_url
+from proctor.store._memory_store import MemoryReads, MemoryRepository
+from proctor.store._model_settings import ModelSettingsReads, ModelSettingsRepository
+from proctor.store._notifications import NotificationReads, NotificationRepository
+from proctor.store._review_reads import ReviewReads
 from proctor.store._review_store import ReviewStore
-from proctor.store._suggestion_store import SuggestionStore
-from proctor.store._supervision_store import SupervisionStore
-from proctor.store._trace_store import TraceStore
-from proctor.store._writer import write_conversation
-from proctor.transcript import Message, PreparedBundle
+from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
+from proctor.store._supervision_store import SupervisionReads, SupervisionRepository
+from proctor.store._trace_store import TraceReads
 
-DEFAULT_PROJECT = "default"
+__all__ = ["DEFAULT_PROJECT", "ReadRepositories", "ReadStore", "Repositories", "SqlStore"]
 
 
-class SqlStore(
-    FindingsInboxStore,
-    GraphStore,
-    ModelSettingsStore,
-    SupervisionStore,
-    GoalStore,
-    ReviewStore,
-    HeartbeatStore,
-    SuggestionStore,
-    MemoryCandidateStore,
-    GraphAccessStore,
-    ImportStore,
-    NotificationStore,
-    TraceStore,
-    StoreBase,
-):
-    """``Store`` on SQLAlchemy Core (SQLite file or PostgreSQL URL)."""
+def _via(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """A facade method that calls ``method`` on the repository ``store.repos.<part>``."""
+    return forward(f"repos.{part}", method)
 
-    # -- reads ----------------------------------------------------------------------
 
-    def list_conversations(
-        self,
-        *,
-        project: str | None = None,
-        include_children: bool = False,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[ConversationSummary]:
-        """Conversations, newest first; sub-agent conversations only when asked."""
-        with self._read() as c:
-            return reads.list_conversations(
-                c, project=project, include_children=include_children, limit=limit, offset=offset
-            )
+@dataclass(frozen=True, slots=True)
+class ReadRepositories:
+    """One read-only repository per group of tables: none of them has a write method."""
 
-    def count_conversations(
-        self, *, project: str | None = None, include_children: bool = False
-    ) -> int:
-        """How many conversations match."""
-        with self._read() as c:
-            return reads.count_conversations(c, project=project, include_children=include_children)
+    conversations: ConversationReads
+    traces: TraceReads
+    findings: FindingReads
+    notifications: NotificationReads
+    memories: MemoryReads
+    reviews: ReviewReads
+    graph: GraphReads
+    graph_access: GraphAccessReads
+    heartbeat: HeartbeatReads
+    suggestions: SuggestionReads
+    supervision: SupervisionReads
+    goals: GoalReads
+    models: ModelSettingsReads
 
-    def resolve_conversation_id(self, ref: str) -> str:
-        """The full id for an id, external id or unique prefix."""
-        with self._read() as c:
-            return reads.resolve_conversation_id(c, ref)
+    @classmethod
+    def over(cls, database: Database) -> ReadRepositories:
+        """Every reading repository over ``database``."""
+        return cls(
+            conversations=ConversationReads(database),
+            traces=TraceReads(database),
+            findings=FindingReads(database),
+            notifications=NotificationReads(database),
+            memories=MemoryReads(database),
+            reviews=ReviewReads(database),
+            graph=GraphReads(database),
+            graph_access=GraphAccessReads(database),
+            heartbeat=HeartbeatReads(database),
+            suggestions=SuggestionReads(database),
+            supervision=SupervisionReads(database),
+            goals=GoalReads(database),
+            models=ModelSettingsReads(database),
+        )
 
-    def conversation(self, conversation_id: str) -> ConversationSummary:
-        """One conversation's summary."""
-        with self._read() as c:
-            return reads.conversation_summary(c, conversation_id)
 
-    def transcript(self, conversation_id: str) -> StoredTranscript:
-        """One conversation with everything in it."""
-        with self._read() as c:
-            return reads.load_transcript(c, conversation_id)
+@dataclass(frozen=True, slots=True)
+class Repositories:
+    """One repository per group of tables, with its writes; all share one ``Database``."""
 
-    def messages(self, conversation_id: str) -> list[Message]:
-        """Messages of one conversation in order."""
-        with self._read() as c:
-            return list(reads.iter_messages(c, conversation_id))
+    conversations: ConversationRepository
+    imports: ImportRepository
+    traces: TraceReads
+    findings: FindingRepository
+    notifications: NotificationRepository
+    memories: MemoryRepository
+    reviews: ReviewStore
+    graph: GraphRepository
+    graph_access: GraphAccessRepository
+    heartbeat: HeartbeatRepository
+    suggestions: SuggestionRepository
+    supervision: SupervisionRepository
+    goals: GoalRepository
+    models: ModelSettingsRepository
 
-    def source(self, source_type: str, source_id: str) -> StoredSource:
-        """The current version of one source."""
-        with self._read() as c:
-            return reads.get_source(c, source_type, source_id)
+    @classmethod
+    def over(cls, database: Database) -> Repositories:
+        """Every repository over ``database``."""
+        return cls(
+            conversations=ConversationRepository(database),
+            imports=ImportRepository(database),
+            traces=TraceReads(database),
+            findings=FindingRepository(database),
+            notifications=NotificationRepository(database),
+            memories=MemoryRepository(database),
+            reviews=ReviewStore(database),
+            graph=GraphRepository(database),
+            graph_access=GraphAccessRepository(database),
+            heartbeat=HeartbeatRepository(database),
+            suggestions=SuggestionRepository(database),
+            supervision=SupervisionRepository(database),
+            goals=GoalRepository(database),
+            models=ModelSettingsRepository(database),
+        )
 
-    def source_versions(self, source_type: str, source_id: str) -> list[SourceVersion]:
-        """Every revision of one source, oldest first."""
-        with self._read() as c:
-            return reads.source_versions(c, source_type, source_id)
 
-    def projects(self) -> list[ProjectSummary]:
-        """Every project."""
-        with self._read() as c:
-            return reads.list_projects(c)
+class ReadStore:
+    """The reads of every repository, over one database.
 
-    def counts(self) -> StoreCounts:
-        """Row counts."""
-        with self._read() as c:
-            return reads.counts(c)
+    Opened read-only (``open_store(read_only=True)``, ``SqlStore.reader()``) it has no
+    writer, its repositories have no write methods, and the database refuses a write sent
+    through its connections anyway. The delegating methods below only forward to
+    ``self.repos``.
+    """
 
-    def imports(self, limit: int = 20) -> list[ImportRecord]:
-        """Recent imports, newest first."""
-        with self._read() as c:
-            return reads.list_imports(c, limit)
+    def __init__(self, database: Database) -> None:
+        self._database = database
+        self.repos: ReadRepositories = ReadRepositories.over(database)
+        self.description = database.description
+        """Where the data lives, for messages (a file path or a URL without password)."""
 
-    def import_issues(self, import_id: str) -> list[ImportIssueRecord]:
-        """Issues of one import."""
-        with self._read() as c:
-            return reads.import_issues(c, import_id)
+    @property
+    def dialect(self) -> str:
+        """The database kind: ``sqlite`` (embedded) or ``postgresql`` (scale-out)."""
+        return self._database.dialect
 
-    def imported_file(self, path: str) -> ImportedFile | None:
-        """Fast-path record of a read unit."""
-        with self._read() as c:
-            return reads.imported_file(c, path)
+    @property
+    def _reader(self) -> Engine | OptionEngine:
+        return self._database.reader
 
-    def imported_files(self, paths: Sequence[str]) -> dict[str, ImportedFile]:
-        """Fast-path records of those read units imported before, by path."""
-        with self._read() as c:
-            return reads.imported_files(c, paths)
+    def _read(self) -> AbstractContextManager[Connection]:
+        """A read-only connection (the search index's own queries)."""
+        return self._database.read()
 
-    def existing_conversation_ids(self, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are stored."""
-        with self._read() as c:
-            return reads.existing_conversation_ids(c, ids)
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._database.close()
 
-    def findings(
-        self,
-        *,
-        conversation_ids: Sequence[str] | None = None,
-        statuses: Sequence[Status] | None = None,
-        min_severity: Severity | None = None,
-        rule: str | None = None,
-        severities: Sequence[str] | None = None,
-        digested: bool | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Finding], int]:
-        """A page of findings (most severe, newest first) and the total count.
+    # -- reads of every repository (forwarded to self.repos) --------------------------
 
-        ``severities`` keeps exactly those severities; ``digested`` only collapsed (True)
-        or only expanded (False) findings.
-        """
-        with self._read() as c:
-            return findings_store.list_findings(
-                c,
-                conversation_ids=conversation_ids,
-                statuses=statuses,
-                min_severity=min_severity,
-                rule=rule,
-                severities=severities,
-                digested=digested,
-                limit=limit,
-                offset=offset,
-            )
+    list_conversations = _via("conversations", ConversationReads.list_conversations)
+    count_conversations = _via("conversations", ConversationReads.count_conversations)
+    resolve_conversation_id = _via("conversations", ConversationReads.resolve_conversation_id)
+    conversation = _via("conversations", ConversationReads.conversation)
+    transcript = _via("conversations", ConversationReads.transcript)
+    messages = _via("conversations", ConversationReads.messages)
+    source = _via("conversations", ConversationReads.source)
+    source_versions = _via("conversations", ConversationReads.source_versions)
+    projects = _via("conversations", ConversationReads.projects)
+    counts = _via("conversations", ConversationReads.counts)
+    imports = _via("conversations", ConversationReads.imports)
+    import_issues = _via("conversations", ConversationReads.import_issues)
+    imported_file = _via("conversations", ConversationReads.imported_file)
+    imported_files = _via("conversations", ConversationReads.imported_files)
+    existing_conversation_ids = _via("conversations", ConversationReads.existing_conversation_ids)
+    transcript_excerpts = _via("conversations", ConversationReads.transcript_excerpts)
+    trace_outline = _via("traces", TraceReads.trace_outline)
+    trace_sources = _via("traces", TraceReads.trace_sources)
+    finding_citations = _via("traces", TraceReads.finding_citations)
+    subagent_cards = _via("traces", TraceReads.subagent_cards)
+    findings = _via("findings", FindingReads.findings)
+    finding = _via("findings", FindingReads.finding)
+    resolve_finding_id = _via("findings", FindingReads.resolve_finding_id)
+    findings_page = _via("findings", FindingReads.findings_page)
+    finding_position = _via("findings", FindingReads.finding_position)
+    finding_groups = _via("findings", FindingReads.finding_groups)
+    open_findings_by_conversation = _via("findings", FindingReads.open_findings_by_conversation)
+    conversations_with_findings = _via("findings", FindingReads.conversations_with_findings)
+    notifications = _via("notifications", NotificationReads.notifications)
+    notification_page = _via("notifications", NotificationReads.notification_page)
+    unread_notification_count = _via("notifications", NotificationReads.unread_notification_count)
+    notification = _via("notifications", NotificationReads.notification)
+    resolve_notification_key = _via("notifications", NotificationReads.resolve_notification_key)
+    notifications_since = _via("notifications", NotificationReads.notifications_since)
+    latest_notification_time = _via("notifications", NotificationReads.latest_notification_time)
+    notifications_version = _via("notifications", NotificationReads.notifications_version)
+    pending_webhook_notifications = _via(
+        "notifications", NotificationReads.pending_webhook_notifications
+    )
+    memory_candidate = _via("memories", MemoryReads.memory_candidate)
+    memory_candidates = _via("memories", MemoryReads.memory_candidates)
+    project_memories = _via("memories", MemoryReads.project_memories)
+    conversation_memories = _via("memories", MemoryReads.conversation_memories)
+    review_run = _via("reviews", ReviewReads.review_run)
+    review_runs = _via("reviews", ReviewReads.review_runs)
+    review_slot_holder = _via("reviews", ReviewReads.review_slot_holder)
+    review_slot_held = _via("reviews", ReviewReads.review_slot_held)
+    manifest_page = _via("reviews", ReviewReads.manifest_page)
+    review_batch_input = _via("reviews", ReviewReads.review_batch_input)
+    review_batches = _via("reviews", ReviewReads.review_batches)
+    manifest_counts = _via("reviews", ReviewReads.manifest_counts)
+    done_manifest = _via("reviews", ReviewReads.done_manifest)
+    done_sources = _via("reviews", ReviewReads.done_sources)
+    checkpoint_count = _via("reviews", ReviewReads.checkpoint_count)
+    scope_span = _via("reviews", ReviewReads.scope_span)
+    review_conversations = _via("reviews", ReviewReads.review_conversations)
+    source_contents = _via("reviews", ReviewReads.source_contents)
+    resolve_graph_object = _via("graph", GraphReads.resolve_graph_object)
+    needs_review_items = _via("graph", GraphReads.needs_review_items)
+    overview = _via("graph", GraphReads.overview)
+    resolve_result_id = _via("graph", GraphReads.resolve_result_id)
+    result = _via("graph", GraphReads.result)
+    latest_result = _via("graph", GraphReads.latest_result)
+    graph = _via("graph", GraphReads.graph)
+    project_graph = _via("graph", GraphReads.project_graph)
+    result_conversations = _via("graph", GraphReads.result_conversations)
+    source_times = _via("graph", GraphReads.source_times)
+    stories = _via("graph", GraphReads.stories)
+    source_text = _via("graph", GraphReads.source_text)
+    source_context = _via("graph", GraphReads.source_context)
+    result_object = _via("graph", GraphReads.result_object)
+    conversation_sources = _via("graph", GraphReads.conversation_sources)
+    attention = _via("graph", GraphReads.attention)
+    entity_candidates = _via("graph", GraphReads.entity_candidates)
+    story_line_candidates = _via("graph", GraphReads.story_line_candidates)
+    entity = _via("graph", GraphReads.entity)
+    graph_access = _via("graph_access", GraphAccessReads.graph_access)
+    plan = _via("heartbeat", HeartbeatReads.plan)
+    plans = _via("heartbeat", HeartbeatReads.plans)
+    heartbeat_run = _via("heartbeat", HeartbeatReads.heartbeat_run)
+    heartbeat_runs = _via("heartbeat", HeartbeatReads.heartbeat_runs)
+    activity = _via("heartbeat", HeartbeatReads.activity)
+    result_changes = _via("suggestions", SuggestionReads.result_changes)
+    suggestions = _via("suggestions", SuggestionReads.suggestions)
+    suggestion = _via("suggestions", SuggestionReads.suggestion)
+    user_tasks = _via("suggestions", SuggestionReads.user_tasks)
+    memories = _via("suggestions", SuggestionReads.memories)
+    supervision_session = _via("supervision", SupervisionReads.supervision_session)
+    supervision_sessions = _via("supervision", SupervisionReads.supervision_sessions)
+    supervision_runs = _via("supervision", SupervisionReads.supervision_runs)
+    supervision_usage = _via("supervision", SupervisionReads.supervision_usage)
+    task_conversation_id = _via("supervision", SupervisionReads.task_conversation_id)
+    goal_versions = _via("goals", GoalReads.goal_versions)
+    current_goal = _via("goals", GoalReads.current_goal)
+    intent_labels = _via("goals", GoalReads.intent_labels)
+    connection = _via("models", ModelSettingsReads.connection)
+    list_connections = _via("models", ModelSettingsReads.list_connections)
+    get_setting = _via("models", ModelSettingsReads.get_setting)
+    model_usage = _via("models", ModelSettingsReads.model_usage)
 
-    def finding(self, finding_id: str) -> Finding:
-        """One finding."""
-        with self._read() as c:
-            return findings_store.get_finding(c, finding_id)
 
-    def resolve_finding_id(self, ref: str) -> str:
-        """The finding id for an id, key or unique prefix."""
-        with self._read() as c:
-            return findings_store.resolve_finding_id(c, ref)
+class SqlStore(ReadStore):
+    """Every repository with its writes (``Store``) on SQLAlchemy Core: a SQLite file or a
+    PostgreSQL URL. ``reader()`` is the same database read-only."""
 
-    def notifications(self, *, unread_only: bool = True) -> list[NotificationRecord]:
-        """Notifications, newest first."""
-        with self._read() as c:
-            return findings_store.list_notifications(c, unread_only=unread_only)
+    repos: Repositories  # type: ignore[assignment]
 
-    # -- writes ---------------------------------------------------------------------
+    def __init__(self, writer: Engine, reader: Engine | OptionEngine, *, description: str) -> None:
+        database = Database(writer, reader, description=description)
+        super().__init__(database)
+        self.repos = Repositories.over(database)
 
-    def record_findings(self, findings: Sequence[Finding]) -> RecordOutcome:
-        """Insert or update findings by key in one transaction; notify once per key."""
-        with self._write() as c:
-            return findings_store.record_findings(c, findings, utcnow())
+    def reader(self) -> ReadStore:
+        """The reads of this store through its read-only engine (closed with this store)."""
+        return ReadStore(self._database.read_only_view())
 
-    def set_finding_status(self, finding_id: str, status: Status) -> Finding:
-        """Move a finding along its lifecycle."""
-        with self._write() as c:
-            return findings_store.set_status(c, finding_id, status, utcnow())
+    def database_url(self) -> str:
+        """The writer's URL, password included: for a job queue on the same database."""
+        return self._database.url()
 
-    def set_finding_digested(self, finding_id: str, digested: bool) -> None:
-        """Collapse (``True``) or expand a finding in lists."""
-        with self._write() as c:
-            findings_store.set_digested(c, finding_id, digested)
+    @property
+    def _writer(self) -> Engine:
+        return self._database.writer
 
-    def write_conversation(
-        self, prepared: PreparedBundle, *, project: str | None = None
-    ) -> WriteOutcome:
-        """Write one conversation in one transaction; unchanged sources are not written."""
-        try:
-            with self._write() as c:
-                name = project or self._project_for(c, prepared)
-                return write_conversation(c, prepared, name, utcnow())
-        except ConversationWriteError as exc:
-            raise ConversationWriteError(
-                f"conversation {prepared.bundle.conversation_id!r} could not be stored: {exc}"
-            ) from exc
+    def _write(self) -> AbstractContextManager[Connection]:
+        """One write transaction (the search index's own writes)."""
+        return self._database.write()
 
-    def write_conversations(
-        self, prepared: Sequence[PreparedBundle], *, project: str | None = None
-    ) -> list[WriteOutcome]:
-        """Write several conversations in one transaction: all of them, or none."""
-        outcomes: list[WriteOutcome] = []
-        with self._write() as c:
-            for one in prepared:
-                try:
-                    name = project or self._project_for(c, one)
-                    outcomes.append(write_conversation(c, one, name, utcnow()))
-                except (ConversationWriteError, IntegrityError) as exc:
-                    reason = exc.orig if isinstance(exc, IntegrityError) else exc
-                    raise ConversationWriteError(
-                        f"conversation {one.bundle.conversation_id!r} could not be stored "
-                        f"({reason}); nothing of this request was written"
-                    ) from exc
-        return outcomes
+    # -- writes of every repository (forwarded to self.repos) -------------------------
 
-    def transcript_excerpts(
-        self, wanted: Mapping[str, ExcerptRequest]
-    ) -> dict[str, TranscriptExcerpt]:
-        """What appends to these conversations need of them (the stored ones only)."""
-        with self._read() as c:
-            found = {cid: reads.transcript_excerpt(c, cid, one) for cid, one in wanted.items()}
-        return {cid: excerpt for cid, excerpt in found.items() if excerpt is not None}
+    write_conversation = _via("conversations", ConversationRepository.write_conversation)
+    write_conversations = _via("conversations", ConversationRepository.write_conversations)
+    append_conversations = _via("conversations", ConversationRepository.append_conversations)
+    delete_conversation = _via("conversations", ConversationRepository.delete_conversation)
+    record_imported_file = _via("conversations", ConversationRepository.record_imported_file)
+    import_batch = _via("conversations", ConversationRepository.import_batch)
+    begin_import = _via("imports", ImportRepository.begin_import)
+    finish_import = _via("imports", ImportRepository.finish_import)
+    mark_interrupted_imports = _via("imports", ImportRepository.mark_interrupted_imports)
+    record_findings = _via("findings", FindingRepository.record_findings)
+    set_finding_status = _via("findings", FindingRepository.set_finding_status)
+    set_finding_digested = _via("findings", FindingRepository.set_finding_digested)
+    change_findings = _via("findings", FindingRepository.change_findings)
+    undo_finding_change = _via("findings", FindingRepository.undo_finding_change)
+    mark_notifications_read = _via("notifications", NotificationRepository.mark_notifications_read)
+    claim_webhook_deliveries = _via(
+        "notifications", NotificationRepository.claim_webhook_deliveries
+    )
+    record_webhook_outcome = _via("notifications", NotificationRepository.record_webhook_outcome)
+    remember_finding = _via("memories", MemoryRepository.remember_finding)
+    confirm_memory = _via("memories", MemoryRepository.confirm_memory)
+    discard_memory = _via("memories", MemoryRepository.discard_memory)
+    create_review_run = _via("reviews", ReviewStore.create_review_run)
+    set_review_status = _via("reviews", ReviewStore.set_review_status)
+    add_review_usage = _via("reviews", ReviewStore.add_review_usage)
+    fail_interrupted_reviews = _via("reviews", ReviewStore.fail_interrupted_reviews)
+    claim_review_slot = _via("reviews", ReviewStore.claim_review_slot)
+    beat_review_slot = _via("reviews", ReviewStore.beat_review_slot)
+    release_review_slot = _via("reviews", ReviewStore.release_review_slot)
+    save_review_batch = _via("reviews", ReviewStore.save_review_batch)
+    publish_result = _via("graph", GraphRepository.publish_result)
+    confirm = _via("graph", GraphRepository.confirm)
+    revise = _via("graph", GraphRepository.revise)
+    remove = _via("graph", GraphRepository.remove)
+    dismiss_needs_review = _via("graph", GraphRepository.dismiss_needs_review)
+    set_graph_access = _via("graph_access", GraphAccessRepository.set_graph_access)
+    create_plan = _via("heartbeat", HeartbeatRepository.create_plan)
+    update_plan = _via("heartbeat", HeartbeatRepository.update_plan)
+    delete_plan = _via("heartbeat", HeartbeatRepository.delete_plan)
+    claim_due_plans = _via("heartbeat", HeartbeatRepository.claim_due_plans)
+    claim_plan_now = _via("heartbeat", HeartbeatRepository.claim_plan_now)
+    release_plan_lease = _via("heartbeat", HeartbeatRepository.release_plan_lease)
+    set_heartbeat_outcome = _via("heartbeat", HeartbeatRepository.set_heartbeat_outcome)
+    save_suggestions = _via("suggestions", SuggestionRepository.save_suggestions)
+    accept_suggestion = _via("suggestions", SuggestionRepository.accept_suggestion)
+    ignore_suggestion = _via("suggestions", SuggestionRepository.ignore_suggestion)
+    put_supervision_session = _via("supervision", SupervisionRepository.put_supervision_session)
+    claim_supervision_run = _via("supervision", SupervisionRepository.claim_supervision_run)
+    finish_supervision_run = _via("supervision", SupervisionRepository.finish_supervision_run)
+    clear_supervision_pending = _via("supervision", SupervisionRepository.clear_supervision_pending)
+    record_goal_versions = _via("goals", GoalRepository.record_goal_versions)
+    record_intent_labels = _via("goals", GoalRepository.record_intent_labels)
+    save_connection = _via("models", ModelSettingsRepository.save_connection)
+    delete_connection = _via("models", ModelSettingsRepository.delete_connection)
+    set_setting = _via("models", ModelSettingsRepository.set_setting)
+    record_model_attempts = _via("models", ModelSettingsRepository.record_model_attempts)
 
-    def append_conversations(
-        self, appends: Sequence[PlacedBundle], *, project: str | None = None
-    ) -> list[WriteOutcome]:
-        """Write appends to several conversations in one transaction: all of them, or none.
 
-        Only each append's own sources are written, at the places it gives; the rest of
-        the conversation is neither read nor written.
-        """
-        outcomes: list[WriteOutcome] = []
-        with self._write() as c:
-            for one in appends:
-                bundle = one.prepared.bundle
-                try:
-                    name = project or self._project_for(c, one.prepared)
-                    written = write_conversation(c, one.prepared, name, utcnow(), places=one.places)
-                except (ConversationWriteError, IntegrityError) as exc:
-                    reason = exc.orig if isinstance(exc, IntegrityError) else exc
-                    raise ConversationWriteError(
-                        f"conversation {bundle.conversation_id!r} could not be stored "
-                        f"({reason}); nothing of this request was written"
-                    ) from exc
-                outcomes.append(written)
-        return outcomes
+PG_READ_ONLY = "-c default_transaction_read_only=on"
+"""Connection options of a read-only PostgreSQL store: every transaction is read-only."""
 
-    def _project_for(self, connection: Connection, prepared: PreparedBundle) -> str:
-        conversation = prepared.bundle.conversation
-        parent_id = conversation.parent_conversation_id
-        if parent_id is not None:
-            parent_project = connection.execute(
-                select(t.projects.c.name)
-                .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
-                .where(t.conversations.c.conversation_id == parent_id)
-            ).scalar_one_or_none()
-            if parent_project is not None:
-                return str(parent_project)
-        current = connection.execute(
-            select(t.projects.c.name)
-            .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
-            .where(t.conversations.c.conversation_id == conversation.conversation_id)
-        ).scalar_one_or_none()
-        if current is not None:
-            return str(current)
-        return conversation.project_hint or DEFAULT_PROJECT
 
-    def delete_conversation(self, conversation_id: str) -> list[str]:
-        """Delete a conversation, its sub-agent conversations and everything derived from
-        them, in one transaction (``_deletion.py`` says what goes and what stays)."""
-        with self._write() as c:
-            doomed = with_subagents(c, conversation_id)
-            delete_conversations(c, doomed)
-            return doomed
+@overload
+def open_store(
+    path: Path | str | None = None, *, url: str | None = None, read_only: Literal[False] = False
+) -> SqlStore: ...
 
-    def record_imported_file(self, imported: ImportedFile) -> None:
-        """Remember that a read unit was imported with this content."""
-        with self._write() as c:
-            store_imported_file(c, imported, utcnow())
 
-    @contextmanager
-    def import_batch(self) -> Iterator[ImportBatch]:
-        """One transaction for many conversations and unit records of an import, each
-        conversation in a savepoint (``_import_batch.py``); committed when the block ends,
-        rolled back when it raises."""
-        with self._write() as c:
-            batch = ImportBatch(c, self._project_for)
-            yield batch
-            batch.finish()
+@overload
+def open_store(
+    path: Path | str | None = None, *, url: str | None = None, read_only: Literal[True]
+) -> ReadStore: ...
+
+
+@overload
+def open_store(
+    path: Path | str | None = None, *, url: str | None = None, read_only: bool
+) -> ReadStore: ...
 
 
 def open_store(
     path: Path | str | None = None, *, url: str | None = None, read_only: bool = False
-) -> SqlStore:
+) -> ReadStore:
     """Open (and create or migrate) the database.
 
     Without ``path`` or ``url`` the store is ``PROCTOR_DATABASE_URL`` when it is set
@@ -346,7 +387,9 @@ def open_store(
     Args:
         path: SQLite file; default ``$PROCTOR_HOME/proctor.db``.
         url: a database URL instead of a file (e.g. ``postgresql://…``).
-        read_only: open without any write access (the database must exist).
+        read_only: a ``ReadStore`` without any write access (the database must exist): on
+            SQLite the file is opened ``mode=ro``, on PostgreSQL every transaction is
+            read-only (``default_transaction_read_only``); the database refuses writes.
     """
     from proctor._util.paths import database_path
 
@@ -360,9 +403,14 @@ def open_store(
         url = configured_database_url()
     try:
         if url is not None:
+            if read_only:
+                # Read-only twice over: the session's default and each transaction.
+                engine = create_url_engine(url, options=PG_READ_ONLY)
+                described = engine.url.render_as_string(hide_password=True)
+                read_only_engine = engine.execution_options(postgresql_readonly=True)
+                return ReadStore(Database(None, read_only_engine, description=described))
             engine = create_url_engine(url)
-            if not read_only:
-                upgrade_schema(engine)
+            upgrade_schema(engine)
             reader = engine.execution_options(postgresql_readonly=True)
             return SqlStore(
                 engine, reader, description=engine.url.render_as_string(hide_password=True)
@@ -374,7 +422,7 @@ def open_store(
                     f"no database at {file}; run `proctor init` or `proctor ingest` first"
                 )
             only_reader = create_sqlite_engine(file, read_only=True)
-            return SqlStore(only_reader, only_reader, description=str(file))
+            return ReadStore(Database(None, only_reader, description=str(file)))
         file.parent.mkdir(parents=True, exist_ok=True)
         writer = create_sqlite_engine(file)
         upgrade_schema(writer)

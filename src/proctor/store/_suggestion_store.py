@@ -22,7 +22,7 @@ from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError, SuggestionStateError
 from proctor.store import _graph_edits as edits
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._suggestion_changes import result_changes
 from proctor.store._suggestion_records import (
     Decision,
@@ -87,29 +87,13 @@ class SuggestionRecords(Protocol):
         ...
 
 
-class SuggestionStore(StoreBase):
-    """``SuggestionRecords`` on SQLAlchemy Core; every write one transaction."""
+class SuggestionReads(Repository):
+    """Suggestions, user tasks and memories: the reads of ``SuggestionRecords``."""
 
     def result_changes(self, result_id: str, *, min_sources: int = 3) -> ResultChanges:
         """The objects of one result suggestions may come from (HB-5)."""
         with self._read() as c:
             return result_changes(c, result_id, min_sources)
-
-    def save_suggestions(
-        self,
-        drafts: Sequence[SuggestionDraft],
-        *,
-        result_id: str,
-        heartbeat_id: str | None,
-        now: datetime | None = None,
-    ) -> SaveOutcome:
-        """Upsert suggestions by fingerprint in one transaction."""
-        when = now or utcnow()
-        actions: list[tuple[str, SaveAction]] = []
-        with self._write() as c:
-            for draft in drafts:
-                actions.append(_save(c, draft, result_id, heartbeat_id, when))
-        return SaveOutcome(tuple(actions))
 
     def suggestions(
         self, *, status: str | None = "open", project: str | None = None, limit: int = 100
@@ -128,6 +112,48 @@ class SuggestionStore(StoreBase):
         """One suggestion by id or unique prefix."""
         with self._read() as c:
             return _record(_row(c, ref))
+
+    def user_tasks(self, *, project: str | None = None, limit: int = 100) -> list[UserTaskRecord]:
+        """Tasks people took on, newest first."""
+        u = t.user_tasks.c
+        query = select(t.user_tasks).order_by(u.created_at.desc(), u.task_id).limit(limit)
+        if project is not None:
+            query = query.where(u.project_id.in_(_project_ids(project)))
+        with self._read() as c:
+            return [UserTaskRecord(**dict(row)) for row in c.execute(query).mappings()]
+
+    def memories(
+        self, *, project: str | None = None, entity_id: str | None = None, limit: int = 100
+    ) -> list[MemoryRecord]:
+        """What people confirmed to remember, newest first."""
+        m = t.memories.c
+        query = select(t.memories).order_by(m.updated_at.desc(), m.memory_id).limit(limit)
+        if project is not None:
+            query = query.where(m.project_id.in_(_project_ids(project)))
+        if entity_id is not None:
+            query = query.where(m.entity_id == entity_id)
+        with self._read() as c:
+            return [MemoryRecord(**dict(row)) for row in c.execute(query).mappings()]
+
+
+class SuggestionRepository(SuggestionReads):
+    """``SuggestionReads`` and the writes (saving, accepting and ignoring suggestions), each one transaction."""
+
+    def save_suggestions(
+        self,
+        drafts: Sequence[SuggestionDraft],
+        *,
+        result_id: str,
+        heartbeat_id: str | None,
+        now: datetime | None = None,
+    ) -> SaveOutcome:
+        """Upsert suggestions by fingerprint in one transaction."""
+        when = now or utcnow()
+        actions: list[tuple[str, SaveAction]] = []
+        with self._write() as c:
+            for draft in drafts:
+                actions.append(_save(c, draft, result_id, heartbeat_id, when))
+        return SaveOutcome(tuple(actions))
 
     def accept_suggestion(self, ref: str, *, now: datetime | None = None) -> Decision:
         """Accept: open item → paused task; convention → confirmed entity + memory."""
@@ -156,28 +182,6 @@ class SuggestionStore(StoreBase):
                 return Decision(_record(row), changed=False)
             decided = _decide(c, row, "ignored", when)
         return Decision(decided, changed=True)
-
-    def user_tasks(self, *, project: str | None = None, limit: int = 100) -> list[UserTaskRecord]:
-        """Tasks people took on, newest first."""
-        u = t.user_tasks.c
-        query = select(t.user_tasks).order_by(u.created_at.desc(), u.task_id).limit(limit)
-        if project is not None:
-            query = query.where(u.project_id.in_(_project_ids(project)))
-        with self._read() as c:
-            return [UserTaskRecord(**dict(row)) for row in c.execute(query).mappings()]
-
-    def memories(
-        self, *, project: str | None = None, entity_id: str | None = None, limit: int = 100
-    ) -> list[MemoryRecord]:
-        """What people confirmed to remember, newest first."""
-        m = t.memories.c
-        query = select(t.memories).order_by(m.updated_at.desc(), m.memory_id).limit(limit)
-        if project is not None:
-            query = query.where(m.project_id.in_(_project_ids(project)))
-        if entity_id is not None:
-            query = query.where(m.entity_id == entity_id)
-        with self._read() as c:
-            return [MemoryRecord(**dict(row)) for row in c.execute(query).mappings()]
 
 
 def _project_ids(project: str) -> Any:

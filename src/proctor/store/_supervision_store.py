@@ -23,7 +23,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.errors import NotFoundError
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 
 SupervisionMode = Literal["general", "challenge", "evidence", "goal", "risk"]
 """What the supervisor looks for (SPEC SUP-1); the supervisor's ``Mode``."""
@@ -286,21 +286,8 @@ class _View:
         return _usage_since(self.connection, self.session.session_id, since)
 
 
-class SupervisionStore(StoreBase):
-    """Supervision sessions and runs; every write one transaction."""
-
-    def put_supervision_session(self, session: SupervisionSession) -> SupervisionSession:
-        """Insert or replace the session of ``session.target_id`` (its id and creation are kept)."""
-        with self._write() as c:
-            existing = _session_of(c, session.target_id, lock=True)
-            if existing is None:
-                c.execute(insert(_SESSIONS).values(**_values(session)))
-            else:
-                kept = {"session_id": existing.session_id, "created_at": existing.created_at}
-                _update_session(c, existing.session_id, **{**_values(session), **kept})
-            stored = _session_of(c, session.target_id)
-        assert stored is not None
-        return stored
+class SupervisionReads(Repository):
+    """Supervision sessions and runs: the reads."""
 
     def supervision_session(self, target_id: str) -> SupervisionSession | None:
         """The session of one target, or None."""
@@ -326,6 +313,63 @@ class SupervisionStore(StoreBase):
         with self._read() as c:
             found = [_session_of(c, target_id) for target_id in c.execute(query).scalars()]
         return [session for session in found if session is not None]
+
+    def supervision_runs(
+        self, *, target_id: str | None = None, limit: int = 20
+    ) -> list[SupervisionRun]:
+        """Runs, newest first (all targets unless ``target_id``)."""
+        query = select(_RUNS).order_by(_RUNS.c.started_at.desc(), _RUNS.c.run_id).limit(limit)
+        if target_id is not None:
+            query = query.where(_RUNS.c.target_id == target_id)
+        with self._read() as c:
+            return [SupervisionRun(**dict(row)) for row in c.execute(query).mappings()]
+
+    def supervision_usage(self, session_id: str, *, since: datetime) -> SupervisionUsage:
+        """Model calls (attempts) and tokens of the session's runs started since ``since``."""
+        with self._read() as c:
+            return _usage_since(c, session_id, since)
+
+    def task_conversation_id(self, task_ref: str) -> tuple[str, str]:
+        """``(task_id, conversation_id)`` for a task id or a unique prefix of one."""
+        tasks = t.tasks.c
+        pair = select(tasks.task_id, tasks.conversation_id)
+        with self._read() as c:
+            exact = c.execute(pair.where(tasks.task_id == task_ref)).first()
+            candidates = (
+                []
+                if exact
+                else c.execute(
+                    pair.where(tasks.task_id.startswith(task_ref, autoescape=True))
+                    .order_by(tasks.task_id)
+                    .limit(6)
+                ).all()
+            )
+        if exact is not None or len(candidates) == 1:
+            task_id, conversation_id = exact or candidates[0]
+            return str(task_id), str(conversation_id)
+        if not candidates:
+            raise NotFoundError(
+                f"no task matches {task_ref!r}; `proctor conversations show` lists a conversation's tasks"
+            )
+        shown = ", ".join(str(row[0]) for row in candidates[:5])
+        raise NotFoundError(f"{task_ref!r} matches several tasks ({shown}); give more of the id")
+
+
+class SupervisionRepository(SupervisionReads):
+    """``SupervisionReads`` and the writes (sessions, claims and run ends), each one transaction."""
+
+    def put_supervision_session(self, session: SupervisionSession) -> SupervisionSession:
+        """Insert or replace the session of ``session.target_id`` (its id and creation are kept)."""
+        with self._write() as c:
+            existing = _session_of(c, session.target_id, lock=True)
+            if existing is None:
+                c.execute(insert(_SESSIONS).values(**_values(session)))
+            else:
+                kept = {"session_id": existing.session_id, "created_at": existing.created_at}
+                _update_session(c, existing.session_id, **{**_values(session), **kept})
+            stored = _session_of(c, session.target_id)
+        assert stored is not None
+        return stored
 
     def claim_supervision_run(self, claim: RunClaim, policy: ClaimPolicy) -> ClaimResult:
         """Start a run of ``claim.target_id`` if ``policy`` allows it, in one transaction.
@@ -398,43 +442,3 @@ class SupervisionStore(StoreBase):
         """Forget pending events that an earlier analysis turned out to cover."""
         with self._write() as c:
             _update_session(c, session_id, pending=False, updated_at=now)
-
-    def supervision_runs(
-        self, *, target_id: str | None = None, limit: int = 20
-    ) -> list[SupervisionRun]:
-        """Runs, newest first (all targets unless ``target_id``)."""
-        query = select(_RUNS).order_by(_RUNS.c.started_at.desc(), _RUNS.c.run_id).limit(limit)
-        if target_id is not None:
-            query = query.where(_RUNS.c.target_id == target_id)
-        with self._read() as c:
-            return [SupervisionRun(**dict(row)) for row in c.execute(query).mappings()]
-
-    def supervision_usage(self, session_id: str, *, since: datetime) -> SupervisionUsage:
-        """Model calls (attempts) and tokens of the session's runs started since ``since``."""
-        with self._read() as c:
-            return _usage_since(c, session_id, since)
-
-    def task_conversation_id(self, task_ref: str) -> tuple[str, str]:
-        """``(task_id, conversation_id)`` for a task id or a unique prefix of one."""
-        tasks = t.tasks.c
-        pair = select(tasks.task_id, tasks.conversation_id)
-        with self._read() as c:
-            exact = c.execute(pair.where(tasks.task_id == task_ref)).first()
-            candidates = (
-                []
-                if exact
-                else c.execute(
-                    pair.where(tasks.task_id.startswith(task_ref, autoescape=True))
-                    .order_by(tasks.task_id)
-                    .limit(6)
-                ).all()
-            )
-        if exact is not None or len(candidates) == 1:
-            task_id, conversation_id = exact or candidates[0]
-            return str(task_id), str(conversation_id)
-        if not candidates:
-            raise NotFoundError(
-                f"no task matches {task_ref!r}; `proctor conversations show` lists a conversation's tasks"
-            )
-        shown = ", ".join(str(row[0]) for row in candidates[:5])
-        raise NotFoundError(f"{task_ref!r} matches several tasks ({shown}); give more of the id")

@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, ScalarSelect, Table, case, func, literal, 
 
 from proctor.findings import SEVERITY_ORDER, Severity, Status
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._reader import conversation_summary
 from proctor.store._records import ConversationSummary
 from proctor.store._rows import message_from_row, tool_call_from_row
@@ -115,7 +115,7 @@ def _outline_message(row: Any) -> Message:
     )
 
 
-class TraceStore(StoreBase):
+class TraceReads(Repository):
     """Reads for the trace view: an outline, whole sources by id, citations per source and
     sub-agent cards."""
 

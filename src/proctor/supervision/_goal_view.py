@@ -14,7 +14,7 @@ from datetime import datetime
 
 from proctor._util.text import one_line
 from proctor.findings import Finding
-from proctor.store import GoalVersion, IntentLabel, Store
+from proctor.store import GoalVersion, IntentLabel, ReadStore
 from proctor.supervisor import user_turns
 
 GOAL_RULES: tuple[str, ...] = (
@@ -70,7 +70,7 @@ class GoalView:
     """Goal findings, most severe first."""
 
 
-def goal_view(store: Store, conversation_id: str) -> GoalView:
+def goal_view(store: ReadStore, conversation_id: str) -> GoalView:
     """The goal of a stored conversation, as goal tracking recorded it (reads only)."""
     transcript = store.transcript(conversation_id)
     versions = tuple(store.goal_versions(conversation_id))

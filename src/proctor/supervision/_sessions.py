@@ -19,8 +19,8 @@ from typing import Literal, get_args
 
 from proctor.errors import ConfigError
 from proctor.gate import stored_trace
+from proctor.store import ReadStore, Store, SupervisionRun, SupervisionSession, SupervisionUsage
 from proctor.store import SessionState as _SessionState
-from proctor.store import Store, SupervisionRun, SupervisionSession, SupervisionUsage
 from proctor.store import SupervisionTrigger as _SupervisionTrigger
 from proctor.supervisor import Mode
 
@@ -64,7 +64,7 @@ class Target:
         return self.target_id if self.target_type == "task" else None
 
 
-def resolve_target(store: SessionStore, ref: str) -> Target:
+def resolve_target(store: ReadStore, ref: str) -> Target:
     """The target a user named: a conversation id/prefix, ``task:<id>`` (``run:<id>`` is refused)."""
     if ref.startswith(RUN_PREFIX):
         raise ConfigError(
@@ -218,7 +218,7 @@ class SessionStatus:
 
 
 def session_status(
-    store: SessionStore, session: SupervisionSession, *, now: datetime
+    store: ReadStore, session: SupervisionSession, *, now: datetime
 ) -> SessionStatus:
     """The state, usage this period, last run and pending analysis of one session."""
     start, end = budget_period(session, now)
