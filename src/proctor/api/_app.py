@@ -27,18 +27,23 @@ from proctor.errors import (
 )
 
 if TYPE_CHECKING:
-    from proctor.store import SqlStore
+    from proctor.store import ReadStore, SqlStore
 
 StoreOpener = Callable[[], "SqlStore"]
 """Opens the store the app serves (called once, on the first request)."""
 
 
 class StoreHolder:
-    """Opens the store once, on first use, and closes it when the app stops."""
+    """Opens the store once, on first use, and closes it when the app stops.
+
+    ``reader()`` is the same database read-only (the GET routes' store): it has no write
+    methods and its connections are refused any write by the database.
+    """
 
     def __init__(self, opener: StoreOpener) -> None:
         self._opener = opener
         self._store: SqlStore | None = None
+        self._reader: ReadStore | None = None
         self._lock = threading.Lock()
 
     def get(self) -> SqlStore:
@@ -48,12 +53,21 @@ class StoreHolder:
                 self._store = self._opener()
             return self._store
 
+    def reader(self) -> ReadStore:
+        """The app's store read-only (through its read-only engine), opened now if need be."""
+        store = self.get()
+        with self._lock:
+            if self._reader is None:
+                self._reader = store.reader()
+            return self._reader
+
     def close(self) -> None:
         """Release the store's connections."""
         with self._lock:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+                self._reader = None
 
 
 class ErrorBody(BaseModel):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, FastAPI, Query, Request
 
-from proctor.store import SqlStore
+from proctor.store import ReadStore, SqlStore
 
 if TYPE_CHECKING:
     from proctor.api._review_runner import ReviewRunner
@@ -23,6 +23,11 @@ def _store(request: Request) -> SqlStore:
     holder = request.app.state.store_holder
     store: SqlStore = holder.get()
     return store
+
+
+def _reader(request: Request) -> ReadStore:
+    reader: ReadStore = request.app.state.store_holder.reader()
+    return reader
 
 
 def review_runner(app: FastAPI) -> ReviewRunner:
@@ -49,7 +54,10 @@ def _runner(request: Request) -> ReviewRunner:
 
 
 StoreDep = Annotated[SqlStore, Depends(_store)]
-"""The store the app opened once."""
+"""The store the app opened once (routes that write: POST, PUT, PATCH, DELETE)."""
+
+ReaderDep = Annotated[ReadStore, Depends(_reader)]
+"""The same store read-only: the GET routes' (no write methods; the database refuses writes)."""
 
 RunnerDep = Annotated["ReviewRunner", Depends(_runner)]
 """The app's background review runner."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep, StoreDep
 from proctor.heartbeat import app_enabled, set_app_enabled
 
 router = APIRouter(prefix="/app", tags=["heartbeat"])
@@ -32,7 +32,7 @@ class AppSwitchBody(BaseModel):
 
 
 @router.get("")
-def app_switch(store: StoreDep) -> AppSwitch:
+def app_switch(store: ReaderDep) -> AppSwitch:
     """Whether the supervisor app is on (it is off until someone turns it on)."""
     return AppSwitch(enabled=app_enabled(store))
 

@@ -21,7 +21,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from proctor.api._connection_models import ConnectionList, ConnectionView, SupervisorPin
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep, StoreDep
 from proctor.errors import ConfigError, NotFoundError
 from proctor.models import (
     PoolLimits,
@@ -31,7 +31,7 @@ from proctor.models import (
     set_pool_limits,
 )
 from proctor.models import supervisor_choice as current_choice
-from proctor.store import SqlStore
+from proctor.store import ReadStore
 
 router = APIRouter(tags=["models"])
 
@@ -40,7 +40,7 @@ ConnectionName = Annotated[
 ]
 
 
-def _views(store: SqlStore) -> tuple[SupervisorChoice, list[ConnectionView]]:
+def _views(store: ReadStore) -> tuple[SupervisorChoice, list[ConnectionView]]:
     choice = current_choice(store)
     supervisor = choice.connection or choice.pinned
     views = [
@@ -51,14 +51,14 @@ def _views(store: SqlStore) -> tuple[SupervisorChoice, list[ConnectionView]]:
 
 
 @router.get("/connections")
-def list_connections(store: StoreDep) -> ConnectionList:
+def list_connections(store: ReaderDep) -> ConnectionList:
     """Every model connection (no secrets), the default and the supervisor's choice."""
     choice, views = _views(store)
     return ConnectionList(default=choice.default, supervisor=choice, connections=views)
 
 
 @router.get("/connections/{name}")
-def show_connection(store: StoreDep, name: ConnectionName) -> ConnectionView:
+def show_connection(store: ReaderDep, name: ConnectionName) -> ConnectionView:
     """One model connection (no secrets)."""
     _, views = _views(store)
     for view in views:
@@ -68,7 +68,7 @@ def show_connection(store: StoreDep, name: ConnectionName) -> ConnectionView:
 
 
 @router.get("/supervisor/model")
-def supervisor_model(store: StoreDep) -> SupervisorChoice:
+def supervisor_model(store: ReaderDep) -> SupervisorChoice:
     """The supervisor's connection setting and what it resolves to now."""
     return current_choice(store)
 
@@ -96,7 +96,7 @@ def pin_supervisor_model(store: StoreDep, body: SupervisorPin) -> SupervisorChoi
 
 
 @router.get("/model-pool")
-def model_pool(store: StoreDep) -> PoolLimits:
+def model_pool(store: ReaderDep) -> PoolLimits:
     """The model pool's limits a run starting now freezes: concurrency, stage timeout,
     response capacity."""
     return pool_limits(store)

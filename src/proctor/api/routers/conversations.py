@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep
 from proctor.api._inbox_models import ConversationFindingsPage, ConversationRow
 from proctor.api._source_models import ConversationSources
 from proctor.api._transcript import (
@@ -19,14 +19,14 @@ from proctor.api._transcript import (
 )
 from proctor.errors import NotFoundError
 from proctor.findings import Severity
-from proctor.store import ConversationSort, ConversationSummary, SortOrder, SqlStore
+from proctor.store import ConversationSort, ConversationSummary, ReadStore, SortOrder
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 
 @router.get("")
 def list_conversations(
-    store: StoreDep,
+    store: ReaderDep,
     project: Annotated[str | None, Query(description="Only this project (by name).")] = None,
     include_children: Annotated[bool, Query(description="Also sub-agent conversations.")] = False,
     has_open: Annotated[
@@ -66,14 +66,14 @@ def list_conversations(
 
 
 @router.get("/{conversation_ref}")
-def show_conversation(store: StoreDep, conversation_ref: str) -> ConversationSummary:
+def show_conversation(store: ReaderDep, conversation_ref: str) -> ConversationSummary:
     """One conversation by id, external id or unique prefix."""
     return store.conversation(store.resolve_conversation_id(conversation_ref))
 
 
 @router.get("/{conversation_ref}/sources")
 def conversation_sources(
-    store: StoreDep, conversation_ref: str, limit: Limit = 20, offset: Offset = 0
+    store: ReaderDep, conversation_ref: str, limit: Limit = 20, offset: Offset = 0
 ) -> ConversationSources:
     """A page of the conversation's messages, tool calls and task events in reading order,
     each with its source id (for ``/api/sources/{type}/{id}``) and full text."""
@@ -89,7 +89,7 @@ def conversation_sources(
 
 
 @router.get("/{conversation_ref}/subagents")
-def conversation_subagents(store: StoreDep, conversation_ref: str) -> list[SubagentCardOut]:
+def conversation_subagents(store: ReaderDep, conversation_ref: str) -> list[SubagentCardOut]:
     """The sub-agent runs this conversation started, oldest first, as cards: type, task,
     status, duration, tool calls, final summary and the sub-agent's own findings."""
     return [
@@ -100,7 +100,7 @@ def conversation_subagents(store: StoreDep, conversation_ref: str) -> list[Subag
 
 @router.get("/{conversation_ref}/transcript")
 def conversation_transcript(
-    store: StoreDep,
+    store: ReaderDep,
     conversation_ref: str,
     limit: Annotated[int, Query(ge=1, le=500, description="How many items (1–500).")] = 100,
     offset: Offset = 0,
@@ -129,7 +129,7 @@ def conversation_transcript(
 
 
 def _trace_context(
-    store: SqlStore, conversation_id: str, summary: ConversationSummary
+    store: ReadStore, conversation_id: str, summary: ConversationSummary
 ) -> TraceContext:
     parent_id = summary.conversation.parent_conversation_id
     parent = own = None

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._inbox_models import (
     BULK_STATUS,
     BulkChangeOutcome,
@@ -89,7 +89,7 @@ FilterDep = Annotated[FindingFilter, Depends(finding_filter)]
 
 @router.get("")
 def list_findings(
-    store: StoreDep,
+    store: ReaderDep,
     chosen: FilterDep,
     sort: Annotated[
         FindingSort, Query(description="severity, created, updated, rule or conversation.")
@@ -127,7 +127,7 @@ def list_findings(
 
 @router.get("/groups")
 def finding_groups(
-    store: StoreDep,
+    store: ReaderDep,
     chosen: FilterDep,
     by: Annotated[
         Literal["rule", "conversation"], Query(description="Group by rule or by conversation.")
@@ -207,7 +207,7 @@ def undo_bulk_change(store: StoreDep, change_id: str) -> UndoOutcomeOut:
 
 
 @router.get("/{finding_ref}")
-def show_finding(store: StoreDep, finding_ref: str) -> Finding:
+def show_finding(store: ReaderDep, finding_ref: str) -> Finding:
     """One finding by id, key or unique prefix."""
     return store.finding(store.resolve_finding_id(finding_ref))
 

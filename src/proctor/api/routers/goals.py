@@ -12,7 +12,7 @@ from datetime import datetime
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep
 from proctor.findings import Finding
 from proctor.store import GoalVersion, IntentLabel
 from proctor.supervision import GoalView, goal_view
@@ -130,6 +130,6 @@ class GoalsOut(BaseModel):
 
 
 @router.get("/{conversation_ref}/goals")
-def conversation_goals(store: StoreDep, conversation_ref: str) -> GoalsOut:
+def conversation_goals(store: ReaderDep, conversation_ref: str) -> GoalsOut:
     """Goal versions, each user turn's intent label and the goal findings of a conversation."""
     return GoalsOut.of(goal_view(store, store.resolve_conversation_id(conversation_ref)))

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._models import EditResponse, ResultPage, Revision, StoryList
 from proctor.api._source_models import Attention, AttentionHour, ResultOverview
 from proctor.errors import ConfigError
@@ -26,7 +26,7 @@ ObjectType = GraphObjectType
 
 @router.get("/results")
 def list_results(
-    store: StoreDep,
+    store: ReaderDep,
     target: Annotated[
         str | None, Query(description="A project name or review scope key (all when absent).")
     ] = None,
@@ -39,20 +39,20 @@ def list_results(
 
 
 @router.get("/results/{result_ref}")
-def show_result(store: StoreDep, result_ref: str) -> ResultSummary:
+def show_result(store: ReaderDep, result_ref: str) -> ResultSummary:
     """One result by id or unique prefix."""
     return store.result(result_ref)
 
 
 @router.get("/results/{result_ref}/overview")
-def result_overview(store: StoreDep, result_ref: str) -> ResultOverview:
+def result_overview(store: ReaderDep, result_ref: str) -> ResultOverview:
     """One result's summary, coverage and the size of its graph."""
     view = store.graph(store.resolve_result_id(result_ref), limit=1)
     return ResultOverview(result=view.result, totals=view.totals)
 
 
 @router.get("/results/{result_ref}/attention")
-def result_attention(store: StoreDep, result_ref: str) -> Attention:
+def result_attention(store: ReaderDep, result_ref: str) -> Attention:
     """Messages per hour over the result's scope and time range (hours with none left out)."""
     result_id = store.resolve_result_id(result_ref)
     hours = [
@@ -63,7 +63,7 @@ def result_attention(store: StoreDep, result_ref: str) -> Attention:
 
 
 @router.get("/results/{result_ref}/objects/{object_ref}")
-def result_object(store: StoreDep, result_ref: str, object_ref: str) -> ResultObject:
+def result_object(store: ReaderDep, result_ref: str, object_ref: str) -> ResultObject:
     """One entity, relation, change or event the result published (id or unique prefix),
     with the sources the result cited for it and a person's edits."""
     return store.result_object(result_ref, object_ref)
@@ -71,7 +71,7 @@ def result_object(store: StoreDep, result_ref: str, object_ref: str) -> ResultOb
 
 @router.get("/results/{result_ref}/graph")
 def result_graph(
-    store: StoreDep,
+    store: ReaderDep,
     result_ref: str,
     story_line: Annotated[str | None, Query(description="Only this story line.")] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many events.")] = 100,
@@ -148,7 +148,7 @@ class TimelineFindings(BaseModel):
 
 @router.get("/results/{result_ref}/findings")
 def result_findings(
-    store: StoreDep,
+    store: ReaderDep,
     result_ref: str,
     cumulative: Annotated[
         bool, Query(description="Of every result of its scope up to this one (as the graph).")
@@ -194,7 +194,7 @@ def result_findings(
 
 @router.get("/stories")
 def stories(
-    store: StoreDep,
+    store: ReaderDep,
     target: Annotated[str, Query(min_length=1, description="A project name or scope key.")],
 ) -> StoryList:
     """Story lines of a project or review scope."""

@@ -7,7 +7,7 @@ from datetime import datetime
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.heartbeat import app_enabled
 
@@ -38,7 +38,7 @@ class HeartbeatStatus(BaseModel):
 
 
 @router.get("")
-def heartbeat_status(store: StoreDep, request: Request) -> HeartbeatStatus:
+def heartbeat_status(store: ReaderDep, request: Request) -> HeartbeatStatus:
     """The app switch and the hosted heartbeat loop's state."""
     loop: HeartbeatLoop | None = request.app.state.heartbeat
     enabled = app_enabled(store)

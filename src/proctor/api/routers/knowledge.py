@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel, Field
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.knowledge import (
     LOCAL_BASE,
     StaleEntryError,
@@ -161,7 +161,7 @@ class ConfirmResponse(BaseModel):
 
 @router.get("")
 def list_knowledge(
-    store: StoreDep, base: BaseName = LOCAL_BASE, limit: Limit = 50, offset: Offset = 0
+    store: ReaderDep, base: BaseName = LOCAL_BASE, limit: Limit = 50, offset: Offset = 0
 ) -> EntryList:
     """The configured knowledge bases and a page of one base's entries."""
     bases = knowledge_bases(store)
@@ -186,7 +186,7 @@ def list_knowledge(
 
 @router.get("/{name:path}")
 def show_entry(
-    store: StoreDep,
+    store: ReaderDep,
     name: Annotated[str, Path(min_length=1, max_length=400)],
     base: BaseName = LOCAL_BASE,
 ) -> EntryText:

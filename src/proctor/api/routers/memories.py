@@ -16,7 +16,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep, StoreDep
 from proctor.store import (
     MEMORY_TEXT_CHARS,
     CandidateStatus,
@@ -123,7 +123,7 @@ def discard(store: StoreDep, candidate_id: str) -> CandidateOut:
 
 @router.get("/memories")
 def list_memories(
-    store: StoreDep,
+    store: ReaderDep,
     project: Annotated[
         str | None, Query(max_length=200, description="Only this project (id or name).")
     ] = None,
@@ -137,7 +137,7 @@ def list_memories(
 
 @router.get("/tasks", tags=["heartbeat"])
 def list_tasks(
-    store: StoreDep,
+    store: ReaderDep,
     project: Annotated[
         str | None, Query(max_length=200, description="Only this project (id or name).")
     ] = None,

@@ -23,9 +23,9 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.findings import Action, Origin, Severity, Status
-from proctor.store import Notification, SqlStore
+from proctor.store import Notification, ReadStore
 
 router = APIRouter(prefix="/notifications", tags=["notifications"])
 
@@ -122,7 +122,7 @@ def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def _etag(store: SqlStore, *parts: object) -> str:
+def _etag(store: ReadStore, *parts: object) -> str:
     text = "|".join([store.notifications_version(), *(str(p) for p in parts)])
     return '"' + hashlib.blake2b(text.encode(), digest_size=10).hexdigest() + '"'
 
@@ -136,7 +136,7 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
 
 @router.get("", response_model=NotificationList, responses={304: {"description": "Unchanged."}})
 def list_notifications(
-    store: StoreDep,
+    store: ReaderDep,
     response: Response,
     unread: Annotated[bool, Query(description="Only notifications not yet read.")] = False,
     limit: Limit = 20,
@@ -168,7 +168,7 @@ def mark_read(store: StoreDep, change: MarkRead) -> Marked:
     return Marked(marked=marked, unread=store.unread_notification_count())
 
 
-def _event(store: SqlStore) -> str:
+def _event(store: ReadStore) -> str:
     page = store.notification_page(limit=1)
     newest = item(page.items[0]).model_dump() if page.items else None
     data = json.dumps({"total": page.total, "unread": page.unread, "newest": newest})
@@ -182,7 +182,7 @@ def _event(store: SqlStore) -> str:
 )
 async def stream(
     request: Request,
-    store: StoreDep,
+    store: ReaderDep,
     max_seconds: Annotated[
         float, Query(gt=0, le=3600, description="End the stream after this many seconds.")
     ] = 300,

@@ -20,7 +20,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel
 
 from proctor import __version__
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep
 from proctor.api._models import (
     Health,
     IndexerProgress,
@@ -130,7 +130,7 @@ def health() -> Health:
 
 
 @router.get("/projects")
-def projects(store: StoreDep) -> ProjectList:
+def projects(store: ReaderDep) -> ProjectList:
     """Every project with its conversation count."""
     return ProjectList(projects=store.projects())
 
@@ -138,7 +138,7 @@ def projects(store: StoreDep) -> ProjectList:
 @router.get("/search")
 def search(
     request: Request,
-    store: StoreDep,
+    store: ReaderDep,
     q: Annotated[str, Query(min_length=1, max_length=2_000, description="Words or a question.")],
     project: Annotated[str | None, Query(description="Only this project (by name).")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
@@ -166,7 +166,7 @@ def search(
 
 
 @router.get("/search/index")
-def search_index(request: Request, store: StoreDep) -> SearchIndexReport:
+def search_index(request: Request, store: ReaderDep) -> SearchIndexReport:
     """The search index (documents, how many embedded, whether stale) and the background
     indexer's progress; starts the indexer when it is not running yet."""
     from proctor.search import index_status
@@ -182,7 +182,7 @@ def search_index(request: Request, store: StoreDep) -> SearchIndexReport:
 
 @router.get("/activity")
 def activity(
-    store: StoreDep,
+    store: ReaderDep,
     plan: Annotated[str | None, Query(description="Only this plan (id or name).")] = None,
     limit: Limit = 20,
     offset: Offset = 0,

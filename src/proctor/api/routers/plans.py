@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from proctor._util.clock import utcnow
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._heartbeat_models import PlanBody, PlanChanges, PlanPage, PlanView
 from proctor.errors import ConfigError
 from proctor.heartbeat import (
@@ -31,7 +31,7 @@ PlanRef = Annotated[
 
 
 @router.get("")
-def list_plans(store: StoreDep, limit: Limit = 50, offset: Offset = 0) -> PlanPage:
+def list_plans(store: ReaderDep, limit: Limit = 50, offset: Offset = 0) -> PlanPage:
     """Plans by name, with schedule, state and next run (UTC)."""
     plans = store.plans()
     page = [PlanView.of(p) for p in plans[offset : offset + limit]]
@@ -39,7 +39,7 @@ def list_plans(store: StoreDep, limit: Limit = 50, offset: Offset = 0) -> PlanPa
 
 
 @router.get("/{plan_ref}")
-def show_plan(store: StoreDep, plan_ref: PlanRef) -> PlanView:
+def show_plan(store: ReaderDep, plan_ref: PlanRef) -> PlanView:
     """One plan."""
     return PlanView.of(store.plan(plan_ref))
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Query
 
-from proctor.api._deps import Limit, Offset, RunnerDep, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, RunnerDep, StoreDep
 from proctor.api._review_models import (
     ReviewExecution,
     ReviewPage,
@@ -69,7 +69,7 @@ def start(store: StoreDep, runner: RunnerDep, body: ReviewStart) -> ReviewRunVie
 
 @router.get("")
 def list_reviews(
-    store: StoreDep,
+    store: ReaderDep,
     status: Annotated[RunStatus | None, Query(description="Only runs in this status.")] = None,
     limit: Limit = 20,
     offset: Offset = 0,
@@ -80,7 +80,7 @@ def list_reviews(
 
 
 @router.get("/execution")
-def execution(store: StoreDep, runner: RunnerDep) -> ReviewExecution:
+def execution(store: ReaderDep, runner: RunnerDep) -> ReviewExecution:
     """Who holds the review slot, and the holding run's phase, batches and sources read.
 
     When the slot is free, ``run`` is the newest run still stopping (``pausing`` /
@@ -102,7 +102,7 @@ def execution(store: StoreDep, runner: RunnerDep) -> ReviewExecution:
 
 
 @router.get("/{run_ref}")
-def show_review(store: StoreDep, run_ref: RunRef) -> ReviewRunView:
+def show_review(store: ReaderDep, run_ref: RunRef) -> ReviewRunView:
     """One review run."""
     return ReviewRunView.of(store.review_run(run_ref))
 

@@ -15,11 +15,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._session_models import RunNowBody, RunQueued, SessionPage, SessionSettingsBody
 from proctor.errors import ConfigError, ModelError, NotFoundError
 from proctor.jobs import AnalysisQueue, manual_key, run_manual_analyses
-from proctor.store import SqlStore
+from proctor.store import ModelSettingsReader, SqlStore
 from proctor.supervision import (
     SessionSettings,
     SessionStatus,
@@ -44,7 +44,7 @@ TargetRef = Annotated[
 ]
 
 
-def _connection(store: SqlStore) -> tuple[str | None, str | None]:
+def _connection(store: ModelSettingsReader) -> tuple[str | None, str | None]:
     from proctor.models import resolve_supervisor_connection
 
     try:
@@ -56,7 +56,7 @@ def _connection(store: SqlStore) -> tuple[str | None, str | None]:
 
 @router.get("")
 def list_sessions(
-    store: StoreDep,
+    store: ReaderDep,
     enabled_only: Annotated[bool, Query(description="Only enabled sessions.")] = False,
     limit: Limit = 20,
     offset: Offset = 0,
@@ -77,7 +77,7 @@ def list_sessions(
 
 
 @router.get("/{target}")
-def show_session(store: StoreDep, target: TargetRef) -> SessionStatus:
+def show_session(store: ReaderDep, target: TargetRef) -> SessionStatus:
     """One target's session: state, usage this period, last run, pending analysis."""
     resolved = resolve_target(store, target)
     session = store.supervision_session(resolved.target_id)

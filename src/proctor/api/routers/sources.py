@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from proctor.api._deps import StoreDep
+from proctor.api._deps import ReaderDep
 from proctor.graph.views import SourceContext, SourceText
 from proctor.transcript import SourceType
 
@@ -22,14 +22,14 @@ Around = Annotated[int, Query(ge=0, le=20, description="How many neighbours (0â€
 
 
 @router.get("/sources/{source_type}/{source_id:path}")
-def source(store: StoreDep, source_type: SourceType, source_id: SourceId) -> SourceText:
+def source(store: ReaderDep, source_type: SourceType, source_id: SourceId) -> SourceText:
     """The full text of one message, tool call (arguments and result) or task event."""
     return store.source_text(source_type, source_id)
 
 
 @router.get("/source-context/{source_type}/{source_id:path}")
 def source_context(
-    store: StoreDep,
+    store: ReaderDep,
     source_type: SourceType,
     source_id: SourceId,
     before: Around = 3,

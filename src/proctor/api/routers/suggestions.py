@@ -13,7 +13,7 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
 from proctor._util.text import one_line
-from proctor.api._deps import Limit, Offset, StoreDep
+from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._heartbeat_models import SuggestionPage
 from proctor.errors import NotFoundError
 from proctor.heartbeat.suggestions import accept_suggestion, ignore_suggestion
@@ -21,7 +21,7 @@ from proctor.store import (
     Decision,
     EvidenceRef,
     MemoryRecord,
-    SqlStore,
+    ReadStore,
     SuggestionRecord,
     SuggestionStatus,
     UserTaskRecord,
@@ -36,7 +36,7 @@ SuggestionRef = Annotated[
 
 @router.get("")
 def list_suggestions(
-    store: StoreDep,
+    store: ReaderDep,
     status: Annotated[
         SuggestionStatus | None, Query(description="Only this status (all when absent).")
     ] = None,
@@ -52,7 +52,7 @@ def list_suggestions(
 
 
 @router.get("/{suggestion_ref}")
-def show_suggestion(store: StoreDep, suggestion_ref: SuggestionRef) -> SuggestionRecord:
+def show_suggestion(store: ReaderDep, suggestion_ref: SuggestionRef) -> SuggestionRecord:
     """One suggestion with its evidence."""
     return store.suggestion(suggestion_ref)
 
@@ -97,7 +97,7 @@ class SuggestionChanges(BaseModel):
     """The memory accepting it recorded (a convention)."""
 
 
-def _evidence(store: SqlStore, ref: EvidenceRef) -> EvidenceSource:
+def _evidence(store: ReadStore, ref: EvidenceRef) -> EvidenceSource:
     try:
         source = store.source_text(ref.source_type, ref.source_id)
     except NotFoundError:
@@ -115,7 +115,7 @@ def _evidence(store: SqlStore, ref: EvidenceRef) -> EvidenceSource:
 
 
 @router.get("/{suggestion_ref}/changes")
-def suggestion_changes(store: StoreDep, suggestion_ref: SuggestionRef) -> SuggestionChanges:
+def suggestion_changes(store: ReaderDep, suggestion_ref: SuggestionRef) -> SuggestionChanges:
     """The changes behind one suggestion: its graph object, its evidence quoted, and the
     task or memory accepting it made."""
     found = store.suggestion(suggestion_ref)
