@@ -9,12 +9,14 @@ transactions). Run on both backends (``PROCTOR_TEST_BACKEND=postgresql``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import delete, select
 from sqlalchemy.exc import DBAPIError
+from starlette.routing import Mount
 
 from proctor.api._deps import ReaderDep, _reader, _store
 from proctor.errors import StoreError
@@ -34,10 +36,20 @@ def _calls(dependant: Any) -> set[Any]:
     return found
 
 
+def _routes(routes: list[Any]) -> Iterator[APIRoute]:
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        elif isinstance(route, Mount):
+            yield from _routes(route.routes)
+        elif hasattr(route, "original_router"):  # an included router (FastAPI ≥ 0.120)
+            yield from _routes(route.original_router.routes)
+
+
 def test_every_get_route_depends_on_the_read_only_store_and_none_on_the_writer(
     api: Api,
 ) -> None:
-    routes = [r for r in api.app.routes if isinstance(r, APIRoute)]
+    routes = list(_routes(api.app.routes))
     gets = [r for r in routes if r.methods == {"GET"}]
     assert len(gets) > 40
     readers = [r.path for r in gets if _reader in _calls(r.dependant)]
@@ -92,7 +104,7 @@ def test_a_real_get_route_that_tried_to_write_would_be_refused(
         status = api.get("/api/projects").status_code
     except (StoreError, DBAPIError):  # raised through the in-process transport
         status = 500
-    assert status >= 500
+    assert status >= 400
     assert len(refusals) == 1 and REFUSED.search(refusals[0]), refusals
     monkeypatch.undo()
     holder = api.app.state.store_holder

@@ -22,7 +22,14 @@ from proctor.api._inbox_models import (
 )
 from proctor.api._models import DigestedChange, FindingAction, StatusChange
 from proctor.findings import Finding, Severity, Status
-from proctor.store import FindingFilter, FindingSort, SortOrder, SqlStore, UndoRefusedError
+from proctor.store import (
+    FindingFilter,
+    FindingSort,
+    ReadStore,
+    SortOrder,
+    SqlStore,
+    UndoRefusedError,
+)
 
 router = APIRouter(prefix="/findings", tags=["findings"])
 
@@ -36,12 +43,12 @@ ACTION_STATUS: dict[FindingAction, Status] = {
 """The status each action moves a finding to."""
 
 
-def _conversation_ids(store: SqlStore, conversation: str | None) -> list[str] | None:
+def _conversation_ids(store: ReadStore, conversation: str | None) -> list[str] | None:
     return None if conversation is None else [store.resolve_conversation_id(conversation)]
 
 
 def finding_filter(
-    store: StoreDep,
+    store: ReaderDep,
     conversation: Annotated[
         str | None, Query(description="Only this conversation (id or prefix).")
     ] = None,
