@@ -153,7 +153,3 @@ def forward(
     call.__doc__ = method.__doc__
     call.__dict__["forwarded_to"] = target
     return call
-
-
-StoreBase = Repository
-"""The old name of ``Repository`` (the review repository still derives from it)."""

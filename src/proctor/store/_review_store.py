@@ -55,7 +55,7 @@ from proctor._util.clock import utcnow
 from proctor.errors import BusyError, ConfigError, NotFoundError, ReviewStateError
 from proctor.graph import SlotHolder, blocking_holder, choose_slot, holder_alive, manifest_rule
 from proctor.store import _schema as t
-from proctor.store._base import StoreBase
+from proctor.store._base import Repository
 from proctor.store._review_records import (
     BatchInput,
     ManifestEntry,
@@ -181,7 +181,7 @@ def _run(row: Any) -> ReviewRunRecord:
     return ReviewRunRecord(**{name: m[name] for name in ReviewRunRecord.__slots__})
 
 
-class ReviewStore(StoreBase):
+class ReviewStore(Repository):
     """Review runs, manifests, batches, checkpoints and the execution slot."""
 
     # -- runs -------------------------------------------------------------------------
