@@ -1,9 +1,9 @@
 """The story graph in the store: publish, a person's edits, and consistent reads.
 
-``GraphStore`` is the ``SqlStore`` mixin behind ``GraphRecords``. Writes go through
-``_write()`` (one transaction each); every query runs in one read transaction
-(``REPEATABLE READ`` on PostgreSQL, a WAL read transaction on SQLite) so an answer never
-mixes two publishes. The work itself lives in ``_graph_publish`` (with its writers in
+``GraphReads`` (the queries) and ``GraphRepository`` (with publish and edits) are the
+repository behind ``GraphRecords``. Writes go through ``_write()`` (one transaction each);
+every query runs in one read transaction (``REPEATABLE READ`` on PostgreSQL, a WAL read
+transaction on SQLite) so an answer never mixes two publishes. The work itself lives in ``_graph_publish`` (with its writers in
 ``_graph_publish_facts`` and ``_graph_publish_threads``), ``_graph_edits``,
 ``_graph_queries``, ``_graph_window`` with ``_graph_objects`` (one result's graph,
 bounded), ``_graph_snapshot`` (what a result said then) and ``_graph_sources``.
