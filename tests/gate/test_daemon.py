@@ -68,10 +68,6 @@ def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     for pid in _daemons():
         os.kill(pid, signal.SIGKILL)
-    for started in _warm._started:  # those this process started itself: reaped
-        assert isinstance(started, subprocess.Popen)
-        started.wait(timeout=60)
-    _warm._started.clear()
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -227,4 +227,5 @@ def _mark_failed(base: str) -> None:
 
 
 if __name__ == "__main__":
+    os.chdir("/")  # started where a hook stood: hold no project folder (each call moves anyway)
     sys.exit(serve(sys.argv[1]) if len(sys.argv) == 2 else 2)

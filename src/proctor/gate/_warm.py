@@ -58,8 +58,6 @@ _STEERING = ("PROCTOR_", "PYDANTIC_", "PYTHON", "PG")
 """Environment variables with these prefixes are part of the key (and those ``_NAMED``);
 ``PG``: libpq's, read where the store is PostgreSQL."""
 _NAMED = ("HOME", "TZ", "LANG", "LC_ALL", "LC_CTYPE")
-_started: list[object] = []
-"""The warm processes this process started (dropping a running ``Popen`` is warned about)."""
 
 
 def enabled() -> bool:
@@ -214,19 +212,12 @@ def start(base: str | None = None) -> bool:
         return False  # one is running (or starting)
     finally:
         os.close(lock)  # released: the started process takes it
-    import subprocess
-
-    try:  # a hook process exits at once; a longer-lived caller keeps the Popen, not reaping it
-        _started.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "proctor.gate._daemon", base],
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        )
+    argv = [sys.executable, "-m", "proctor.gate._daemon", base]
+    quiet = [
+        (os.POSIX_SPAWN_OPEN, descriptor, os.devnull, os.O_RDWR, 0) for descriptor in (0, 1, 2)
+    ]
+    try:  # detached, no terminal, in a session of its own; nothing to reap in a hook process
+        os.posix_spawn(sys.executable, argv, os.environ, file_actions=quiet, setsid=True)
     except OSError:
         return False
     return True
