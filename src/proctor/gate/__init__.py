@@ -5,10 +5,12 @@
 live supervisor per conversation for in-process callers, fed only new events. Agent hook
 protocols map their payloads onto requests: ``_claude_code`` for Claude Code's
 ``PreToolUse`` hook (``proctor gate``). ``LiveGate`` is the server's: per-session history
-advanced by the lines each transcript gained.
+advanced by the lines each transcript gained. Without a server, the warm gate process
+(``_daemon``, asked and started by the hook through ``_warm``) imports the rules once and
+decides for later hook processes exactly as they would alone.
 
-Names are imported when first used: the hook's fast path (``_hook``, ``_discovery``) must
-not pay for the rules, pydantic or the store.
+Names are imported when first used: the hook's fast path (``_hook``, ``_discovery``,
+``_warm``) must not pay for the rules, pydantic or the store.
 """
 
 from __future__ import annotations
