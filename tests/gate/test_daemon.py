@@ -212,8 +212,14 @@ def _tool_uses(line: str) -> list[dict[str, Any]]:
     return [block for block in content if block.get("type") == "tool_use"]
 
 
-def _grown_session(tmp_path: Path, project: Path, name: str, **extra: str) -> list[bytes]:
-    """Grow a copy of the fixture session line by line; the hook's answer to each call."""
+def _grown_session(
+    tmp_path: Path, project: Path, name: str, *, alternate: bool = False, **extra: str
+) -> list[bytes]:
+    """Grow a copy of the fixture session line by line; the hook's answer to each call.
+
+    ``alternate``: every other call is decided in the hook's own process (``--no-daemon``),
+    which replaces the session's kept state file between two calls of the warm process.
+    """
     lines = (
         write_session(tmp_path / "source", "session.jsonl", "session_tail.jsonl", project=project)
         .read_text()
@@ -231,7 +237,8 @@ def _grown_session(tmp_path: Path, project: Path, name: str, **extra: str) -> li
             body = {**base, "cwd": str(project), "transcript_path": str(log)}
             body.update(tool_name=block["name"], tool_input=block.get("input") or {},
                         tool_use_id=block["id"])  # fmt: skip
-            out, err, status = _hook(json.dumps(body).encode(), CLI_HOOK, **extra)
+            alone = ["--no-daemon"] if alternate and len(answers) % 2 else []
+            out, err, status = _hook(json.dumps(body).encode(), [*CLI_HOOK, *alone], **extra)
             answers.append(out + b"|" + err + b"|" + str(status).encode())
     return answers
 
@@ -245,6 +252,8 @@ def test_a_growing_session_is_followed_as_alone(warm: None, project: Path, tmp_p
     _wait_for(_base())
     through = _grown_session(tmp_path, project, "warm")
     assert through == alone
+    # The warm process and hooks deciding alone taking turns on one session's state.
+    assert _grown_session(tmp_path, project, "turns", alternate=True) == alone
     # Kept between calls, as alone (on PostgreSQL nothing is kept: the store is read each time).
     assert (proctor_home() / "cache" / "gate" / "sessions").is_dir() != ON_POSTGRES
 

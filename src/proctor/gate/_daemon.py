@@ -208,7 +208,10 @@ def _warm_up() -> None:
     with deciding_alone():
         import proctor.gate._alone
         import proctor.gate._claude_code
-        import proctor.gate._kept  # noqa: F401
+        import proctor.gate._kept
+
+    # Each call takes up the state the previous one kept without reading it back from disk.
+    proctor.gate._kept.keep_in_memory()
 
 
 def _identity(path: str) -> tuple[int, int] | None:

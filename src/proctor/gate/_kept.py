@@ -91,7 +91,7 @@ def decide_keeping(
         return decide(request, policy_path=policy_path, warn=warn)  # it says what went wrong
     key = _key(request, policy_path, stored_mark)
     path = kept_path(cache, request.conversation_id, transcript)
-    kept = load_kept(path, key)
+    kept = _remembered(path, key) or load_kept(path, key)
 
     def from_file(conversation_id: str) -> Trace | None:
         return None if database is None else read_stored_trace(database, conversation_id)
@@ -115,7 +115,12 @@ def decide_keeping(
         now = live.kept(request.conversation_id)
         if now is not None:
             read_whole = kept is None or live.counters.full_reads > 0
-            save_kept(path, key, now, tuple(notes) if read_whole else kept[1] if kept else ())
+            kept_notes = tuple(notes) if read_whole else kept[1] if kept else ()
+            written = save_kept(path, key, now, kept_notes)
+            if _memory is not None:
+                _memory.pop(path, None)
+                if written is not None:
+                    _memory[path] = (key, written, now, kept_notes)
     finally:
         live.close()
     return decision
@@ -149,15 +154,21 @@ def load_kept(path: Path, key: bytes) -> tuple[KeptSession, tuple[str, ...]] | N
     return value[0], value[1]
 
 
-def save_kept(path: Path, key: bytes, session: KeptSession, notes: tuple[str, ...]) -> None:
-    """Keep the session's state at ``path`` under ``key``; a failure keeps nothing."""
+def save_kept(
+    path: Path, key: bytes, session: KeptSession, notes: tuple[str, ...]
+) -> tuple[int, int, int, int] | None:
+    """Keep the session's state at ``path`` under ``key``; a failure keeps nothing.
+
+    Returns the written file's identity (device, inode, size, modification time), or None.
+    """
     try:
         body = pickle.dumps((session, notes), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # a rule holding something that cannot be pickled: nothing kept
-        return
+        return None
     data = b"".join(
         (FORMAT, key, b"\n", _digest(body).encode()[: len(key)], b"\n", body)
     )  # fmt: skip
+    written = None
     with suppress(OSError):
         new = not path.exists()
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -165,13 +176,53 @@ def save_kept(path: Path, key: bytes, session: KeptSession, notes: tuple[str, ..
         try:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
+                file.flush()
+                status = os.fstat(file.fileno())
             os.replace(temporary, path)  # parallel hooks of one session: the last one wins
         except OSError:
             with suppress(OSError):
                 os.unlink(temporary)
-            return
+            return None
+        written = _identity(status)
         if new:
             _prune(path.parent)
+    return written
+
+
+def keep_in_memory() -> None:
+    """Remember each state this process writes, to take it up again without reading it back.
+
+    For a process that makes many decisions (the warm gate process): its next call about
+    a session adopts the very state it kept, in place of unpickling the file it wrote,
+    as long as that file is still the one it wrote (same device, inode, size and
+    modification time — another process writing the session replaces the file).
+    """
+    global _memory
+    if _memory is None:
+        _memory = {}
+
+
+_memory: dict[Path, tuple[bytes, tuple[int, int, int, int], KeptSession, tuple[str, ...]]] | None
+_memory = None
+"""``keep_in_memory``'s states: path → key, file identity, state, notes."""
+
+
+def _remembered(path: Path, key: bytes) -> tuple[KeptSession, tuple[str, ...]] | None:
+    """The state this process wrote at ``path`` under ``key`` when the file is still it."""
+    if _memory is None:
+        return None
+    remembered = _memory.pop(path, None)  # taken up (and changed) by this call, or stale
+    if remembered is None or remembered[0] != key:
+        return None
+    try:
+        on_disk = _identity(path.stat())
+    except OSError:
+        return None
+    return (remembered[2], remembered[3]) if on_disk == remembered[1] else None
+
+
+def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _prune(folder: Path) -> None:
