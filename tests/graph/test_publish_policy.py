@@ -34,7 +34,7 @@ IDS = ("entity-a", "entity-b", "entity-c")
 NAMES = ("app.py", "Rounding")
 """Fewer names than ids: names collide all the time, identities must not."""
 PERSON_STATES = ("confirmed", "revised", "removed")
-FAST = settings(max_examples=300, deadline=None)
+FAST = settings(max_examples=150, deadline=None)
 
 refs = st.builds(
     SourceRef, st.sampled_from(("message", "tool_call")), st.sampled_from(("s1", "s2", "s3"))

@@ -38,7 +38,7 @@ from proctor.store import _schema as t
 from proctor.store._review_store import _content_rows
 from tests.conftest import EXAMPLES_DIR
 
-FAST = settings(max_examples=300, deadline=None)
+FAST = settings(max_examples=150, deadline=None)
 STAGES = ("structural", "semantic")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOST = "this-host"
