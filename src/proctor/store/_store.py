@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, Literal, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, overload
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
@@ -46,7 +46,52 @@ from proctor.store._suggestion_store import SuggestionReads, SuggestionRepositor
 from proctor.store._supervision_store import SupervisionReads, SupervisionRepository
 from proctor.store._trace_store import TraceReads
 
+if TYPE_CHECKING:
+    from proctor.store._goal_store import GoalStoreProtocol
+    from proctor.store._graph_access import GraphAccessRecords
+    from proctor.store._graph_interfaces import GraphRecords
+    from proctor.store._heartbeat_records import HeartbeatRecords
+    from proctor.store._interfaces import Store, StoreReader
+    from proctor.store._memory_store import MemoryCandidateRecords
+    from proctor.store._model_settings import ModelSettings, ModelSettingsReader
+    from proctor.store._repository_protocols import (
+        ConversationReader,
+        ConversationRecords,
+        FindingReader,
+        FindingRecords,
+        ImportRecords,
+        NotificationReader,
+        NotificationRecords,
+        TraceReader,
+    )
+    from proctor.store._review_records import ReviewReader, ReviewRecords
+    from proctor.store._suggestion_store import SuggestionRecords
+    from proctor.store._supervision_store import SupervisionRecords
+
 __all__ = ["DEFAULT_PROJECT", "ReadRepositories", "ReadStore", "Repositories", "SqlStore"]
+
+
+if TYPE_CHECKING:
+    # Every repository satisfies its protocol: mypy checks these (they never run).
+    _conversation_reads: type[ConversationReader] = ConversationReads
+    _conversations: type[ConversationRecords] = ConversationRepository
+    _imports: type[ImportRecords] = ImportRepository
+    _traces: type[TraceReader] = TraceReads
+    _finding_reads: type[FindingReader] = FindingReads
+    _findings: type[FindingRecords] = FindingRepository
+    _notification_reads: type[NotificationReader] = NotificationReads
+    _notifications: type[NotificationRecords] = NotificationRepository
+    _memories: type[MemoryCandidateRecords] = MemoryRepository
+    _review_reads: type[ReviewReader] = ReviewReads
+    _reviews: type[ReviewRecords] = ReviewStore
+    _graph: type[GraphRecords] = GraphRepository
+    _graph_access: type[GraphAccessRecords] = GraphAccessRepository
+    _heartbeat: type[HeartbeatRecords] = HeartbeatRepository
+    _suggestions: type[SuggestionRecords] = SuggestionRepository
+    _supervision: type[SupervisionRecords] = SupervisionRepository
+    _goals: type[GoalStoreProtocol] = GoalRepository
+    _model_reads: type[ModelSettingsReader] = ModelSettingsReads
+    _models: type[ModelSettings] = ModelSettingsRepository
 
 
 def _via(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
@@ -352,6 +397,11 @@ class SqlStore(ReadStore):
     delete_connection = _via("models", ModelSettingsRepository.delete_connection)
     set_setting = _via("models", ModelSettingsRepository.set_setting)
     record_model_attempts = _via("models", ModelSettingsRepository.record_model_attempts)
+
+
+if TYPE_CHECKING:
+    _store: type[Store] = SqlStore
+    _reader: type[StoreReader] = ReadStore
 
 
 PG_READ_ONLY = "-c default_transaction_read_only=on"
