@@ -38,6 +38,8 @@ def proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("PROCTOR_ALLOW_MODEL_REQUESTS", "0")
     # No detached search indexer outlives a test (tests/search/test_handoff.py starts its own).
     monkeypatch.setenv("PROCTOR_BACKGROUND_INDEXING", "0")
+    # Nor a warm gate process (tests/gate/test_daemon.py starts and stops its own).
+    monkeypatch.setenv("PROCTOR_GATE_DAEMON", "0")
     monkeypatch.delenv("PROCTOR_DATABASE_URL", raising=False)
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
