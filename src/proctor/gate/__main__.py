@@ -18,6 +18,11 @@ def main() -> None:
 
         gate_command(prog_name="proctor gate")
         return
+    run_hook()
+
+
+def run_hook() -> None:
+    """Answer one hook payload on stdin: the server, else the warm process, else alone."""
     from proctor.gate._hook import forward
 
     payload = sys.stdin.buffer.read()
