@@ -75,7 +75,7 @@ EVENTS = st.builds(
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(EVENTS, max_size=40))
 def test_the_one_pass_summary_says_what_the_many_pass_one_said(
     events: list[EventFact],
