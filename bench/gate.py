@@ -63,6 +63,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+PROCTOR_GATE = [str(Path(sys.executable).with_name("proctor")), "gate"]
+"""``proctor gate`` as a hook runs it: the installed executable (its entry point, not ``-m``)."""
 SHARED = Path(os.environ.get("PROCTOR_SHARED_DIR", REPO.parent / "shared"))
 AGENTDOJO = SHARED / "datasets" / "agentdojo"
 SESSIONS = {
@@ -401,7 +403,7 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
             "with deciding_alone():\n    import proctor.rules",
         ]
         lean = [sys.executable, "-m", "proctor.gate"]
-        cli = [sys.executable, "-m", "proctor.cli.main", "gate"]
+        cli = PROCTOR_GATE
         answers: dict[str, bytes] = {}
         # As before the hook kept compiled patterns: none kept, pydantic's plugin search made.
         cold_env = {**env, "PYDANTIC_DISABLE_PLUGINS": ""}
@@ -544,7 +546,7 @@ def _warm_rounds(
     ticks of ``/proc/<pid>/stat`` where it is missing), read before and after each call.
     """
     lean = [sys.executable, "-m", "proctor.gate"]
-    cli = [sys.executable, "-m", "proctor.cli.main", "gate"]
+    cli = PROCTOR_GATE
     floor = [sys.executable, "-S", "-c", "pass"]
     rows: dict[str, list[int]] = {}
     notes: list[str] = []
