@@ -8,6 +8,7 @@ run the same SQLAlchemy Core code and the same Alembic migrations.
 # The tables themselves, for the search index's SQL (until search has a repository of its own).
 from proctor.store import _schema as tables
 from proctor.store._base import Database, Repository
+from proctor.store._bulk import insert_rows
 from proctor.store._conversation_store import ConversationReads, ConversationRepository
 from proctor.store._engine import head_revision
 from proctor.store._findings import NotificationRecord, RecordOutcome
@@ -286,6 +287,7 @@ __all__ = [
     "database_location",
     "derived_id",
     "head_revision",
+    "insert_rows",
     "open_store",
     "slot_owner",
     "tables",
