@@ -102,13 +102,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def long_first(items: list[pytest.Item]) -> None:
-    """Modules holding a ``slow`` or ``browser`` test run first, each still whole: pytest-xdist
-    hands out whole files in this order (``--dist loadfile --no-loadscope-reorder``, as
-    ``make test`` runs it), so no worker starts a long module while the other has nothing
-    left to do."""
-    long = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    long |= {item.path for item in items if item.get_closest_marker("browser") is not None}
-    items.sort(key=lambda item: item.path not in long)
+    """Modules holding a ``browser`` test run first, then those holding a ``slow`` one, each
+    still whole: pytest-xdist hands out whole files in this order (``--dist loadfile
+    --no-loadscope-reorder``, as ``make test`` runs it), so no worker starts a long module
+    while the other has nothing left to do. The browser modules come one after another, so
+    each worker starts Playwright and Chromium once for them (``tests/ui/conftest.py``)."""
+    browser = {item.path for item in items if item.get_closest_marker("browser") is not None}
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: 0 if item.path in browser else 1 if item.path in slow else 2)
 
 
 def mark_resources(item: pytest.Item) -> None:

@@ -70,17 +70,21 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         yield served.url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
-    """Playwright's sync driver, for one module: while it runs, its event loop is this
-    thread's running loop, and tests of other modules that a worker (pytest-xdist) runs
-    next call ``asyncio.run``, which refuses to start inside a running loop."""
+    """Playwright's sync driver, for the browser modules a worker runs one after another
+    (``tests/conftest.py`` puts them together): while it runs, its event loop is this
+    thread's running loop, and tests of other modules call ``asyncio.run``, which refuses
+    to start inside a running loop. pytest ends a package's fixtures before the next test
+    outside it, so the driver stops before a worker (pytest-xdist) moves on to another
+    folder's module, and starts again if it comes back."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
+    """One Chromium for those modules: each test opens a context of its own (``page``)."""
     if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
         pytest.fail(
             f"Chromium is not at {CHROMIUM}: `make test` installs Debian's chromium package "
