@@ -251,6 +251,8 @@ def write_checkpoints(p: PublishState) -> None:
     for stage, scope_key, source_type, source_id in latest:
         groups.setdefault((stage, scope_key, source_type), []).append(source_id)
     for (stage, scope_key, source_type), source_ids in groups.items():
+        if not _any_checkpoint(p, stage, scope_key, source_type):
+            continue  # a scope's first review: nothing to replace, no lookup per source
         for part in chunks(source_ids):
             p.c.execute(
                 delete(t.review_checkpoints).where(
@@ -278,3 +280,23 @@ def write_checkpoints(p: PublishState) -> None:
             ],
         )
     p.counts["checkpoints"] = len(latest)
+
+
+_ANY_CHECKPOINT = (
+    select(t.review_checkpoints.c.source_id)
+    .where(
+        t.review_checkpoints.c.stage == bindparam("stage"),
+        t.review_checkpoints.c.scope_key == bindparam("scope_key"),
+        t.review_checkpoints.c.source_type == bindparam("source_type"),
+    )
+    .limit(1)
+)
+
+
+def _any_checkpoint(p: PublishState, stage: str, scope_key: str, source_type: str) -> bool:
+    """Whether the scope has a checkpoint of this stage and source type (one probe of the
+    primary key's prefix)."""
+    found = p.c.execute(
+        _ANY_CHECKPOINT, {"stage": stage, "scope_key": scope_key, "source_type": source_type}
+    ).first()
+    return found is not None
