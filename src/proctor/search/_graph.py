@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from hashlib import blake2b
 from typing import Any
 
 from sqlalchemy import delete, exists, func, insert, literal, select
@@ -16,7 +17,6 @@ from proctor.search._documents import (
     SOURCE_TYPES,
     SearchDocument,
     SourceRef,
-    digest,
     doc_key,
     embedding_text,
     entity_document,
@@ -77,9 +77,7 @@ def index_graph_objects(
                 "context": "",
                 "occurred_at": document.occurred_at,
                 "source_refs": [ref.as_json() for ref in document.source_refs],
-                "basis": digest(
-                    document.title, document.text, document.occurred_at, document.project_id
-                ),
+                "basis": _basis(document),
             },
             embed_text=embedding_text(document.title, document.text),
         )
@@ -89,11 +87,20 @@ def index_graph_objects(
     vectors = embed(latest, chosen)
 
     def write(connection: Connection) -> None:
-        for chunk in chunks(latest, CHUNK):
-            upsert_rows(connection, chunk, vectors)
+        upsert_rows(connection, latest, vectors)
 
     _in_transaction(target, write)
     return len(latest)
+
+
+def _basis(document: SearchDocument) -> str:
+    """``digest(title, text, occurred_at, project_id)`` in one hash update: the same bytes
+    (each part's ``repr``, then a NUL) as ``digest`` feeds its hasher part by part."""
+    data = (
+        f"{document.title!r}\0{document.text!r}\0{document.occurred_at!r}\0"
+        f"{document.project_id!r}\0"
+    )
+    return blake2b(data.encode(), digest_size=16).hexdigest()
 
 
 def remove_graph_objects(

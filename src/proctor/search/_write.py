@@ -15,12 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import delete, insert, select, text, update
+from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from proctor._util.clock import utcnow
 from proctor.search._documents import digest
 from proctor.search._encoder import TextEncoder, load_encoder
+from proctor.store import insert_rows
 from proctor.store import tables as t
 
 if TYPE_CHECKING:
@@ -97,25 +98,34 @@ def upsert_rows(
 
     Each replaced document keeps its vector when the text the encoder reads is the same;
     ``vectors`` (by ``doc_key``) gives new ones. Returns how many documents were written.
+
+    Only documents already in the index are looked at (their vectors, a digest of the new
+    text) and deleted; the rows are then inserted in one plain ``executemany``, bound as
+    SQLAlchemy binds them: writing new documents costs the database's work and little more.
     """
     if not rows:
         return 0
     latest = {row.values["doc_key"]: row for row in rows}
     lock_index(connection)
     d, v = t.search_documents, t.search_vectors
-    keys = list(latest)
+    replaced: list[int] = []
     kept: dict[str, Vector] = {}
-    for chunk in chunks(keys, IN_CLAUSE):
-        for found in connection.execute(
-            select(d.c.doc_key, v.c.model, v.c.text_hash, v.c.vector)
-            .join(v, v.c.row_id == d.c.row_id)
-            .where(d.c.doc_key.in_(list(chunk)))
+    for chunk in chunks(list(latest), IN_CLAUSE):
+        for key, row_id, model, text_hash, blob in connection.execute(
+            _INDEXED, {"keys": list(chunk)}
         ):
-            if found.text_hash == digest(latest[found.doc_key].embed_text):
-                kept[found.doc_key] = Vector(found.model, found.text_hash, bytes(found.vector))
-        connection.execute(delete(d).where(d.c.doc_key.in_(list(chunk))))
+            replaced.append(row_id)
+            if text_hash is not None and text_hash == digest(latest[key].embed_text):
+                kept[key] = Vector(model, text_hash, bytes(blob))
+    for chunk in chunks(replaced, IN_CLAUSE):
+        connection.execute(delete(d).where(d.c.row_id.in_(list(chunk))))
     now = utcnow()
-    connection.execute(insert(d), [row.values | {"indexed_at": now} for row in latest.values()])
+    values = [row.values | {"indexed_at": now} for row in latest.values()]
+    keys = values[0].keys()
+    if all(value.keys() == keys for value in values):
+        insert_rows(connection, d, values)
+    else:  # rows of different columns: SQLAlchemy's executemany as before
+        connection.execute(insert(d), values)
     wanted = kept | {key: vector for key, vector in (vectors or {}).items() if key in latest}
     if wanted:
         ids = _row_ids(connection, list(wanted))
@@ -132,6 +142,24 @@ def upsert_rows(
             ],
         )
     return len(latest)
+
+
+_INDEXED = (
+    select(
+        t.search_documents.c.doc_key,
+        t.search_documents.c.row_id,
+        t.search_vectors.c.model,
+        t.search_vectors.c.text_hash,
+        t.search_vectors.c.vector,
+    )
+    .select_from(
+        t.search_documents.outerjoin(
+            t.search_vectors, t.search_vectors.c.row_id == t.search_documents.c.row_id
+        )
+    )
+    .where(t.search_documents.c.doc_key.in_(bindparam("keys", expanding=True)))
+)
+"""The documents among ``keys`` already in the index, each with its vector if it has one."""
 
 
 def _row_ids(connection: Connection, keys: Sequence[str]) -> dict[str, int]:
