@@ -19,6 +19,13 @@ URLS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' harness (tests/backends.py) lays a template store down where a path
+    points before Proctor opens it: relative to an empty folder, not the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.mark.parametrize("url", URLS)
 def test_a_url_given_as_a_path_is_refused_naming_the_url_parameter(url: str) -> None:
     with pytest.raises(StoreError, match=r"as a file path; pass it as url="):
