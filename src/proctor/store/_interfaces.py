@@ -1,43 +1,43 @@
-"""The store's two interfaces: what readers may call, and what writers add.
+"""The store's two facade interfaces: what readers may call, and what writers add.
 
-``StoreReader`` is what surfaces that only read (listing, showing, later the API and the
-MCP server) receive; ``Store`` adds the write paths (import, delete, findings).
+``StoreReader`` is the least a surface that only reads needs (the gate's history takes it);
+``ReadStore`` is the whole read-only store. ``Store`` composes the protocols of every
+repository (``_repository_protocols.py`` and those beside each group's records).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from typing import Protocol
 
 from proctor.findings import Finding, Severity, Status
-from proctor.store._findings import NotificationRecord, RecordOutcome
+from proctor.store._findings import NotificationRecord
 from proctor.store._goal_store import GoalStoreProtocol
 from proctor.store._graph_access import GraphAccessRecords
 from proctor.store._graph_interfaces import GraphRecords
 from proctor.store._heartbeat_records import HeartbeatRecords
-from proctor.store._import_batch import ImportBatch
 from proctor.store._memory_store import MemoryCandidateRecords
 from proctor.store._model_settings import ModelSettings
 from proctor.store._records import (
     ConversationSummary,
-    ExcerptRequest,
     ImportedFile,
     ImportIssueRecord,
     ImportRecord,
-    PlacedBundle,
     ProjectSummary,
     SourceVersion,
     StoreCounts,
     StoredSource,
     StoredTranscript,
-    TranscriptExcerpt,
-    WriteOutcome,
+)
+from proctor.store._repository_protocols import (
+    ConversationRecords,
+    FindingRecords,
+    ImportRecords,
 )
 from proctor.store._review_records import ReviewRecords
 from proctor.store._suggestion_store import SuggestionRecords
 from proctor.store._supervision_store import SupervisionRecords
-from proctor.transcript import Message, PreparedBundle, SourceIssue
+from proctor.transcript import Message
 
 
 class StoreReader(Protocol):
@@ -142,6 +142,9 @@ class StoreReader(Protocol):
 
 class Store(
     StoreReader,
+    ConversationRecords,
+    ImportRecords,
+    FindingRecords,
     ModelSettings,
     SupervisionRecords,
     GoalStoreProtocol,
@@ -153,75 +156,10 @@ class Store(
     GraphAccessRecords,
     Protocol,
 ):
-    """Read and write access, model settings, supervision records and goals.
+    """Read and write access: the protocols of the repositories, composed (``SqlStore``).
 
     Every method that writes is one transaction.
     """
-
-    def write_conversation(
-        self, prepared: PreparedBundle, *, project: str | None = None
-    ) -> WriteOutcome:
-        """Write one conversation; unchanged sources are not written."""
-        ...
-
-    def write_conversations(
-        self, prepared: Sequence[PreparedBundle], *, project: str | None = None
-    ) -> list[WriteOutcome]:
-        """Write several conversations in one transaction: all of them, or none."""
-        ...
-
-    def transcript_excerpts(
-        self, wanted: Mapping[str, ExcerptRequest]
-    ) -> dict[str, TranscriptExcerpt]:
-        """What appends to these conversations need of them (the stored ones only)."""
-        ...
-
-    def append_conversations(
-        self, appends: Sequence[PlacedBundle], *, project: str | None = None
-    ) -> list[WriteOutcome]:
-        """Write appends (each only its own sources, at its places) in one transaction."""
-        ...
-
-    def delete_conversation(self, conversation_id: str) -> list[str]:
-        """Delete a conversation, its sub-agent conversations and all their sources."""
-        ...
-
-    def begin_import(
-        self, paths: Sequence[str], *, format_name: str | None, project: str | None
-    ) -> str:
-        """Record the start of an import by this process and return its id."""
-        ...
-
-    def mark_interrupted_imports(self) -> list[ImportRecord]:
-        """Mark ``interrupted`` every running import whose process is gone; return them."""
-        ...
-
-    def finish_import(
-        self, import_id: str, record: ImportRecord, issues: Sequence[SourceIssue]
-    ) -> None:
-        """Record the outcome of an import."""
-        ...
-
-    def record_imported_file(self, imported: ImportedFile) -> None:
-        """Remember that a read unit was imported with this content."""
-        ...
-
-    def import_batch(self) -> AbstractContextManager[ImportBatch]:
-        """One transaction for many conversations and unit records of an import, each
-        conversation in a savepoint; committed when the block ends."""
-        ...
-
-    def record_findings(self, findings: Sequence[Finding]) -> RecordOutcome:
-        """Insert or update findings by key; notify once per key."""
-        ...
-
-    def set_finding_status(self, finding_id: str, status: Status) -> Finding:
-        """Move a finding along its lifecycle."""
-        ...
-
-    def set_finding_digested(self, finding_id: str, digested: bool) -> None:
-        """Collapse or expand a finding."""
-        ...
 
     def close(self) -> None:
         """Release connections."""
