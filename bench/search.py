@@ -273,22 +273,32 @@ def _encoders(count: int, rounds: int) -> list[str]:
     for encoder in encoders.values():
         encoder.encode(texts[:8])  # warm up
     rates: dict[str, list[float]] = {name: [] for name in encoders}
+    # Documents per CPU-second of this process (all its threads): what the encoder costs,
+    # whatever share of the cores the other work on the machine leaves it.
+    cpu_rates: dict[str, list[float]] = {name: [] for name in encoders}
+    load_before = os.getloadavg()[0]
     for _ in range(rounds):
         for name, encoder in encoders.items():
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             encoder.encode(texts)
             rates[name].append(len(texts) / (time.perf_counter() - started))
-    baseline = statistics.median(rates["numpy (today's, 1 BLAS thread)"])
+            cpu_rates[name].append(len(texts) / max(time.process_time() - cpu_started, 1e-9))
+    base = "numpy (today's, 1 BLAS thread)"
+    baseline = statistics.median(rates[base])
+    cpu_baseline = statistics.median(cpu_rates[base])
     rows = [
         f"(g) encoders on the same {len(texts)} LoCoMo turns, {rounds} alternating rounds "
-        f"(load average {os.getloadavg()[0]:.1f}):",
-        f"    {'encoder':<36} {'docs/s median':>14} {'rounds':>22} {'ratio':>7}",
+        f"(load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after):",
+        f"    {'encoder':<36} {'docs/s median':>14} {'rounds':>22} {'ratio':>7}"
+        f" {'docs/CPU-s':>11} {'ratio':>7}",
     ]
     for name, found in rates.items():
         rounds_shown = " ".join(f"{rate:.0f}" for rate in found)
         ratio = statistics.median(found) / baseline
+        cpu = statistics.median(cpu_rates[name])
         rows.append(
             f"    {name:<36} {statistics.median(found):>14.0f} {rounds_shown:>22} {ratio:>6.1f}×"
+            f" {cpu:>11.0f} {cpu / cpu_baseline:>6.1f}×"
         )
     return rows
 

