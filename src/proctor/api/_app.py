@@ -16,6 +16,7 @@ from proctor import __version__
 from proctor.api._auth import BearerTokenMiddleware
 from proctor.api._deps import stop_review_runner
 from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
+from proctor.api._parameters import NulParameters
 from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
     AppDisabledError,
@@ -293,6 +294,7 @@ def create_app(
     app.include_router(intake.otlp_router, responses=ERROR_RESPONSES)
     _document_state_changes(app)
     mount_ui(app)
+    app.add_middleware(NulParameters)  # innermost: after the site checks and the token
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
     hosts = server_hosts(host, port, token=bool(token), extra=allowed_hosts)
