@@ -196,9 +196,10 @@ async def stream(
         quiet = 0.0
         waited = 0.0
         while waited < max_seconds and not await request.is_disconnected():
-            await anyio.sleep(POLL_SECONDS)
-            waited += POLL_SECONDS
-            quiet += POLL_SECONDS
+            step = min(POLL_SECONDS, max_seconds - waited)  # ends at max_seconds, not after
+            await anyio.sleep(step)
+            waited += step
+            quiet += step
             now = await anyio.to_thread.run_sync(store.notifications_version)
             if now != version:
                 version = now
