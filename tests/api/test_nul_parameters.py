@@ -12,6 +12,7 @@ import pytest
 
 from proctor.api._parameters import nul_refusal
 from tests.api.conftest import Api
+from tests.backends import ON_POSTGRES
 
 REFUSED = [
     ("/api/findings/groups?by=rule&project=%00", "'project'"),
@@ -56,3 +57,23 @@ def test_the_same_requests_without_the_nul_are_answered(api: Api) -> None:
 )
 def test_nul_refusal(path: str, query: bytes, refused: bool) -> None:
     assert (nul_refusal(path, query) is not None) is refused
+
+
+BODIES = [
+    ("/api/knowledge/preview", {"entity": "0", "result": "\u0000"}),
+    ("/api/knowledge/preview", {"entity": "ab\u0000cd", "result": "latest"}),
+]
+
+
+@pytest.mark.parametrize(("url", "body"), BODIES)
+def test_a_nul_in_a_body_value_that_is_looked_up_is_refused_not_a_500(
+    api: Api, url: str, body: dict[str, str]
+) -> None:
+    """Body values reach the store as lookups: PostgreSQL refuses NUL in any text parameter
+    (a 500 before); SQLite finds nothing. Either way a sentence, never a server error."""
+    response = api.post(url, json=body)
+    assert response.status_code in (400, 404), response.text
+    if response.status_code == 400:
+        assert "NUL" in response.json()["detail"]
+    if ON_POSTGRES and body["result"] == "\u0000":
+        assert response.status_code == 400  # the result's id is looked up first

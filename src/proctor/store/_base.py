@@ -21,9 +21,20 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.base import OptionEngine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 
 from proctor.errors import ConversationWriteError, StoreError
+
+NUL_REFUSED = (
+    "a value holds a NUL character (\\x00 or \\u0000), which no stored text has and "
+    "PostgreSQL cannot compare: remove it; nothing was changed"
+)
+"""Why a statement with NUL in a text parameter was refused (PostgreSQL refuses any; stored
+text never holds one — import and intake replace it — so such a value can match nothing)."""
+
+
+def _holds_nul(exc: DataError) -> bool:
+    return "NUL" in str(exc.orig)
 
 
 class Database:
@@ -80,6 +91,10 @@ class Database:
                 yield connection
         except OperationalError as exc:
             raise StoreError(f"cannot read {self.description}: {exc.orig}") from exc
+        except DataError as exc:
+            if not _holds_nul(exc):
+                raise
+            raise StoreError(NUL_REFUSED) from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -94,6 +109,10 @@ class Database:
             ) from exc
         except OperationalError as exc:
             raise StoreError(f"cannot write {self.description}: {exc.orig}") from exc
+        except DataError as exc:
+            if not _holds_nul(exc):
+                raise
+            raise StoreError(NUL_REFUSED) from exc
 
     def close(self) -> None:
         """Release every pooled connection."""
