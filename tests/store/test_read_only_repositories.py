@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
 
@@ -32,6 +33,8 @@ from proctor.store import (
 from proctor.store import tables as t
 from tests.builders import conversation_bundle
 from tests.store.conftest import open_backend
+
+NOW = datetime(2026, 12, 2, tzinfo=UTC)
 
 REFUSED = re.compile(r"readonly database|read-only transaction")
 """The database's own refusal: SQLite's ``attempt to write a readonly database``,
@@ -116,6 +119,30 @@ def test_every_repository_of_a_reader_reads_and_none_has_a_write_method(
     assert reader.repos.models.get_setting("kept") == "yes"
     assert reader.repos.reviews.review_runs() == []
     assert reader.repos.graph.overview() == []
+
+
+def _write_through_search_reads(reader: ReadStore) -> None:
+    with reader.repos.search.read() as connection:
+        connection.execute(delete(t.search_documents))
+        connection.execute(insert(t.settings).values(key="written", value=True, updated_at=NOW))
+        connection.commit()
+
+
+def test_the_search_index_reads_through_its_repository_and_cannot_write(
+    reader: ReadStore, written: SqlStore
+) -> None:
+    """proctor.search reaches its tables only through ``repos.search``: a reader's has no
+    ``write`` and the database refuses a write sent through its ``read()`` connection."""
+    assert not hasattr(reader.repos.search, "write")
+    with reader.repos.search.read() as connection:
+        count = select(func.count()).select_from(t.search_documents)
+        assert connection.execute(count).scalar() == 0
+    with pytest.raises((StoreError, DBAPIError)) as raised:
+        _write_through_search_reads(reader)
+    assert REFUSED.search(str(raised.value)), raised.value
+    with written.repos.search.write() as connection:
+        connection.execute(insert(t.settings).values(key="written", value=True, updated_at=NOW))
+    assert written.get_setting("written") is True
 
 
 def test_a_writing_repository_over_a_readers_database_finds_no_writer(

@@ -120,7 +120,7 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
 
 def load_catalog(store: ReadStore, encoder: TextEncoder) -> Catalog:
     """The in-memory copy of the index, brought up to date when the index changed."""
-    with _loading, store._read() as connection:
+    with _loading, store.repos.search.read() as connection:
         signature = _signature(connection, encoder.name)
         cached = _catalogs.get(store)
         if cached is not None and cached.signature == signature:

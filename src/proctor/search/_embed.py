@@ -117,14 +117,14 @@ def embed_pending(
         chunk: documents per chunk.
     """
     started = time.perf_counter()
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         total = count_unembedded(connection, encoder.name)
     embedded = 0
     cursor = 0
     while total:
         if should_stop is not None and should_stop():
             break
-        with store._read() as connection:
+        with store.repos.search.read() as connection:
             pending = _pending(connection, encoder.name, cursor, chunk)
         if not pending:
             break
@@ -133,7 +133,7 @@ def embed_pending(
             row_id: Vector(encoder.name, digest(text), vector_bytes(vector))
             for (row_id, text), vector in zip(pending, encoded, strict=True)
         }
-        with store._write() as connection:
+        with store.repos.search.write() as connection:
             embedded += add_vectors(connection, vectors)
         cursor = pending[-1][0]
         if progress is not None:
@@ -141,7 +141,7 @@ def embed_pending(
         # At least one chunk per call, so a pass given little time still advances.
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         remaining = count_unembedded(connection, encoder.name)
     return EmbedReport(
         embedded=embedded, remaining=remaining, seconds=time.perf_counter() - started

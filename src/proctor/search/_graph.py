@@ -122,7 +122,7 @@ def _in_transaction(target: SqlStore | Connection, write: Callable[[Connection],
     if isinstance(target, Connection):
         write(target)
         return
-    with target._write() as connection:
+    with target.repos.search.write() as connection:
         write(connection)
 
 
@@ -158,7 +158,7 @@ def repair_graph_documents(store: SqlStore, repair: GraphRepair) -> int:
     written = 0
     for chunk in chunks(repair.documents, CHUNK):
         written += index_graph_objects(store, chunk, encoder=None)
-    with store._write() as connection:
+    with store.repos.search.write() as connection:
         lock_index(connection)
         state = t.search_state
         connection.execute(delete(state).where(state.c.name == _GRAPH_SIGNATURE))

@@ -121,7 +121,7 @@ def indexer_running(store: SqlStore) -> bool:
 
 def index_behind(store: SqlStore, model: str | None) -> bool:
     """Whether full text or embeddings (of ``model``, None: none) have work to do."""
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         if full_text_behind(connection):
             return True
         return model is not None and count_unembedded(connection, model) > 0

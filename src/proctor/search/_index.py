@@ -318,7 +318,7 @@ def index_full_text(
     """
     started = time.perf_counter()
     # The store exposes transactions to its own parts; the index is one of them.
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         repair = missing_graph_documents(connection)
         signature = _sources_signature(connection)
         recorded = _recorded_signature(connection)
@@ -347,15 +347,15 @@ def index_full_text(
         for chunk in chunks([p for p in stale if p.doc_type == kind], CHUNK):
             if seconds is not None and time.perf_counter() - started >= seconds:
                 return _report(len(planned), indexed, written, [], started, complete=False)
-            with store._read() as connection:
+            with store.repos.search.read() as connection:
                 rows = reader(connection, chunk)
-            with store._write() as connection:
+            with store.repos.search.write() as connection:
                 upsert_rows(connection, rows)
             written += chunk
             done += len(chunk)
             if progress is not None:
                 progress(done, len(stale))
-    with store._write() as connection:
+    with store.repos.search.write() as connection:
         delete_rows(connection, removed)
         documents = _source_documents(connection)
         if scope is None:

@@ -292,7 +292,7 @@ def search(
     final_limit = limit
     if when or window is not None:
         limit = max(limit, RERANK_DEPTH)  # the time signals may reorder the best ones
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
             conversation_id=conversation_id,
@@ -318,7 +318,7 @@ def search(
         )
     else:
         vector = chosen.encode([embedded_query(query, matches, terms)])[0]
-        with store._read() as connection:
+        with store.repos.search.read() as connection:
             ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
             )
@@ -332,7 +332,7 @@ def search(
         mode, note = "hybrid", None
     best = max((m.score for m in matches), default=0.0)
     own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         if when or window is not None:
             ranked = _rerank_for_time(connection, ranked, when, window)
         ranked = ranked[:final_limit]

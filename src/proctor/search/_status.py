@@ -88,7 +88,7 @@ def index_status(store: ReadStore, *, encoder: Encoder = "auto") -> IndexStatus:
     tenth of a second per 100,000 documents; searches take the counts from the catalog)."""
     chosen = resolve_encoder(encoder)
     d = t.search_documents
-    with store._read() as connection:
+    with store.repos.search.read() as connection:
         documents = int(connection.execute(select(func.count(d.c.doc_type))).scalar_one())
         embedded = None if chosen is None else count_embedded(connection, chosen.name)
         behind = full_text_behind(connection)

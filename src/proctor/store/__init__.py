@@ -114,6 +114,7 @@ from proctor.store._review_records import (
     Trigger,
 )
 from proctor.store._review_store import slot_owner
+from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
 from proctor.store._store import (
     DEFAULT_PROJECT,
     ReadRepositories,
@@ -246,6 +247,8 @@ __all__ = [
     "RunStatus",
     "RunTrigger",
     "SavedBatch",
+    "SearchIndexReads",
+    "SearchIndexRepository",
     "SessionState",
     "ShownStatus",
     "SortOrder",

@@ -42,6 +42,7 @@ from proctor.store._model_settings import ModelSettingsReads, ModelSettingsRepos
 from proctor.store._notifications import NotificationReads, NotificationRepository
 from proctor.store._review_reads import ReviewReads
 from proctor.store._review_store import ReviewStore
+from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
 from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
 from proctor.store._supervision_store import SupervisionReads, SupervisionRepository
 from proctor.store._trace_store import TraceReads
@@ -116,6 +117,7 @@ class ReadRepositories:
     supervision: SupervisionReads
     goals: GoalReads
     models: ModelSettingsReads
+    search: SearchIndexReads
 
     @classmethod
     def over(cls, database: Database) -> ReadRepositories:
@@ -134,6 +136,7 @@ class ReadRepositories:
             supervision=SupervisionReads(database),
             goals=GoalReads(database),
             models=ModelSettingsReads(database),
+            search=SearchIndexReads(database),
         )
 
 
@@ -155,6 +158,7 @@ class Repositories:
     supervision: SupervisionRepository
     goals: GoalRepository
     models: ModelSettingsRepository
+    search: SearchIndexRepository
 
     @classmethod
     def over(cls, database: Database) -> Repositories:
@@ -174,6 +178,7 @@ class Repositories:
             supervision=SupervisionRepository(database),
             goals=GoalRepository(database),
             models=ModelSettingsRepository(database),
+            search=SearchIndexRepository(database),
         )
 
 
@@ -202,7 +207,7 @@ class ReadStore:
         return self._database.reader
 
     def _read(self) -> AbstractContextManager[Connection]:
-        """A read-only connection (the search index's own queries)."""
+        """A read-only connection (for the tests; code uses a repository, e.g. ``repos.search``)."""
         return self._database.read()
 
     def close(self) -> None:
@@ -336,7 +341,7 @@ class SqlStore(ReadStore):
         return self._database.writer
 
     def _write(self) -> AbstractContextManager[Connection]:
-        """One write transaction (the search index's own writes)."""
+        """One write transaction (for the tests; code uses a repository, e.g. ``repos.search``)."""
         return self._database.write()
 
     # -- writes of every repository (forwarded to self.repos) -------------------------
