@@ -3,7 +3,7 @@
 The heartbeat runs a review on a schedule, most often with nothing new; the extractors,
 the assembler, the search index, the semantic reviewer (the supervisor's prompts, the
 rules) and Alembic are imported only by a review that reads a batch or a store that
-needs migrating. The process is a real ``proctor`` process on a store reviewed once.
+needs migrating; the model layer only when a model may be used (not with ``--no-model``). The process is a real ``proctor`` process on a store reviewed once.
 """
 
 from __future__ import annotations
@@ -28,6 +28,15 @@ NOT_NEEDED = (
     "proctor.supervisor",
     "alembic",
     "proctor.store._review_batch_save",
+    # The model layer with --no-model, the heartbeat's scheduler and plans (only
+    # ``require_app`` is asked), the progress bar off a terminal, the list's table.
+    "proctor.models",
+    "anyio",
+    "httpx",
+    "proctor.heartbeat._scheduler",
+    "proctor.heartbeat._plans",
+    "rich.progress",
+    "proctor.cli._tables",
     # PostgreSQL's dialect on SQLite (on PostgreSQL the engine needs it).
     *(() if ON_POSTGRES else ("sqlalchemy.dialects.postgresql",)),
 )

@@ -22,8 +22,6 @@ from rich.text import Text
 from proctor._util.clock import utcnow
 from proctor.cli._common import console, err_console, json_option, print_json, writable_store
 from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
-from proctor.cli._refs import unique_prefixes
-from proctor.cli._tables import Column, fitted_table
 from proctor.errors import BusyError
 from proctor.heartbeat import require_app
 from proctor.review import (
@@ -35,10 +33,11 @@ from proctor.review import (
     resume_review,
     start_review,
 )
-from proctor.store import ReviewRunRecord, SqlStore
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from proctor.store import ReviewRunRecord, SqlStore
 
 _AGO = re.compile(r"^\s*(\d+)\s*(m|h|d|w)\s*$")
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -191,6 +190,9 @@ def list_command(limit: int, as_json: bool) -> None:
     if not runs:
         console.print("No reviews yet. Run `proctor review run`.")
         return
+    from proctor.cli._refs import unique_prefixes
+    from proctor.cli._tables import Column, fitted_table
+
     refs = unique_prefixes([r.run_id for r in runs], 8)
     columns = (
         Column("run", "id"),

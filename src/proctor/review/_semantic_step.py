@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from proctor.errors import ConfigError
 from proctor.graph import BatchFacts, ResultDraft
-from proctor.models import default_connection_name, supervisor_pin
 from proctor.review._batch import SourceBatch
 from proctor.review._pipeline import SemanticLayer
 from proctor.store import Store
@@ -37,6 +36,8 @@ def open_semantic_layer(
     """The semantic layer to use and, when there is none, why it is skipped."""
     if not use_model:
         return None, TURNED_OFF
+    from proctor.models import default_connection_name, supervisor_pin
+
     if (
         connection is None
         and supervisor_pin(store) is None
