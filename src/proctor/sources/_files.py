@@ -62,7 +62,11 @@ def parse_json(data: bytes, *, limit: int = MAX_JSON_DEPTH) -> Any:
     Raises:
         JSONProblem: the text is not JSON, or nests deeper than ``limit`` levels.
     """
-    data = without_bom(data)
+    return _parse_json(without_bom(data), limit)
+
+
+def _parse_json(data: bytes, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``parse_json`` of text that starts with no byte order mark."""
     shape = data.translate(_DIGITS)
     try:
         value = orjson.loads(data)
@@ -189,11 +193,13 @@ def iter_jsonl(
                     number,
                 )
                 continue
-            stripped = without_bom(raw.strip())
+            stripped = raw.strip()
+            if stripped.startswith(BOM):
+                stripped = without_bom(stripped)
             if not stripped:
                 continue
             try:
-                value = parse_json(stripped)
+                value = _parse_json(stripped)
             except JSONProblem as exc:
                 if exc.position is not None and not raw.endswith(b"\n"):
                     yield SourceIssue(

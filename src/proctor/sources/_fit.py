@@ -19,7 +19,6 @@ and bounded (``_prepare``), so they are walked once.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -34,6 +33,7 @@ from proctor.transcript import (
     ToolCall,
     Usage,
     clean_text,
+    replaced,
 )
 
 MAX_ID_CHARS = 255
@@ -107,7 +107,7 @@ def _changed(item: _T, **fitted: Any) -> _T:
     replacing every item of a large import costs more than checking it)."""
     if all(getattr(item, name) is value for name, value in fitted.items()):
         return item
-    return dataclasses.replace(item, **fitted)  # type: ignore[type-var]
+    return replaced(item, **fitted)
 
 
 def _usage(usage: Usage | None) -> Usage | None:
@@ -221,7 +221,7 @@ def fit_bundle(bundle: ConversationBundle) -> ConversationBundle:
 
     Idempotent; free text and JSON values are left to ``prepare_bundle``.
     """
-    return dataclasses.replace(
+    return replaced(
         bundle,
         conversation=_conversation(bundle.conversation),
         messages=tuple(_message(m) for m in bundle.messages),

@@ -17,7 +17,6 @@ guarantees hold for every format alike:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from proctor.transcript import (
     json_key,
     message_fingerprint,
     normalise_text,
+    replaced,
     storable,
     task_event_fingerprint,
     tool_call_fingerprint,
@@ -199,7 +199,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         attributes = clean.attributes(message.attributes)
         if original is not None:
             attributes["original_chars"] = original
-        message = dataclasses.replace(
+        message = replaced(
             message,
             text=text,
             author=fit_optional_label(
@@ -235,7 +235,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         result_text, original = (None, None)
         if call.result_text is not None:
             result_text, original = clean.text(call.result_text, limits.max_tool_output_chars)
-        call = dataclasses.replace(
+        call = replaced(
             call,
             arguments=arguments,
             result_text=result_text,
@@ -265,7 +265,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
     for event in bundle.task_events:
         before = clean.redactor.total
         text, _ = clean.text(event.text, limits.max_message_chars)
-        event = dataclasses.replace(event, text=text, attributes=clean.attributes(event.attributes))
+        event = replaced(event, text=text, attributes=clean.attributes(event.attributes))
         task_events.append(event)
         fingerprint = task_event_fingerprint(event, conversation_id)
         sources.append(
@@ -279,7 +279,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
         )
 
     tasks = tuple(
-        dataclasses.replace(
+        replaced(
             task,
             title=clean.text(task.title, limits.max_attribute_chars)[0],
             goal=None if task.goal is None else clean.text(task.goal, limits.max_message_chars)[0],
@@ -289,7 +289,7 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
     )
     conversation = bundle.conversation
     title = conversation.title or _title_from_first_prompt(messages)
-    conversation = dataclasses.replace(
+    conversation = replaced(
         conversation,
         title=None if title is None else clean.text(title, limits.max_attribute_chars)[0],
         cwd=None if conversation.cwd is None else clean.redactor.redact(conversation.cwd),
@@ -297,14 +297,14 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
     )
     run = bundle.subagent_run
     if run is not None:
-        run = dataclasses.replace(
+        run = replaced(
             run,
             description=None if run.description is None else clean.text(run.description, 4096)[0],
             summary=None
             if run.summary is None
             else clean.text(run.summary, limits.max_message_chars)[0],
         )
-    prepared = dataclasses.replace(
+    prepared = replaced(
         bundle,
         conversation=conversation,
         messages=tuple(messages),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, insert
+from sqlalchemy import Boolean, Table, insert
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
 
@@ -34,7 +34,7 @@ class _Statement:
 
     sql: str
     keys: tuple[str, ...]
-    processors: tuple[tuple[int, str, Processor], ...]
+    processors: tuple[tuple[int, str, Processor, bool], ...]
     positional: bool
 
     def parameters(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
@@ -42,20 +42,35 @@ class _Statement:
         keys = self.keys
         if self.positional:
             # Column by column, in C where it can be: rows to columns (``zip``), each
-            # column with a processor bound by ``map``, columns back to rows.
+            # column bound (``_bound``), columns back to rows.
             columns: list[Sequence[Any]] = list(zip(*map(_values(keys), rows), strict=True))
             if not columns:
                 return [() for _ in rows]
-            for index, _key, process in self.processors:
-                bind = _remembered(process) if len(rows) > 1 else process
-                columns[index] = list(map(bind, columns[index]))
+            for index, _key, process, by_value in self.processors:
+                columns[index] = _bound(process, by_value, columns[index])
             return list(zip(*columns, strict=True))
         named = [{key: row[key] for key in keys} for row in rows]
-        for _index, key, process in self.processors:
-            bind = _remembered(process) if len(named) > 1 else process
-            for mapping in named:
-                mapping[key] = bind(mapping[key])
+        for _index, key, process, by_value in self.processors:
+            bound = _bound(process, by_value, [mapping[key] for mapping in named])
+            for mapping, value in zip(named, bound, strict=True):
+                mapping[key] = value
         return named
+
+
+def _bound(process: Processor, by_value: bool, column: Sequence[Any]) -> list[Any]:
+    """``process`` applied to every value of ``column``.
+
+    ``by_value``: the column's values are hashable and equal values bind alike (times,
+    booleans, ``None``): each distinct value is converted once, and the column is mapped
+    through the results in C. A conversation's rows share a few times (the write's own
+    time, a message's time in its source row and its content row)."""
+    if not by_value or len(column) < 2:
+        return list(map(process, column))
+    try:
+        converted = {value: process(value) for value in set(column)}
+    except TypeError:  # an unhashable value where none was expected: bind each
+        return list(map(process, column))
+    return list(map(converted.__getitem__, column))
 
 
 def _values(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -66,23 +81,6 @@ def _values(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]
     return operator.itemgetter(*keys)
 
 
-def _remembered(process: Processor) -> Processor:
-    """``process`` that converts each distinct time once: a conversation's rows share a
-    few (the write's own time, a message's time in its source row and its content row).
-    Other values (JSON documents, booleans) are converted as they come."""
-    seen: dict[datetime, Any] = {}
-
-    def bind(value: Any) -> Any:
-        if type(value) is not datetime:
-            return process(value)
-        found = seen.get(value, seen)
-        if found is seen:
-            found = seen[value] = process(value)
-        return found
-
-    return bind
-
-
 def _sqlite_utc_text(general: Processor) -> Processor:
     """SQLite's bind of a ``UTCDateTime`` (``general``: the UTC naive time, then SQLite's
     ``YYYY-MM-DD HH:MM:SS.ffffff`` text) done by ``datetime.isoformat`` in C for a plain
@@ -91,6 +89,8 @@ def _sqlite_utc_text(general: Processor) -> Processor:
     def bind(value: Any) -> Any:
         if type(value) is not datetime:
             return general(value)
+        if value.tzinfo is UTC:  # most times: the text without its "+00:00"
+            return value.isoformat(" ", "microseconds")[:-6]
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         return value.isoformat(" ", "microseconds")
@@ -117,7 +117,7 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
         statement = sqlite.insert(table).on_conflict_do_nothing()
     compiled = statement.compile(dialect=dialect, column_keys=list(keys))
     order = tuple(compiled.positiontup or ()) if compiled.positional else keys
-    processors: list[tuple[int, str, Processor]] = []
+    processors: list[tuple[int, str, Processor, bool]] = []
     for index, key in enumerate(order):
         column_type = table.c[key].type
         process: Processor | None = column_type.dialect_impl(dialect).bind_processor(dialect)
@@ -128,7 +128,8 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
         ):
             process = _sqlite_utc_text(process)
         if process is not None:
-            processors.append((index, key, process))
+            by_value = isinstance(column_type, UTCDateTime | Boolean)
+            processors.append((index, key, process, by_value))
     return _Statement(compiled.string, order, tuple(processors), compiled.positional)
 
 

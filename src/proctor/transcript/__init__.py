@@ -22,6 +22,7 @@ from proctor.transcript._json import (
     nesting_problem,
     storable,
 )
+from proctor.transcript._replace import replaced
 from proctor.transcript._types import (
     Conversation,
     ConversationBundle,
@@ -74,6 +75,7 @@ __all__ = [
     "message_fingerprint",
     "nesting_problem",
     "normalise_text",
+    "replaced",
     "storable",
     "task_event_fingerprint",
     "tool_call_fingerprint",

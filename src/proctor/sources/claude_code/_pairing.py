@@ -9,7 +9,6 @@ code; a small part of ``toolUseResult`` is kept as the call's attributes.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from proctor.sources.claude_code._content import (
@@ -19,7 +18,7 @@ from proctor.sources.claude_code._content import (
 )
 from proctor.sources.claude_code._model import Entry, ToolOutcome
 from proctor.sources.claude_code._threading import Placed
-from proctor.transcript import SourceIssue, ToolCall, ToolStatus
+from proctor.transcript import SourceIssue, ToolCall, ToolStatus, replaced
 
 
 @dataclass(slots=True, eq=False)
@@ -111,7 +110,7 @@ def _completed(call: ToolCall, item: Placed, entry: Entry, outcome: ToolOutcome)
     attributes = {k: v for k, v in meta.items() if k != "rejected"}
     if entry.result_task_id is not None:
         attributes["taskId"] = entry.result_task_id
-    return dataclasses.replace(
+    return replaced(
         call,
         status=status,
         result_text=text,

@@ -178,21 +178,22 @@ class _Collector:
         self.parsed.issues.append(SourceIssue(shown, reason, line, severity="warning"))
 
     def _chain(self, record: dict[str, Any], line: int) -> Node:
-        uuid = record.get("uuid")
-        parent = record.get("parentUuid")
-        agent_id = record.get("agentId")
-        session = record.get("sessionId") or record.get("session_id")  # stream-json: snake case
+        get = record.get
+        uuid = get("uuid")
+        parent = get("parentUuid")
+        agent_id = get("agentId")
+        session = get("sessionId") or get("session_id")  # stream-json: snake case
         node = Node(
-            uuid if isinstance(uuid, str) and uuid else None,
-            parent if isinstance(parent, str) and parent else None,
+            uuid if uuid and type(uuid) is str else _text_or_none(uuid),
+            parent if parent and type(parent) is str else _text_or_none(parent),
             line,
-            record.get("timestamp"),
-            record.get("isSidechain") is True,
-            agent_id if isinstance(agent_id, str) and agent_id else None,
-            session if isinstance(session, str) and session else None,
+            get("timestamp"),
+            get("isSidechain") is True,
+            agent_id if agent_id and type(agent_id) is str else _text_or_none(agent_id),
+            session if session and type(session) is str else _text_or_none(session),
         )
         if node.parent is None:
-            logical = record.get("logicalParentUuid")
+            logical = get("logicalParentUuid")
             if isinstance(logical, str) and logical:
                 node.parent = logical
             elif "parentUuid" not in record:
@@ -213,20 +214,24 @@ class _Collector:
         if session is not None and session not in self.seen_sessions:
             self.seen_sessions.add(session)
             self.parsed.session_ids.append(session)
-        cwd = record.get("cwd")
-        if self.parsed.cwd is None and isinstance(cwd, str) and cwd:
-            self.parsed.cwd = cwd
-        for attribute, key in (
-            ("version", "version"),
-            ("git_branch", "gitBranch"),
-            ("entrypoint", "entrypoint"),
-        ):
-            value = record.get(key)
-            if isinstance(value, str) and value:
-                setattr(self.parsed, attribute, value)
-        mode = record.get("permissionMode")
-        if isinstance(mode, str) and mode:
-            self.parsed.permission_mode = mode
+        parsed = self.parsed
+        get = record.get
+        if parsed.cwd is None:
+            cwd = get("cwd")
+            if isinstance(cwd, str) and cwd:
+                parsed.cwd = cwd
+        value = get("version")
+        if isinstance(value, str) and value:
+            parsed.version = value
+        value = get("gitBranch")
+        if isinstance(value, str) and value:
+            parsed.git_branch = value
+        value = get("entrypoint")
+        if isinstance(value, str) and value:
+            parsed.entrypoint = value
+        value = get("permissionMode")
+        if isinstance(value, str) and value:
+            parsed.permission_mode = value
 
     def _user(self, record: dict[str, Any], line: int, shown: str) -> Entry | None:
         message = record.get("message")
@@ -304,6 +309,12 @@ class _Collector:
             request_id=as_str(record.get("requestId")),
             is_api_error=record.get("isApiErrorMessage") is True,
         )
+
+
+def _text_or_none(value: Any) -> str | None:
+    """``value`` when it is a non-empty string (a subclass included), else None: the
+    rare case of ``_chain``'s exact-type test."""
+    return value if isinstance(value, str) and value else None
 
 
 def _tool_name(block: dict[str, Any]) -> str:

@@ -105,13 +105,16 @@ def thread(
     Returns:
         Nodes in thread order, and warnings for dangling parents and broken cycles.
     """
-    by_key = {node.key: node for node in nodes if node.key is not None}
-    children: dict[str, list[Node]] = {}
+    if any(node.key is None for node in nodes):
+        raise ValueError("node without a key")  # assign_keys runs first
+    by_key = {node.key: node for node in nodes}
+    # Keys are typed ``str | None`` here only so they need no re-check (see above).
+    children: dict[str | None, list[Node]] = {}
     roots: list[Node] = []
-    parent_of: dict[str, str | None] = {}
+    parent_of: dict[str | None, str | None] = {}
     issues: list[SourceIssue] = []
     for position, node in enumerate(nodes):
-        key = _key(node)
+        key = node.key  # every node has one once assign_keys has run
         parent = node.parent
         if parent is not None and parent not in by_key:
             if not (first_parent_is_external and position == 0):
@@ -164,8 +167,8 @@ def _same_record(first: Node, other: Node) -> bool:
 def _break_cycles(
     nodes: Sequence[Node],
     roots: list[Node],
-    children: dict[str, list[Node]],
-    parent_of: dict[str, str | None],
+    children: dict[str | None, list[Node]],
+    parent_of: dict[str | None, str | None],
     shown: str,
     issues: list[SourceIssue],
 ) -> None:
@@ -208,7 +211,9 @@ def _break_cycles(
         _reach([cut], children, reached)
 
 
-def _reach(start: Sequence[Node], children: dict[str, list[Node]], reached: set[str]) -> None:
+def _reach(
+    start: Sequence[Node], children: dict[str | None, list[Node]], reached: set[str]
+) -> None:
     stack = [_key(n) for n in start]
     while stack:
         key = stack.pop()
@@ -225,17 +230,19 @@ def _sort_key(node: Node) -> tuple[int, float, int]:
     return (0, moment.timestamp(), node.line)
 
 
-def _depth_first(roots: list[Node], children: dict[str, list[Node]]) -> list[Node]:
+def _depth_first(roots: list[Node], children: dict[str | None, list[Node]]) -> list[Node]:
     order: list[Node] = []
-    visited: set[str] = set()
+    visited: set[str | None] = set()
+    add = visited.add
+    append = order.append
     stack = sorted(roots, key=_sort_key, reverse=True)
     while stack:
         node = stack.pop()
-        key = _key(node)
+        key = node.key
         if key in visited:
             continue
-        visited.add(key)
-        order.append(node)
+        add(key)
+        append(node)
         kids = children.get(key)
         if kids:
             if len(kids) > 1:
@@ -247,29 +254,33 @@ def _depth_first(roots: list[Node], children: dict[str, list[Node]]) -> list[Nod
 
 def _mark_branches(
     order: list[Node],
-    children: dict[str, list[Node]],
-    parent_of: dict[str, str | None],
+    children: dict[str | None, list[Node]],
+    parent_of: dict[str | None, str | None],
     message_starts: Collection[str],
 ) -> list[Placed]:
     # Keys are typed ``str | None`` here only so child keys need no re-check: every node
     # has a key once assign_keys has run.
     newest: dict[str | None, tuple[float, int]] = {}
     for node in reversed(order):
+        key = node.key
         best: tuple[float, int] | None = None
-        if node.key in message_starts:
+        if key in message_starts:
             best = (node.time.timestamp() if node.time is not None else _NO_TIME, node.line)
-        for child in children.get(_key(node), ()):
-            candidate = newest.get(child.key)
-            if candidate is not None and (best is None or candidate > best):
-                best = candidate
+        kids = children.get(key)
+        if kids:
+            for child in kids:
+                candidate = newest.get(child.key)
+                if candidate is not None and (best is None or candidate > best):
+                    best = candidate
         if best is not None:
-            newest[node.key] = best
+            newest[key] = best
     active: dict[str | None, bool] = {}
     placed: list[Placed] = []
+    append = placed.append
     for node in order:
-        key = _key(node)
+        key = node.key
         is_active = active.get(key, True)
-        placed.append(Placed(node, parent_of.get(key), is_active))
+        append(Placed(node, parent_of.get(key), is_active))
         kids = children.get(key)
         if not kids:
             continue
