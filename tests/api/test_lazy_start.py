@@ -72,6 +72,55 @@ def test_building_the_app_imports_no_source_adapter() -> None:
     assert _imported_after(code, watched) == []
 
 
+SERVE_APP = (
+    "from proctor.api import create_app\nfrom proctor.store import open_store\n"
+    "app = create_app(open_store, token=None, heartbeat_interval=30.0, index_search=True,"
+    " deliver_webhooks=True)\n"
+)
+"""The app as ``proctor serve`` builds it (heartbeat loop, background indexer, webhooks)."""
+
+NOT_AT_START = (
+    "proctor.rules",
+    "proctor.supervisor",
+    "proctor.supervision._check",
+    "proctor.gate._history",
+    "proctor.jobs",
+    "proctor.discussion._ask",
+    "proctor.heartbeat.suggestions",
+    "jsonschema",
+    "onnxruntime",
+    "numpy",
+    "sqlalchemy.dialects.postgresql",
+    "alembic",
+)
+"""What the routes import on first use, not while the app is built: the rules and the model
+supervisor (sessions, goals, gate, intake, discussion), the job queue, suggestions' phrasing
+(jsonschema), the search encoder's runtime, PostgreSQL's dialect and the migrations."""
+
+
+def test_building_the_app_as_serve_does_imports_no_rules_supervisor_jobs_or_encoder() -> None:
+    assert _imported_after(SERVE_APP, NOT_AT_START) == []
+
+
+def test_building_the_app_builds_no_response_model_until_a_request_needs_it() -> None:
+    """The API's wire models (``WireModel``) build their validators and serializers on first
+    use, so the app's start does not pay for the routes nobody has asked for yet."""
+    code = SERVE_APP + (
+        "from proctor.api._base_models import WireModel\n"
+        "def _all(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from _all(sub)\n"
+        "models = list(_all(WireModel))\n"
+        "assert len(models) > 50, len(models)\n"
+        "built = [m.__qualname__ for m in models if m.__pydantic_complete__]\n"
+        "assert built == [], built\n"
+        "schema = app.openapi()\n"  # building the document builds them: nothing is missing
+        "assert 'ConversationRow' in schema['components']['schemas']\n"
+    )
+    assert _imported_after(code, ()) == []
+
+
 class _Service:
     def __init__(self) -> None:
         self.started = threading.Event()

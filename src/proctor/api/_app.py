@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
 from proctor import __version__
 from proctor.api._auth import BearerTokenMiddleware
+from proctor.api._base_models import WireModel
 from proctor.api._deps import stop_review_runner
 from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
 from proctor.api._parameters import NulParameters
@@ -71,7 +71,7 @@ class StoreHolder:
                 self._reader = None
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(WireModel):
     """A refused request: one sentence saying what was wrong and what to do."""
 
     detail: str

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.models import ModelConnection, SupervisorChoice, endpoint, key_is_set
 
 
@@ -23,7 +24,7 @@ def public_endpoint(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-class ConnectionView(BaseModel):
+class ConnectionView(WireModel):
     """A saved model connection as the API shows it: the key's variable name, never a key."""
 
     name: str
@@ -61,7 +62,7 @@ class ConnectionView(BaseModel):
         )
 
 
-class ConnectionList(BaseModel):
+class ConnectionList(WireModel):
     """Every connection, the default and the supervisor's choice."""
 
     default: str | None

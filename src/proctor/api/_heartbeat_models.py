@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.heartbeat import HeartbeatPlan, describe_schedule
 from proctor.store import SuggestionRecord
 
@@ -17,7 +18,7 @@ Weekdays = list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"] | int]
 TIME_PATTERN = r"^\d{1,2}:\d{2}$"
 
 
-class PlanView(BaseModel):
+class PlanView(WireModel):
     """A saved plan with its schedule in words and its state."""
 
     plan_id: str
@@ -64,7 +65,7 @@ class PlanView(BaseModel):
         )
 
 
-class PlanPage(BaseModel):
+class PlanPage(WireModel):
     """Plans by name."""
 
     limit: int
@@ -115,7 +116,7 @@ class PlanChanges(BaseModel):
     """Review everything new since the last review (drops ``window_hours``)."""
 
 
-class SuggestionPage(BaseModel):
+class SuggestionPage(WireModel):
     """Suggestions, newest first."""
 
     limit: int

@@ -7,8 +7,9 @@ import dataclasses
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from proctor.api._base_models import WireModel
 from proctor.api._models import Page
 from proctor.findings import Finding, Severity, Status
 from proctor.store import ConversationSummary
@@ -28,7 +29,7 @@ MAX_BULK_IDS = 10_000
 """The most finding ids one bulk request may name (a filter names any number)."""
 
 
-class ConversationLabelOut(BaseModel):
+class ConversationLabelOut(WireModel):
     """What a findings list shows of a finding's conversation."""
 
     conversation_id: str
@@ -47,7 +48,7 @@ class FindingsPage(Page):
     """Title and project of each conversation a finding of the page belongs to, by id."""
 
 
-class FindingGroupOut(BaseModel):
+class FindingGroupOut(WireModel):
     """Findings sharing a rule or a conversation."""
 
     key: str
@@ -77,7 +78,7 @@ class FindingGroupPage(Page):
 class FindingFilterBody(BaseModel):
     """The inbox's filters, as a bulk change names them (each narrows; empty: no condition)."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     conversation: str | None = None
     """One conversation (id, external id or unique prefix)."""
@@ -99,7 +100,7 @@ class BulkChangeRequest(BaseModel):
     """Change the status of many findings at once: the listed ``ids``, or every finding
     the ``filter`` matches. One transaction; the answer's ``change_id`` undoes it."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     action: BulkAction
     """``ack``, ``resolve``, ``dismiss`` or ``false_positive``."""
@@ -115,7 +116,7 @@ class BulkChangeRequest(BaseModel):
         return self
 
 
-class BulkChangeOutcome(BaseModel):
+class BulkChangeOutcome(WireModel):
     """What a bulk change did."""
 
     change_id: str | None
@@ -128,7 +129,7 @@ class BulkChangeOutcome(BaseModel):
     """Findings already in that status, or whose status cannot move there."""
 
 
-class UndoOutcomeOut(BaseModel):
+class UndoOutcomeOut(WireModel):
     """What an undo restored."""
 
     change_id: str

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.store import RunTrigger, SupervisionRunStatus
-from proctor.supervision import QUEUED, ScheduleOutcome
 
 if TYPE_CHECKING:
     from proctor.ingest import IntakeReport, PayloadError
+    from proctor.supervision import ScheduleOutcome
 
 
-class PayloadProblemOut(BaseModel):
+class PayloadProblemOut(WireModel):
     """One reason a payload was refused."""
 
     reason: str
@@ -22,7 +23,7 @@ class PayloadProblemOut(BaseModel):
     """The 1-based line of a JSONL payload, when the problem is on one line."""
 
 
-class IntakeRefusal(BaseModel):
+class IntakeRefusal(WireModel):
     """Why a payload was refused; nothing from it was stored."""
 
     detail: str
@@ -39,7 +40,7 @@ class IntakeRefusal(BaseModel):
         )
 
 
-class SupervisionOutcome(BaseModel):
+class SupervisionOutcome(WireModel):
     """What live supervision did for one session after the write."""
 
     target: str
@@ -60,6 +61,8 @@ class SupervisionOutcome(BaseModel):
     @classmethod
     def of(cls, outcome: ScheduleOutcome) -> SupervisionOutcome:
         """The wire form of one scheduler outcome."""
+        from proctor.supervision import QUEUED
+
         label = outcome.target.label
         if outcome.error is not None:
             return cls(target=label, trigger=outcome.trigger, status="error", detail=outcome.error)
@@ -79,7 +82,7 @@ class SupervisionOutcome(BaseModel):
         )
 
 
-class IntakeWarning(BaseModel):
+class IntakeWarning(WireModel):
     """Something stored with a caveat (a link to an id the request did not carry …)."""
 
     reason: str
@@ -88,7 +91,7 @@ class IntakeWarning(BaseModel):
     """The 1-based line of a JSONL payload, when known."""
 
 
-class IntakeResult(BaseModel):
+class IntakeResult(WireModel):
     """What one intake request stored and what supervision did about it."""
 
     conversation_ids: list[str]
@@ -123,7 +126,7 @@ class IntakeResult(BaseModel):
         )
 
 
-class OtlpPartialSuccess(BaseModel):
+class OtlpPartialSuccess(WireModel):
     """OTLP ``ExportTracePartialSuccess``: spans the server did not keep, and why."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -134,7 +137,7 @@ class OtlpPartialSuccess(BaseModel):
     """Why (spans without GenAI or OpenInference data are not conversations)."""
 
 
-class OtlpExportResponse(BaseModel):
+class OtlpExportResponse(WireModel):
     """OTLP ``ExportTraceServiceResponse`` / ``ExportLogsServiceResponse`` (JSON encoding)."""
 
     model_config = ConfigDict(populate_by_name=True)

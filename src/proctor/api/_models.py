@@ -6,15 +6,16 @@ import dataclasses
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.findings import Finding
 from proctor.graph.views import GraphEdit, ResultSummary, StoryLineView
 from proctor.search import IndexerState, IndexStatus, SearchHit
 from proctor.store import ConversationSummary, ProjectSummary
 
 
-class Health(BaseModel):
+class Health(WireModel):
     """The server answers."""
 
     status: Literal["ok"] = "ok"
@@ -23,7 +24,7 @@ class Health(BaseModel):
     """Proctor's version."""
 
 
-class Page(BaseModel):
+class Page(WireModel):
     """Where a page sits in its list."""
 
     limit: int
@@ -32,7 +33,7 @@ class Page(BaseModel):
     """How many items were skipped."""
 
 
-class ProjectList(BaseModel):
+class ProjectList(WireModel):
     """Every project."""
 
     projects: list[ProjectSummary]
@@ -64,14 +65,14 @@ class ResultPage(Page):
     """The page."""
 
 
-class StoryList(BaseModel):
+class StoryList(WireModel):
     """Story lines of a project or review scope."""
 
     stories: list[StoryLineView]
     """Every story line."""
 
 
-class IndexState(BaseModel):
+class IndexState(WireModel):
     """How complete the search index was: whether hits may miss something."""
 
     documents: int
@@ -101,7 +102,7 @@ class IndexState(BaseModel):
         )
 
 
-class IndexerProgress(BaseModel):
+class IndexerProgress(WireModel):
     """What the server's background indexer has done since it started."""
 
     phase: str
@@ -125,7 +126,7 @@ class IndexerProgress(BaseModel):
         return cls(**dataclasses.asdict(state))
 
 
-class SearchIndexReport(BaseModel):
+class SearchIndexReport(WireModel):
     """The search index and the server's background indexer."""
 
     index: IndexState
@@ -134,7 +135,7 @@ class SearchIndexReport(BaseModel):
     """The background indexer (null when this server runs none)."""
 
 
-class SearchResponse(BaseModel):
+class SearchResponse(WireModel):
     """Hits, best first, how they were ranked, and how complete the index was."""
 
     query: str
@@ -156,7 +157,7 @@ FindingAction = Literal["ack", "resolve", "dismiss", "false_positive", "reopen"]
 class StatusChange(BaseModel):
     """Move a finding along its lifecycle."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     action: FindingAction
     """``ack``, ``resolve``, ``dismiss``, ``false_positive`` or ``reopen``."""
@@ -165,7 +166,7 @@ class StatusChange(BaseModel):
 class DigestedChange(BaseModel):
     """Collapse a finding in lists (digested) or expand it again."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     digested: bool
     """True: digested (collapsed); false: clear the mark."""
@@ -174,7 +175,7 @@ class DigestedChange(BaseModel):
 class Revision(BaseModel):
     """A person's rewrite of a graph object's fields (only the fields given change)."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     name: str | None = Field(default=None, min_length=1, max_length=500)
     """The new name (entities)."""
@@ -186,7 +187,7 @@ class Revision(BaseModel):
     """The new kind."""
 
 
-class EditResponse(BaseModel):
+class EditResponse(WireModel):
     """The edit a person made, with what it replaced."""
 
     edit: GraphEdit

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.review import DEFAULT_BATCH_SIZE
 from proctor.store import ReviewRunRecord, RunStatus, ShownStatus, Trigger
 
@@ -25,7 +26,7 @@ def phase_of(run: ReviewRunRecord) -> Phase:
     return "publishing" if run.batches_done >= run.batches_total else "reading"
 
 
-class ReviewRunView(BaseModel):
+class ReviewRunView(WireModel):
     """One review run as stored, with the state a person sees and its phase."""
 
     run_id: str
@@ -66,7 +67,7 @@ class ReviewRunView(BaseModel):
         return cls(**asdict(run), shown=run.shown, phase=phase_of(run))
 
 
-class ReviewPage(BaseModel):
+class ReviewPage(WireModel):
     """A page of review runs, newest first."""
 
     limit: int
@@ -112,7 +113,7 @@ class ReviewResume(BaseModel):
     """A model connection by name (default: the default connection)."""
 
 
-class ReviewExecution(BaseModel):
+class ReviewExecution(WireModel):
     """Who holds the one review slot and how far its run is."""
 
     slot_holder: str | None

@@ -6,11 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
+from proctor.store import SupervisionMode as Mode
 from proctor.supervision import SessionStatus, Trigger
-from proctor.supervisor import Mode
 
 
-class SessionPage(BaseModel):
+class SessionPage(WireModel):
     """Supervised targets with their state, usage this period and last analysis."""
 
     limit: int
@@ -55,7 +56,7 @@ class RunNowBody(BaseModel):
     """Mode for this run; default the session's (``general`` without a session)."""
 
 
-class RunQueued(BaseModel):
+class RunQueued(WireModel):
     """A manual analysis accepted: it runs in the background; its run shows on the session."""
 
     target: str

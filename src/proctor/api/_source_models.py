@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
-
+from proctor.api._base_models import WireModel
 from proctor.graph.views import GraphTotals, ResultSummary, SourceText
 
 
-class ConversationSources(BaseModel):
+class ConversationSources(WireModel):
     """A page of one conversation's sources in reading order, each with its full text."""
 
     conversation_id: str
@@ -21,14 +20,14 @@ class ConversationSources(BaseModel):
     """Messages, each followed by its tool calls; task events placed by time."""
 
 
-class AttentionHour(BaseModel):
+class AttentionHour(WireModel):
     """Messages in one hour (UTC) of a result's scope and range."""
 
     hour_start: datetime
     messages: int
 
 
-class Attention(BaseModel):
+class Attention(WireModel):
     """Messages per hour over a result's scope and time range, computed now (REV-11)."""
 
     result_id: str
@@ -36,7 +35,7 @@ class Attention(BaseModel):
     """Hours with at least one message, oldest first."""
 
 
-class ResultOverview(BaseModel):
+class ResultOverview(WireModel):
     """One result at a glance: its summary, coverage and how much its graph holds."""
 
     result: ResultSummary

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from proctor.api._base_models import WireModel
 from proctor.errors import NotFoundError
 from proctor.findings import Severity, Status
 from proctor.store import Citation, ConversationSummary, SubagentCard
@@ -34,7 +35,7 @@ PROMPT_EXCERPT = 200
 """Characters of a turn's prompt its head repeats."""
 
 
-class Tokens(BaseModel):
+class Tokens(WireModel):
     """Token usage of one model response, as the transcript recorded it."""
 
     input: int
@@ -45,7 +46,7 @@ class Tokens(BaseModel):
     total: int
 
 
-class FindingMark(BaseModel):
+class FindingMark(WireModel):
     """A finding that cites an item (the marker links to it)."""
 
     finding_id: str
@@ -53,7 +54,7 @@ class FindingMark(BaseModel):
     status: Status
 
 
-class SubagentCardOut(BaseModel):
+class SubagentCardOut(WireModel):
     """A sub-agent run as its parent shows it (seed 004)."""
 
     conversation_id: str
@@ -92,6 +93,8 @@ def card_out(card: SubagentCard) -> SubagentCardOut:
 
 class TranscriptItem(BaseModel):
     """One message or tool call, with the fields findings cite and its place in the trace."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source_type: Literal["message", "tool_call"]
     source_id: str
@@ -135,7 +138,7 @@ class TranscriptItem(BaseModel):
     """On the tool call that started a sub-agent: its card."""
 
 
-class TurnHead(BaseModel):
+class TurnHead(WireModel):
     """One turn in summary: where it starts, how long it ran, what happened in it."""
 
     turn: int
@@ -158,7 +161,7 @@ class TurnHead(BaseModel):
     subagents: int
 
 
-class ParentLink(BaseModel):
+class ParentLink(WireModel):
     """Where a sub-agent conversation came from (the breadcrumb back)."""
 
     conversation_id: str
@@ -168,7 +171,7 @@ class ParentLink(BaseModel):
     """False when only the sub-agent's own file was imported: the parent is named, not linked."""
 
 
-class TranscriptPage(BaseModel):
+class TranscriptPage(WireModel):
     """A window of a conversation's trace in reading order."""
 
     conversation_id: str

@@ -5,31 +5,72 @@ person can edit; ``write_prompt_file`` hands the (edited) draft to the sink of a
 imported conversation: a ready-to-paste prompt file; ``Asker`` asks a question about the
 result of the configured model, the facts going as quoted data (``open_asker``). Imports ``graph`` and reads the
 store; only the CLI and the API import this package.
+
+Names are imported when first used: the API's discussion routes need only the limits
+(``DRAFT_LIMIT``, ``QUESTION_CHARS``) to be built, not the model supervisor behind
+``Asker`` (issue 18: ``proctor serve`` starts without it).
 """
 
-from proctor.discussion._ask import (
-    QUESTION_CHARS,
-    AskAnswer,
-    Asker,
-    GivenFact,
-    GivenSource,
-    ask_schema,
-    asking_model,
-    check_question,
-    open_asker,
-)
-from proctor.discussion._draft import (
-    DRAFT_LIMIT,
-    MESSAGE_ROOM,
-    CitedSource,
-    ContextDraft,
-    LeftOut,
-    ResultGraphReader,
-    build_context_draft,
-    check_edited_draft,
-)
-from proctor.discussion._parts import Focus
-from proctor.discussion._sink import prompts_folder, write_prompt_file
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from proctor.discussion._draft import DRAFT_LIMIT, QUESTION_CHARS
+
+if TYPE_CHECKING:
+    from proctor.discussion._ask import (
+        AskAnswer,
+        Asker,
+        GivenFact,
+        GivenSource,
+        ask_schema,
+        asking_model,
+        check_question,
+        open_asker,
+    )
+    from proctor.discussion._draft import (
+        MESSAGE_ROOM,
+        CitedSource,
+        ContextDraft,
+        LeftOut,
+        ResultGraphReader,
+        build_context_draft,
+        check_edited_draft,
+    )
+    from proctor.discussion._parts import Focus
+    from proctor.discussion._sink import prompts_folder, write_prompt_file
+
+_WHERE = {
+    "AskAnswer": "_ask",
+    "Asker": "_ask",
+    "GivenFact": "_ask",
+    "GivenSource": "_ask",
+    "ask_schema": "_ask",
+    "asking_model": "_ask",
+    "check_question": "_ask",
+    "open_asker": "_ask",
+    "MESSAGE_ROOM": "_draft",
+    "CitedSource": "_draft",
+    "ContextDraft": "_draft",
+    "LeftOut": "_draft",
+    "ResultGraphReader": "_draft",
+    "build_context_draft": "_draft",
+    "check_edited_draft": "_draft",
+    "Focus": "_parts",
+    "prompts_folder": "_sink",
+    "write_prompt_file": "_sink",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.discussion' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"proctor.discussion.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DRAFT_LIMIT",

@@ -22,6 +22,7 @@ from jsonschema.exceptions import best_match
 
 from proctor.discussion._draft import (
     DRAFT_LIMIT,
+    QUESTION_CHARS,
     ResultGraphReader,
     _focused_view,
     _key,
@@ -47,8 +48,6 @@ from proctor.supervisor import data_block, encode_line, new_boundary, rejected_b
 if TYPE_CHECKING:
     from proctor.store import ModelSettings
 
-QUESTION_CHARS = 2_000
-"""The longest question a person may ask."""
 ANSWER_CHARS = 6_000
 """The longest answer kept (the schema asks for less)."""
 FACTS_BUDGET = DRAFT_LIMIT

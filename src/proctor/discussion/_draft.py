@@ -29,6 +29,9 @@ from proctor.graph.views import GRAPH_LIMIT, GraphView, SourceExcerpt
 DRAFT_LIMIT = 12_000
 """The most characters a draft (generated or edited) may hold."""
 
+QUESTION_CHARS = 2_000
+"""The longest question a person may ask (``POST …/ask``)."""
+
 MESSAGE_ROOM = 1_000
 """Characters a generated draft leaves free for the person's own message."""
 

@@ -26,14 +26,16 @@ prints nothing and Claude Code's permission rules apply unchanged; findings of r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from proctor.errors import SourceError
 from proctor.gate._request import GateRequest
-from proctor.rules import GateDecision
+
+if TYPE_CHECKING:
+    from proctor.rules import GateDecision
 
 PRE_TOOL_USE = "PreToolUse"
 TRANSCRIPT_FORMAT = "claude_code"

@@ -18,11 +18,10 @@ from datetime import datetime, timedelta
 from typing import Literal, get_args
 
 from proctor.errors import ConfigError
-from proctor.gate import stored_trace
 from proctor.store import ReadStore, Store, SupervisionRun, SupervisionSession, SupervisionUsage
 from proctor.store import SessionState as _SessionState
+from proctor.store import SupervisionMode as Mode
 from proctor.store import SupervisionTrigger as _SupervisionTrigger
-from proctor.supervisor import Mode
 
 Trigger = _SupervisionTrigger
 """When an analysis runs (SPEC SUP-2); ``manual`` means only ``proctor supervise run``."""
@@ -138,6 +137,8 @@ def enable_supervision(
 
     Events already stored count as seen: enabling starts no analysis by itself.
     """
+    from proctor.gate import stored_trace  # and the rules' trace: imported on first use
+
     trace = stored_trace(store.transcript(target.conversation_id))
     latest = trace.events[-1].index if trace.events else -1
     existing = store.supervision_session(target.target_id)

@@ -9,13 +9,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, StrictBool
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import ReaderDep, StoreDep
 from proctor.heartbeat import app_enabled, set_app_enabled
 
 router = APIRouter(prefix="/app", tags=["heartbeat"])
 
 
-class AppSwitch(BaseModel):
+class AppSwitch(WireModel):
     """Whether the supervisor app is on."""
 
     enabled: bool

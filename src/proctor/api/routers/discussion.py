@@ -13,25 +13,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, HTTPException, Path
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import StoreDep
-from proctor.discussion import (
-    DRAFT_LIMIT,
-    QUESTION_CHARS,
-    AskAnswer,
-    ContextDraft,
-    Focus,
-    asking_model,
-    build_context_draft,
-    check_edited_draft,
-    open_asker,
-    write_prompt_file,
-)
+from proctor.discussion import DRAFT_LIMIT, QUESTION_CHARS
 from proctor.errors import ModelError
+
+if TYPE_CHECKING:
+    from proctor.discussion import AskAnswer, ContextDraft
 
 router = APIRouter(tags=["discussion"])
 
@@ -41,7 +34,7 @@ _Ref = Field(default=None, min_length=1, max_length=200)
 class DiscussionFocus(BaseModel):
     """What to continue about: at most one of these (none: the whole result)."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     story_line: str | None = _Ref
     """A story line of the result (id or unique prefix)."""
@@ -54,7 +47,7 @@ class DiscussionFocus(BaseModel):
 class ContinueRequest(BaseModel):
     """Preview a draft, or hand an edited one on."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     focus: DiscussionFocus = Field(default_factory=DiscussionFocus)
     """What to continue about."""
@@ -63,7 +56,7 @@ class ContinueRequest(BaseModel):
     whitespace): when given it is written as a prompt file; when absent, only a preview."""
 
 
-class CitedSourceModel(BaseModel):
+class CitedSourceModel(WireModel):
     """A source the draft cites."""
 
     label: str
@@ -82,7 +75,7 @@ class CitedSourceModel(BaseModel):
     """False once the source was deleted."""
 
 
-class LeftOutModel(BaseModel):
+class LeftOutModel(WireModel):
     """How much of one kind of fact the draft does not show."""
 
     part: str
@@ -93,7 +86,7 @@ class LeftOutModel(BaseModel):
     """How many the result holds."""
 
 
-class ContinueResponse(BaseModel):
+class ContinueResponse(WireModel):
     """The draft, what it cites and leaves out, and where it was handed on."""
 
     result_id: str
@@ -137,6 +130,14 @@ def continue_discussion(
     request: ContinueRequest,
 ) -> ContinueResponse:
     """Preview the context draft for a result, or hand the edited draft to the sink."""
+    from proctor.discussion import (
+        Focus,
+        asking_model,
+        build_context_draft,
+        check_edited_draft,
+        write_prompt_file,
+    )
+
     focus = Focus(
         story_line_id=request.focus.story_line,
         entity_id=request.focus.entity,
@@ -155,7 +156,7 @@ def continue_discussion(
 class AskRequest(BaseModel):
     """A question about a result, asked of the configured model."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     focus: DiscussionFocus = Field(default_factory=DiscussionFocus)
     """What the question is about (none: the whole result)."""
@@ -163,7 +164,7 @@ class AskRequest(BaseModel):
     """The person's question (at most 2,000 characters once trimmed)."""
 
 
-class GivenFactModel(BaseModel):
+class GivenFactModel(WireModel):
     """A fact the model was given, as quoted to it."""
 
     ref: str
@@ -174,7 +175,7 @@ class GivenFactModel(BaseModel):
     """The refs (``S1`` …) of the sources it cites."""
 
 
-class GivenSourceModel(BaseModel):
+class GivenSourceModel(WireModel):
     """A source the model was given, as quoted to it."""
 
     ref: str
@@ -187,7 +188,7 @@ class GivenSourceModel(BaseModel):
     exists: bool
 
 
-class AskResponse(BaseModel):
+class AskResponse(WireModel):
     """The model's answer with the quoted facts and sources it was given."""
 
     result_id: str
@@ -231,6 +232,8 @@ def ask_about_result(
 ) -> AskResponse:
     """Ask the configured model a question about a result: its facts and sources go to the
     model as quoted data; the answer comes back with exactly what it was given."""
+    from proctor.discussion import Focus, open_asker
+
     asker = open_asker(store)
     if asker is None:
         raise HTTPException(

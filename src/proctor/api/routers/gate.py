@@ -10,32 +10,28 @@ session grew by, not its size. Then the supervisor is asked about the proposed c
 from __future__ import annotations
 
 import threading
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
 import orjson
 from fastapi import APIRouter, Body, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.findings import Action, Severity
-from proctor.gate import (
-    PRE_TOOL_USE,
-    ClaudeCodeHookInput,
-    GateRequest,
-    LiveGate,
-    gate_request,
-    hook_output,
-    parse_hook_input,
-)
-from proctor.rules import GateDecision
-from proctor.store import SqlStore
+from proctor.gate import ClaudeCodeHookInput, GateRequest
+
+if TYPE_CHECKING:
+    from proctor.gate import LiveGate
+    from proctor.rules import GateDecision
+    from proctor.store import SqlStore
 
 router = APIRouter(prefix="/gate", tags=["gate"])
 
 _service_lock = threading.Lock()
 
 
-class GateFinding(BaseModel):
+class GateFinding(WireModel):
     """Something a rule found about the proposed call."""
 
     rule: str
@@ -48,7 +44,7 @@ class GateFinding(BaseModel):
     """What the rule asks for."""
 
 
-class GateAnswer(BaseModel):
+class GateAnswer(WireModel):
     """May the call run: ``allow``, ``ask`` the user, or ``deny``, with the rule and reason."""
 
     decision: Literal["allow", "ask", "deny"]
@@ -61,7 +57,7 @@ class GateAnswer(BaseModel):
     """Everything the rules found about the call, whatever the decision."""
 
 
-class HookSpecificOutput(BaseModel):
+class HookSpecificOutput(WireModel):
     """Claude Code's ``PreToolUse`` decision."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -71,7 +67,7 @@ class HookSpecificOutput(BaseModel):
     permission_decision_reason: str = Field(alias="permissionDecisionReason")
 
 
-class ClaudeCodeHookOutput(BaseModel):
+class ClaudeCodeHookOutput(WireModel):
     """What ``proctor gate`` prints; ``{}`` where it prints nothing (no rule objects)."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -85,6 +81,8 @@ class ClaudeCodeHookOutput(BaseModel):
 
 
 def _live_gate(request: Request) -> LiveGate:
+    from proctor.gate import LiveGate
+
     with _service_lock:
         live: LiveGate | None = getattr(request.app.state, "live_gate", None)
         if live is None:
@@ -157,6 +155,8 @@ async def claude_code_hook(request: Request) -> Response:
     hook parses stdin and the answer is written as it prints it (no request or response
     model validation on the way).
     """
+    from proctor.gate import PRE_TOOL_USE, gate_request, hook_output, parse_hook_input
+
     hook = parse_hook_input(await request.body())  # SourceError: 400, as ProctorError
     if hook.hook_event_name != PRE_TOOL_USE:
         return Response(b"{}", media_type="application/json")

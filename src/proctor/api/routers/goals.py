@@ -8,19 +8,22 @@ when no model is configured, model supervision in ``goal`` mode otherwise); the
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter
-from pydantic import BaseModel
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import ReaderDep
 from proctor.findings import Finding
 from proctor.store import GoalVersion, IntentLabel
-from proctor.supervision import GoalView, goal_view
+
+if TYPE_CHECKING:
+    from proctor.supervision import GoalView
 
 router = APIRouter(prefix="/conversations", tags=["goals"])
 
 
-class GoalVersionOut(BaseModel):
+class GoalVersionOut(WireModel):
     """One goal version."""
 
     version: int
@@ -48,7 +51,7 @@ class GoalVersionOut(BaseModel):
         )
 
 
-class IntentOut(BaseModel):
+class IntentOut(WireModel):
     """How a user turn was classified."""
 
     intent: str
@@ -71,7 +74,7 @@ class IntentOut(BaseModel):
         )
 
 
-class GoalTurnOut(BaseModel):
+class GoalTurnOut(WireModel):
     """A typed user turn with its label and the version it set."""
 
     source_id: str
@@ -82,7 +85,7 @@ class GoalTurnOut(BaseModel):
     set_version: int | None
 
 
-class TaskGoalOut(BaseModel):
+class TaskGoalOut(WireModel):
     """A task's goal versions."""
 
     task_id: str
@@ -90,7 +93,7 @@ class TaskGoalOut(BaseModel):
     versions: list[GoalVersionOut]
 
 
-class GoalsOut(BaseModel):
+class GoalsOut(WireModel):
     """The goal of one conversation as recorded."""
 
     conversation_id: str
@@ -132,4 +135,6 @@ class GoalsOut(BaseModel):
 @router.get("/{conversation_ref}/goals")
 def conversation_goals(store: ReaderDep, conversation_ref: str) -> GoalsOut:
     """Goal versions, each user turn's intent label and the goal findings of a conversation."""
+    from proctor.supervision import goal_view
+
     return GoalsOut.of(goal_view(store, store.resolve_conversation_id(conversation_ref)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import ReaderDep
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.heartbeat import app_enabled
@@ -14,7 +14,7 @@ from proctor.heartbeat import app_enabled
 router = APIRouter(prefix="/heartbeat", tags=["heartbeat"])
 
 
-class HeartbeatStatus(BaseModel):
+class HeartbeatStatus(WireModel):
     """Whether this server runs due plans, and what its loop did since it started."""
 
     app_enabled: bool

@@ -29,12 +29,12 @@ from proctor.api._intake_models import (
 )
 from proctor.api._otlp_proto import PROTOBUF, decode_protobuf, encode_response
 from proctor.ingest import MAX_PAYLOAD_BYTES
-from proctor.jobs import AnalysisQueue, queue_analyses
 from proctor.store import SqlStore
-from proctor.supervision import ScheduleOutcome
 
 if TYPE_CHECKING:
     from proctor.ingest import Intake, IntakeReport, PayloadError
+    from proctor.jobs import AnalysisQueue
+    from proctor.supervision import ScheduleOutcome
 
 # The intake itself (and with it every source adapter) is imported by the first request
 # that stores something, not when the server starts.
@@ -92,6 +92,8 @@ def _intake(request: Request, store: SqlStore) -> Intake:
 
 def analysis_queue(app: FastAPI, store: SqlStore) -> AnalysisQueue:
     """The app's background analysis queue (created on first use)."""
+    from proctor.jobs import AnalysisQueue
+
     with _intake_lock:
         queue: AnalysisQueue | None = getattr(app.state, "analyses", None)
         if queue is None or queue.store is not store:
@@ -110,6 +112,8 @@ def stop_analysis_queue(app: FastAPI) -> None:
 async def _store_and_supervise(
     request: Request, store: SqlStore, take: Callable[[], IntakeReport]
 ) -> tuple[IntakeReport, list[ScheduleOutcome]]:
+    from proctor.jobs import queue_analyses
+
     def work() -> tuple[IntakeReport, list[ScheduleOutcome]]:
         report = take()
         queue = analysis_queue(request.app, store)

@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.knowledge import (
     LOCAL_BASE,
@@ -33,7 +34,7 @@ BaseName = Annotated[
 _ENTRY = Field(min_length=1, max_length=200)
 
 
-class KnowledgeBaseInfo(BaseModel):
+class KnowledgeBaseInfo(WireModel):
     """A configured knowledge base."""
 
     name: str
@@ -46,7 +47,7 @@ class KnowledgeBaseInfo(BaseModel):
     """Whether the folder exists yet (the local one is made on the first write)."""
 
 
-class EntryInfo(BaseModel):
+class EntryInfo(WireModel):
     """One note in a listing."""
 
     base: str
@@ -59,7 +60,7 @@ class EntryInfo(BaseModel):
     """Last change."""
 
 
-class EntryList(BaseModel):
+class EntryList(WireModel):
     """The configured bases and a page of one base's entries."""
 
     bases: list[KnowledgeBaseInfo]
@@ -76,7 +77,7 @@ class EntryList(BaseModel):
     """The page, by name."""
 
 
-class EntryText(BaseModel):
+class EntryText(WireModel):
     """One note with its text."""
 
     base: str
@@ -96,7 +97,7 @@ class EntryText(BaseModel):
 class PreviewRequest(BaseModel):
     """Build the note for an entity of a result."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     result: str = Field(min_length=1, max_length=200)
     """The result (id or unique prefix)."""
@@ -108,7 +109,7 @@ class PreviewRequest(BaseModel):
     """The base to write to; only ``local`` is writable."""
 
 
-class PreviewResponse(BaseModel):
+class PreviewResponse(WireModel):
     """The exact text a confirm writes, and the digest that allows it."""
 
     base: str
@@ -132,7 +133,7 @@ class PreviewResponse(BaseModel):
 class ConfirmRequest(BaseModel):
     """Write what a preview showed."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
     digest: str = Field(pattern=r"^[0-9a-f]{64}$")
     """The preview's digest."""
@@ -144,7 +145,7 @@ class ConfirmRequest(BaseModel):
     """The preview's base."""
 
 
-class ConfirmResponse(BaseModel):
+class ConfirmResponse(WireModel):
     """What the confirmed write did."""
 
     base: str

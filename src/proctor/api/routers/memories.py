@@ -16,6 +16,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import ReaderDep, StoreDep
 from proctor.store import (
     MEMORY_TEXT_CHARS,
@@ -37,7 +38,7 @@ class MemoryText(BaseModel):
     """The text to keep; the draft (or the candidate's text) when omitted."""
 
 
-class CandidateOut(BaseModel):
+class CandidateOut(WireModel):
     """A memory candidate and its decision."""
 
     candidate_id: str
@@ -63,7 +64,7 @@ class CandidateOut(BaseModel):
         )
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(WireModel):
     """A confirmed memory, and what made it."""
 
     memory_id: str
@@ -87,13 +88,13 @@ class MemoryOut(BaseModel):
         )
 
 
-class TasksOut(BaseModel):
+class TasksOut(WireModel):
     """Tasks people took on by accepting suggestions, newest first."""
 
     tasks: list[UserTaskRecord]
 
 
-class MemoriesOut(BaseModel):
+class MemoriesOut(WireModel):
     """Confirmed memories and candidates waiting for a decision."""
 
     memories: list[MemoryOut]

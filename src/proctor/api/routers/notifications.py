@@ -23,6 +23,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
+from proctor.api._base_models import WireModel
 from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.findings import Action, Origin, Severity, Status
 from proctor.store import Notification, ReadStore
@@ -35,7 +36,7 @@ KEEPALIVE = 15.0
 """Seconds between keep-alive comments on a quiet stream."""
 
 
-class NotificationItem(BaseModel):
+class NotificationItem(WireModel):
     """A notification and what a reader needs of its finding."""
 
     id: str
@@ -58,7 +59,7 @@ class NotificationItem(BaseModel):
     """The web UI's address of the finding (its conversation's page)."""
 
 
-class NotificationList(BaseModel):
+class NotificationList(WireModel):
     """A page of notifications, newest first."""
 
     limit: int
@@ -86,7 +87,7 @@ class MarkRead(BaseModel):
         return self
 
 
-class Marked(BaseModel):
+class Marked(WireModel):
     """What marking read changed."""
 
     marked: list[str]

@@ -11,25 +11,18 @@ waiting for the model; the run then shows as the session's last run.
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
 from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._session_models import RunNowBody, RunQueued, SessionPage, SessionSettingsBody
 from proctor.errors import ConfigError, ModelError, NotFoundError
-from proctor.jobs import AnalysisQueue, manual_key, run_manual_analyses
 from proctor.store import ModelSettingsReader, SqlStore
-from proctor.supervision import (
-    SessionSettings,
-    SessionStatus,
-    SystemClock,
-    budget_spent,
-    disable_supervision,
-    enable_supervision,
-    resolve_target,
-    session_status,
-)
+from proctor.supervision import SessionStatus
+
+if TYPE_CHECKING:
+    from proctor.jobs import AnalysisQueue
 
 router = APIRouter(prefix="/sessions", tags=["supervision"])
 _manual_lock = threading.Lock()
@@ -62,6 +55,8 @@ def list_sessions(
     offset: Offset = 0,
 ) -> SessionPage:
     """Supervised targets (enabled and disabled) with state, budget use and last run."""
+    from proctor.supervision import SystemClock, session_status
+
     now = SystemClock().now()
     sessions = store.supervision_sessions(enabled_only=enabled_only)
     page = [session_status(store, s, now=now) for s in sessions[offset : offset + limit]]
@@ -79,6 +74,8 @@ def list_sessions(
 @router.get("/{target}")
 def show_session(store: ReaderDep, target: TargetRef) -> SessionStatus:
     """One target's session: state, usage this period, last run, pending analysis."""
+    from proctor.supervision import SystemClock, resolve_target, session_status
+
     resolved = resolve_target(store, target)
     session = store.supervision_session(resolved.target_id)
     if session is None:
@@ -92,6 +89,14 @@ def show_session(store: ReaderDep, target: TargetRef) -> SessionStatus:
 @router.post("/{target}/enable")
 def enable(store: StoreDep, target: TargetRef, body: SessionSettingsBody) -> SessionStatus:
     """Supervise the target from now on (re-enabling replaces the settings)."""
+    from proctor.supervision import (
+        SessionSettings,
+        SystemClock,
+        enable_supervision,
+        resolve_target,
+        session_status,
+    )
+
     triggers = body.triggers or (
         ["every_n_steps"] if body.every_n_steps is not None else ["after_reply"]
     )
@@ -113,6 +118,8 @@ def enable(store: StoreDep, target: TargetRef, body: SessionSettingsBody) -> Ses
 @router.post("/{target}/disable")
 def disable(store: StoreDep, target: TargetRef) -> SessionStatus:
     """Stop supervising the target; its runs and findings are kept."""
+    from proctor.supervision import SystemClock, disable_supervision, resolve_target, session_status
+
     now = SystemClock().now()
     session = disable_supervision(store, resolve_target(store, target), now=now)
     return session_status(store, session, now=now)
@@ -128,6 +135,9 @@ def run_now(
     session's budget for this period is spent; works on a target without a session too
     (mode ``general`` unless ``mode`` is given). Never waits for the model.
     """
+    from proctor.jobs import manual_key
+    from proctor.supervision import SystemClock, budget_spent, resolve_target, session_status
+
     resolved = resolve_target(store, target)
     _, problem = _connection(store)
     if problem is not None:
@@ -153,6 +163,8 @@ def run_now(
 
 def manual_queue(app: FastAPI, store: SqlStore) -> AnalysisQueue:
     """The app's queue of manual analyses (created on first use, stopped with the app)."""
+    from proctor.jobs import AnalysisQueue, run_manual_analyses
+
     with _manual_lock:
         queue: AnalysisQueue | None = getattr(app.state, "manual_analyses", None)
         if queue is None or queue.store is not store:

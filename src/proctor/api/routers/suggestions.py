@@ -10,13 +10,12 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel
 
 from proctor._util.text import one_line
+from proctor.api._base_models import WireModel
 from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._heartbeat_models import SuggestionPage
 from proctor.errors import NotFoundError
-from proctor.heartbeat.suggestions import accept_suggestion, ignore_suggestion
 from proctor.store import (
     Decision,
     EvidenceRef,
@@ -65,7 +64,7 @@ _MADE_SCAN = 500
 """Tasks and memories read to find the ones a suggestion made."""
 
 
-class EvidenceSource(BaseModel):
+class EvidenceSource(WireModel):
     """One source behind a suggestion, quoted as it reads now."""
 
     source_type: str
@@ -78,7 +77,7 @@ class EvidenceSource(BaseModel):
     occurred_at: datetime | None = None
 
 
-class SuggestionChanges(BaseModel):
+class SuggestionChanges(WireModel):
     """What a suggestion stands on and what accepting it made (HB-5: nothing write-only)."""
 
     suggestion_id: str
@@ -150,10 +149,14 @@ def suggestion_changes(store: ReaderDep, suggestion_ref: SuggestionRef) -> Sugge
 @router.post("/{suggestion_ref}/accept")
 def accept(store: StoreDep, suggestion_ref: SuggestionRef) -> Decision:
     """Accept: an open item becomes a paused task; a convention is confirmed and remembered."""
+    from proctor.heartbeat.suggestions import accept_suggestion
+
     return accept_suggestion(store, suggestion_ref)
 
 
 @router.post("/{suggestion_ref}/ignore")
 def ignore(store: StoreDep, suggestion_ref: SuggestionRef) -> Decision:
     """Ignore: it comes back only when new evidence appears."""
+    from proctor.heartbeat.suggestions import ignore_suggestion
+
     return ignore_suggestion(store, suggestion_ref)
