@@ -118,7 +118,7 @@ def _run(p: PublishState, run_status: str) -> PublishOutcome:
     write_checkpoints(p)
     p.flush()
     summary = result_summary(p.c, draft.result_id)
-    snapshot = snapshot_json(load_result_graph(p.c, summary, p.refs), p.counts)
+    snapshot = snapshot_json(load_result_graph(p.c, summary, p.refs, p.written()), p.counts)
     p.c.execute(
         update(t.results).where(t.results.c.result_id == draft.result_id).values(snapshot=snapshot)
     )

@@ -37,27 +37,28 @@ def write_entities(p: PublishState) -> None:
     stored = p.rows(t.entities, t.entities.c.entity_id, grouped)
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
+    rid, now = p.result_id, p.as_read(p.now)
+    fresh = p.inserted.setdefault("entity", {})
     for decision in decide_entities(grouped, {k: _stored_entity(r) for k, r in stored.items()}):
         entity_id, fact = decision.object_id, decision.fact
         p.publishes("entity", entity_id, decision.sources)
         if decision.action == "insert":
             p.entity_projects[entity_id] = fact.project_id
-            inserts.append(
-                {
-                    "entity_id": entity_id,
-                    "project_id": fact.project_id,
-                    "kind": fact.kind,
-                    "name": fact.name,
-                    "description": fact.description,
-                    "identity_key": decision.identity_key,
-                    "layer": fact.layer,
-                    "state": "automatic",
-                    "first_result_id": p.result_id,
-                    "last_result_id": p.result_id,
-                    "created_at": p.now,
-                    "updated_at": p.now,
-                }
-            )
+            fresh[entity_id] = row = {
+                "entity_id": entity_id,
+                "project_id": fact.project_id,
+                "kind": fact.kind,
+                "name": fact.name,
+                "description": fact.description,
+                "identity_key": decision.identity_key,
+                "layer": fact.layer,
+                "state": "automatic",
+                "first_result_id": rid,
+                "last_result_id": rid,
+                "created_at": now,
+                "updated_at": now,
+            }
+            inserts.append(row)
             continue
         p.entity_projects[entity_id] = stored[entity_id]["project_id"]
         if decision.action == "update":
@@ -68,7 +69,7 @@ def write_entities(p: PublishState) -> None:
                     "name": fact.name,
                     "description": fact.description,
                     "identity_key": decision.identity_key,
-                    "last_result_id": p.result_id,
+                    "last_result_id": rid,
                     "updated_at": p.now,
                 }
             )
@@ -129,6 +130,8 @@ def write_events(p: PublishState) -> None:
     stored = p.rows(t.graph_events, t.graph_events.c.event_id, grouped)
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
+    rid, now = p.result_id, p.as_read(p.now)
+    fresh = p.inserted.setdefault("event", {})
     for event_id, facts in grouped.items():
         fact = facts[-1]
         p.event_projects[event_id] = fact.project_id
@@ -139,22 +142,22 @@ def write_events(p: PublishState) -> None:
             "kind": fact.kind,
             "title": fact.title,
             "summary": fact.summary,
-            "occurred_at": fact.occurred_at,
+            # Bound as before (the same instant in UTC), and as a read gives it back.
+            "occurred_at": p.as_read(fact.occurred_at),
             "outcome": fact.outcome,
             "layer": fact.layer,
-            "last_result_id": p.result_id,
+            "last_result_id": rid,
         }
         if event_id in stored:
             updates.append({"b_id": event_id, **values})
         else:
-            inserts.append(
-                {
-                    "event_id": event_id,
-                    "first_result_id": p.result_id,
-                    "created_at": p.now,
-                    **values,
-                }
-            )
+            fresh[event_id] = row = {
+                "event_id": event_id,
+                "first_result_id": rid,
+                "created_at": now,
+                **values,
+            }
+            inserts.append(row)
     if inserts:
         insert_rows(p.c, t.graph_events, inserts)
     if updates:
@@ -177,6 +180,8 @@ def write_events(p: PublishState) -> None:
     ]
     if links:
         insert_rows(p.c, t.event_entities, links)
+    for event_id in fresh:
+        p.inserted_links[event_id] = sorted(linked[event_id])
     p.counts["events"] = len(grouped)
 
 
@@ -225,6 +230,8 @@ def write_relations(p: PublishState) -> None:
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
     held = {key: StoredRelation(row["state"], row["reason"]) for key, row in stored.items()}
+    rid = p.result_id
+    fresh = p.inserted.setdefault("relation", {})
     for decision in decide_relations(grouped, held):
         key, fact = decision.object_id, decision.fact
         if decision.action == "skip":
@@ -232,22 +239,21 @@ def write_relations(p: PublishState) -> None:
             continue
         p.publishes("relation", key, decision.sources)
         if decision.action == "insert":
-            inserts.append(
-                {
-                    "relation_id": key,
-                    "project_id": p.entity_project(fact.from_entity_id),
-                    "from_entity_id": fact.from_entity_id,
-                    "to_entity_id": fact.to_entity_id,
-                    "type": fact.type,
-                    "reason": fact.reason,
-                    "layer": fact.layer,
-                    "state": "automatic",
-                    "first_result_id": p.result_id,
-                    "last_result_id": p.result_id,
-                    "created_at": p.now,
-                    "updated_at": p.now,
-                }
-            )
+            fresh[key] = row = {
+                "relation_id": key,
+                "project_id": p.entity_project(fact.from_entity_id),
+                "from_entity_id": fact.from_entity_id,
+                "to_entity_id": fact.to_entity_id,
+                "type": fact.type,
+                "reason": fact.reason,
+                "layer": fact.layer,
+                "state": "automatic",
+                "first_result_id": rid,
+                "last_result_id": rid,
+                "created_at": p.now,
+                "updated_at": p.now,
+            }
+            inserts.append(row)
         elif decision.action == "update":
             updates.append(
                 {

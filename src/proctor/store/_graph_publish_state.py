@@ -18,7 +18,10 @@ from proctor.errors import NotFoundError
 from proctor.graph import Proposal, ResultDraft, SourceRef, unseen_proposals
 from proctor.store import _schema as t
 from proctor.store._bulk import insert_rows
+from proctor.store._graph_result import Written
 from proctor.store._graph_rows import NEEDS_REVIEW_REASON, chunks, existing_ids
+
+_UTC = t.UTCDateTime()
 
 COUNTS = (
     "entities",
@@ -51,6 +54,12 @@ class PublishState:
     entity_projects: dict[str, str | None] = field(default_factory=dict)
     """Project of every entity the publish touched (the draft's, or the stored row's)."""
     event_projects: dict[str, str | None] = field(default_factory=dict)
+    inserted: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """The events, entities and relations this publish inserted (object type → id → row,
+    its times as a read returns them): the snapshot takes them instead of reading them
+    back (``_graph_result.Written``)."""
+    inserted_links: dict[str, list[str]] = field(default_factory=dict)
+    """The entity links of the inserted events (all they have), each event's sorted."""
 
     @property
     def result_id(self) -> str:
@@ -71,6 +80,24 @@ class PublishState:
             for row in self.c.execute(select(table).where(column.in_(part))).mappings():
                 found[row[column.name]] = row
         return found
+
+    def as_read(self, value: datetime | None) -> datetime | None:
+        """``value`` as the database gives it back: written and read as a ``UTCDateTime``
+        on this connection's dialect (UTC, aware)."""
+        dialect = self.c.dialect
+        return _UTC.process_result_value(_UTC.process_bind_param(value, dialect), dialect)
+
+    def written(self) -> Written:
+        """What the snapshot's read-back takes from this publish instead of the database.
+
+        On PostgreSQL the inserted events' links are read again: it orders text by the
+        database's collation, which may differ from the code point order here."""
+        others: dict[str, list[str]] = {"event": [], "entity": [], "relation": []}
+        for object_type, object_id in self.objects:
+            if object_type in others and object_id not in self.inserted.get(object_type, {}):
+                others[object_type].append(object_id)
+        links = self.inserted_links if self.c.dialect.name == "sqlite" else None
+        return Written(self.inserted, others, links)
 
     def needs_review(self, proposal: Proposal) -> None:
         self.reviews.append(proposal)

@@ -8,9 +8,9 @@ snapshot (``_graph_snapshot``); a bounded read of a large result is ``_graph_win
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Select, select
 from sqlalchemy.engine import Connection
@@ -20,6 +20,7 @@ from proctor.graph.views import EventView, GraphView, ResultSummary
 from proctor.store import _schema as t
 from proctor.store._graph_rows import (
     change_view,
+    chunks,
     entity_view,
     event_view,
     experience_view,
@@ -38,6 +39,41 @@ def published(result_id: str, object_type: str) -> Select[Any]:
     return select(_RO.object_id).where(_RO.result_id == result_id, _RO.object_type == object_type)
 
 
+class Written(NamedTuple):
+    """What the publish that is writing a result knows of its events, entities and
+    relations: the rows it inserted, as a read would return them (object type → id →
+    the view's columns), and the ids of the result's other objects of those types (rows
+    that existed before, read as usual). ``links``: the entity links of the events it
+    inserted (all they have: the events are new), each event's in code point order —
+    the order SQLite's ``ORDER BY`` gives them; None: read them (PostgreSQL orders text by
+    the database's collation)."""
+
+    rows: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    others: Mapping[str, Sequence[str]]
+    links: Mapping[str, Sequence[str]] | None
+
+
+_BY_ID = {
+    "event": (t.graph_events, t.graph_events.c.event_id),
+    "entity": (t.entities, t.entities.c.entity_id),
+    "relation": (t.relations, t.relations.c.relation_id),
+}
+
+
+def _object_rows(c: Connection, rid: str, object_type: str, written: Written | None) -> list[Any]:
+    """The view rows of a result's objects of one type (events, entities, relations):
+    those ``written`` holds from it, the others read."""
+    table, column = _BY_ID[object_type]
+    if written is None:
+        return list(
+            c.execute(view_select(table).where(column.in_(published(rid, object_type)))).mappings()
+        )
+    rows: list[Any] = list(written.rows.get(object_type, {}).values())
+    for part in chunks(sorted(written.others.get(object_type, ()))):
+        rows.extend(c.execute(view_select(table).where(column.in_(part))).mappings())
+    return rows
+
+
 def event_order(event: EventView) -> tuple[bool, datetime | str, str]:
     return (event.occurred_at is None, event.occurred_at or "", event.event_id)
 
@@ -46,13 +82,15 @@ def load_result_graph(
     c: Connection,
     result: ResultSummary,
     written_refs: Iterable[tuple[str, str, SourceRef]] | None = None,
+    written: Written | None = None,
 ) -> GraphView:
     """Everything a result published, with the objects' current state (no excerpts).
 
     ``written_refs`` are the result's source references in the order the publish that is
     writing it inserted them, (object type, object id, reference): a result's references
     are written once, by its own publish, so that publish passes them instead of reading
-    them back (a third of the read on a large result).
+    them back (a third of the read on a large result). ``written`` likewise gives the
+    rows of the events, entities and relations it inserted (see ``Written``).
     """
     rid = result.result_id
     refs: dict[tuple[str, str], list[SourceRef]] = defaultdict(list)
@@ -78,12 +116,22 @@ def load_result_graph(
 
     ee = t.event_entities.c
     event_entities: dict[str, list[str]] = defaultdict(list)
-    for event_id, entity_id in c.execute(
-        select(ee.event_id, ee.entity_id)
-        .where(ee.event_id.in_(published(rid, "event")))
-        .order_by(ee.event_id, ee.entity_id)
-    ):
-        event_entities[event_id].append(entity_id)
+    if written is None or written.links is None:
+        linked = ee.event_id.in_(published(rid, "event"))
+        for event_id, entity_id in c.execute(
+            select(ee.event_id, ee.entity_id).where(linked).order_by(ee.event_id, ee.entity_id)
+        ):
+            event_entities[event_id].append(entity_id)
+    else:
+        for event_id, entity_ids in written.links.items():
+            event_entities[event_id] = list(entity_ids)
+        for part in chunks(sorted(written.others.get("event", ()))):
+            for event_id, entity_id in c.execute(
+                select(ee.event_id, ee.entity_id)
+                .where(ee.event_id.in_(part))
+                .order_by(ee.event_id, ee.entity_id)
+            ):
+                event_entities[event_id].append(entity_id)
     sle = t.story_line_events.c
     line_events: dict[str, list[str]] = defaultdict(list)
     event_lines: dict[str, list[str]] = defaultdict(list)
@@ -116,11 +164,7 @@ def load_result_graph(
                 tuple(event_lines.get(row["event_id"], ())),
                 cited("event", row["event_id"]),
             )
-            for row in c.execute(
-                view_select(t.graph_events).where(
-                    t.graph_events.c.event_id.in_(published(rid, "event"))
-                )
-            ).mappings()
+            for row in _object_rows(c, rid, "event", written)
         ),
         key=event_order,
     )
@@ -133,20 +177,14 @@ def load_result_graph(
     entities = sorted(
         (
             entity_view(row, cited("entity", row["entity_id"]))
-            for row in c.execute(
-                view_select(t.entities).where(t.entities.c.entity_id.in_(published(rid, "entity")))
-            ).mappings()
+            for row in _object_rows(c, rid, "entity", written)
         ),
         key=lambda e: (e.kind, e.name, e.entity_id),
     )
     relations = sorted(
         (
             relation_view(row, cited("relation", row["relation_id"]))
-            for row in c.execute(
-                view_select(t.relations).where(
-                    t.relations.c.relation_id.in_(published(rid, "relation"))
-                )
-            ).mappings()
+            for row in _object_rows(c, rid, "relation", written)
         ),
         key=lambda r: (r.from_entity_id, r.type, r.to_entity_id),
     )
