@@ -9,12 +9,13 @@ graph is read in ``_graph_result``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -144,6 +145,38 @@ def latest_result(c: Connection, scope_key: str) -> ResultSummary | None:
     return None if row is None else _summary(row)
 
 
+EXCERPTED_SOURCES = ("message", "tool_call", "task_event")
+"""The source types a graph view quotes (``_graph_sources.excerpts``)."""
+
+
+def graph_version(c: Connection) -> str:
+    """A short string that changes whenever a result's graph view or a story list may:
+    a result published (a publish rewrites shared objects: entities, story lines …), a
+    person's edit (each one writes a ``graph_edits`` row, never deleted), a project added
+    (it changes what a target names), a conversation added, renamed or deleted, or a
+    quoted source added or revised (every write path raises ``sources.updated_at``, as the
+    search index's freshness check relies on). Cheap: counts of small tables and the
+    newest time of indexed columns, one statement.
+    """
+    r, e, p, cv, s = t.results.c, t.graph_edits.c, t.projects.c, t.conversations.c, t.sources.c
+    parts = [
+        select(func.count()).select_from(t.results).scalar_subquery(),
+        select(func.max(r.created_at)).scalar_subquery(),
+        select(func.count()).select_from(t.graph_edits).scalar_subquery(),
+        select(func.max(e.edit_id)).scalar_subquery(),
+        select(func.count(p.project_id)).scalar_subquery(),
+        select(func.count()).select_from(t.conversations).scalar_subquery(),
+        select(func.max(cv.updated_at)).scalar_subquery(),
+        *(
+            select(func.max(s.updated_at)).where(s.source_type == kind).scalar_subquery()
+            for kind in EXCERPTED_SOURCES
+        ),
+    ]
+    row = c.execute(select(*parts)).one()
+    text = "|".join("" if value is None else str(value) for value in row)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 # --- stories, candidates, entities -----------------------------------------------------
 
 
@@ -183,13 +216,24 @@ def _with_events(c: Connection, rows: Sequence[RowMapping]) -> list[StoryLineVie
     ev = t.graph_events.c
     members: dict[str, list[tuple[datetime | None, str]]] = defaultdict(list)
     ids = [row["story_line_id"] for row in rows]
+    # The lines' events, then those events' times: joined in one statement, SQLite's
+    # planner scans every event and probes each line for it (thousands of times the rows).
+    pairs: list[tuple[str, str]] = []
+    times: dict[str, datetime | None] = {}
     for part in chunks(ids):
-        for line_id, event_id, occurred_at in c.execute(
-            select(sle.story_line_id, sle.event_id, ev.occurred_at)
-            .join(t.graph_events, ev.event_id == sle.event_id)
-            .where(sle.story_line_id.in_(part))
-        ):
-            members[line_id].append((occurred_at, event_id))
+        pairs.extend(
+            (line_id, event_id)
+            for line_id, event_id in c.execute(
+                select(sle.story_line_id, sle.event_id).where(sle.story_line_id.in_(part))
+            )
+        )
+        of_lines = select(sle.event_id).where(sle.story_line_id.in_(part))
+        times.update(
+            c.execute(select(ev.event_id, ev.occurred_at).where(ev.event_id.in_(of_lines))).all()
+        )
+    for line_id, event_id in pairs:
+        if event_id in times:  # the join's condition: an event that exists
+            members[line_id].append((times[event_id], event_id))
     views = []
     for row in rows:
         found = sorted(

@@ -59,6 +59,12 @@ class GraphReads(Repository):
             with c.begin():
                 yield c
 
+    def graph_version(self) -> str:
+        """A short string that changes whenever a graph view or story list may change
+        (``_graph_queries.graph_version``): what a reader may cache answers by."""
+        with self._read() as c:
+            return queries.graph_version(c)
+
     def resolve_graph_object(self, ref: str, object_type: str | None = None) -> tuple[str, str]:
         """The (type, id) an id or unique prefix names among editable objects."""
         with self._snapshot() as c:

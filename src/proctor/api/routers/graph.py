@@ -1,13 +1,29 @@
-"""Results, the story graph, stories and a person's edits (confirm / revise / remove)."""
+"""Results, the story graph, stories and a person's edits (confirm / revise / remove).
+
+A result's graph and a target's story lines are the largest answers the API gives (a
+page of 500 events is close to a megabyte of JSON) and the ones the web UI asks for again
+and again. The app keeps the last ``AnswerCache.ENTRIES`` of them, finished (JSON bytes),
+with the store's graph version they were read at (``graph_version``: it changes with
+every publish, edit, or change to the conversations and sources they quote): a repeat
+request while nothing changed is answered from there, and every answer carries an
+``ETag`` (a hash of its bytes), so a client that sends it back in ``If-None-Match`` gets
+``304 Not Modified``. An entry is also read afresh after ``FRESH_SECONDS``, for a write
+stamped before an answer was read but committed after it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from fastapi import APIRouter, FastAPI, Header, Query, Request, Response
+from pydantic import BaseModel, TypeAdapter
 
 from proctor.api._deps import Limit, Offset, ReaderDep, StoreDep
 from proctor.api._models import EditResponse, ResultPage, Revision, StoryList
@@ -16,9 +32,121 @@ from proctor.errors import ConfigError
 from proctor.findings import Severity, Status
 from proctor.graph import GraphObjectType
 from proctor.graph.views import GraphView, ResultObject, ResultSummary
-from proctor.store import FindingFilter
+from proctor.store import FindingFilter, ReadStore
 
 router = APIRouter(tags=["graph"])
+
+FRESH_SECONDS = 60.0
+"""How long a kept answer is reused while the graph version says nothing changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A finished JSON answer: its bytes, their ETag, and the graph version it was read at."""
+
+    version: str
+    body: bytes
+    etag: str
+    made: float
+    """``time.monotonic()`` when it was read."""
+
+
+class AnswerCache:
+    """The last few finished answers of the graph's read routes, least recently used out."""
+
+    ENTRIES = 16
+    BYTES = 64 * 2**20
+    """At most this many bytes of answers are kept (a 500-event page is about 1 MB)."""
+
+    def __init__(
+        self,
+        entries: int = ENTRIES,
+        max_bytes: int = BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._entries = entries
+        self._max_bytes = max_bytes
+        self._clock = clock
+        self._kept: OrderedDict[Hashable, Answer] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, version: str) -> Answer | None:
+        """The kept answer to ``key`` when it was read at ``version`` and is still fresh."""
+        with self._lock:
+            answer = self._kept.get(key)
+            if answer is None:
+                return None
+            if answer.version != version or self._clock() - answer.made > FRESH_SECONDS:
+                del self._kept[key]
+                return None
+            self._kept.move_to_end(key)
+            return answer
+
+    def put(self, key: Hashable, version: str, body: bytes) -> Answer:
+        """Keep ``body`` as the answer to ``key`` at ``version`` (when it fits) and return it."""
+        etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+        answer = Answer(version, body, etag, self._clock())
+        if len(body) > self._max_bytes:
+            return answer
+        with self._lock:
+            self._kept[key] = answer
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._entries or (
+                sum(len(a.body) for a in self._kept.values()) > self._max_bytes
+            ):
+                self._kept.popitem(last=False)
+        return answer
+
+
+_CACHE_LOCK = threading.Lock()
+
+
+def answer_cache(app: FastAPI) -> AnswerCache:
+    """The app's answer cache (one per app, made on first use)."""
+    with _CACHE_LOCK:
+        cache: AnswerCache | None = getattr(app.state, "graph_answers", None)
+        if cache is None:
+            cache = app.state.graph_answers = AnswerCache()
+        return cache
+
+
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    wanted = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return etag in wanted or "*" in wanted
+
+
+def _answer(
+    request: Request,
+    store: ReadStore,
+    key: Hashable,
+    read: Callable[[], bytes],
+    if_none_match: str | None,
+) -> Response:
+    """The kept answer to ``key`` while the graph is unchanged, else ``read()`` (kept);
+    304 when ``If-None-Match`` names its ETag."""
+    cache = answer_cache(request.app)
+    version = store.repos.graph.graph_version()  # before the read: a later write misses
+    answer = cache.get(key, version) or cache.put(key, version, read())
+    headers = {"ETag": answer.etag, "Cache-Control": "no-cache"}
+    if _matches(if_none_match, answer.etag):
+        return Response(status_code=304, headers=headers)
+    return Response(answer.body, media_type="application/json", headers=headers)
+
+
+_GRAPH_VIEW: TypeAdapter[GraphView] = TypeAdapter(GraphView)
+_STORY_LIST: TypeAdapter[StoryList] = TypeAdapter(StoryList)
+IfNoneMatch = Annotated[
+    str | None, Header(description="An ETag of an earlier answer: 304 while it is current.")
+]
+_UNCHANGED: dict[int | str, dict[str, Any]] = {304: {"description": "Unchanged (ETag)."}}
+
+
+def _json(adapter: TypeAdapter[Any], value: Any) -> bytes:
+    """``value`` as FastAPI answers it for a route returning that type (the same bytes)."""
+    return adapter.dump_json(adapter.validate_python(value, from_attributes=True), by_alias=True)
+
 
 ObjectType = GraphObjectType
 """The graph objects a person may edit."""
@@ -69,8 +197,9 @@ def result_object(store: ReaderDep, result_ref: str, object_ref: str) -> ResultO
     return store.result_object(result_ref, object_ref)
 
 
-@router.get("/results/{result_ref}/graph")
+@router.get("/results/{result_ref}/graph", response_model=GraphView, responses=_UNCHANGED)
 def result_graph(
+    request: Request,
     store: ReaderDep,
     result_ref: str,
     story_line: Annotated[str | None, Query(description="Only this story line.")] = None,
@@ -100,22 +229,29 @@ def result_graph(
             "excerpts later (the web UI's timeline) or not at all."
         ),
     ] = True,
-) -> GraphView:
+    if_none_match: IfNoneMatch = None,
+) -> Response:
     """What one result published, the newest ``limit`` events after skipping ``offset``;
-    with ``cumulative``, what every result of its scope up to it published."""
+    with ``cumulative``, what every result of its scope up to it published. Answers 304
+    when ``If-None-Match`` names the current ETag."""
     result_id = store.resolve_result_id(result_ref)
-    if cumulative:
-        if story_line is not None or offset or as_published:
-            raise ConfigError(
-                "cumulative=true reads the whole scope's newest events: leave out "
-                "story_line, offset and as_published"
-            )
-        view = store.project_graph(result_id, limit=limit)
-    else:
-        view = store.graph(
-            result_id, story_line, as_published=as_published, limit=limit, offset=offset
+    if cumulative and (story_line is not None or offset or as_published):
+        raise ConfigError(
+            "cumulative=true reads the whole scope's newest events: leave out "
+            "story_line, offset and as_published"
         )
-    return view if excerpts else without_excerpts(view)
+
+    def read() -> bytes:
+        if cumulative:
+            view = store.project_graph(result_id, limit=limit)
+        else:
+            view = store.graph(
+                result_id, story_line, as_published=as_published, limit=limit, offset=offset
+            )
+        return _json(_GRAPH_VIEW, view if excerpts else without_excerpts(view))
+
+    key = ("graph", result_id, story_line, limit, offset, as_published, cumulative, excerpts)
+    return _answer(request, store, key, read, if_none_match)
 
 
 def without_excerpts(view: GraphView) -> GraphView:
@@ -192,13 +328,20 @@ def result_findings(
     return TimelineFindings(result_id=result_id, total=page.total, findings=findings)
 
 
-@router.get("/stories")
+@router.get("/stories", response_model=StoryList, responses=_UNCHANGED)
 def stories(
+    request: Request,
     store: ReaderDep,
     target: Annotated[str, Query(min_length=1, description="A project name or scope key.")],
-) -> StoryList:
-    """Story lines of a project or review scope."""
-    return StoryList(stories=store.stories(target))
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    """Story lines of a project or review scope. Answers 304 when ``If-None-Match`` names
+    the current ETag."""
+
+    def read() -> bytes:
+        return _json(_STORY_LIST, StoryList(stories=store.stories(target)))
+
+    return _answer(request, store, ("stories", target), read, if_none_match)
 
 
 @router.post("/graph/{object_type}/{object_ref}/confirm")
