@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection, RowMapping
 
 from proctor.errors import NotFoundError
@@ -76,14 +76,18 @@ class PublishState:
     def rows(self, table: Any, column: Any, ids: Iterable[str]) -> dict[str, RowMapping]:
         wanted = sorted(set(ids))
         found: dict[str, RowMapping] = {}
+        # One statement whose id list is bound at execution: no clause built per id.
+        query = select(table).where(column.in_(bindparam("ids", expanding=True)))
         for part in chunks(wanted):
-            for row in self.c.execute(select(table).where(column.in_(part))).mappings():
+            for row in self.c.execute(query, {"ids": list(part)}).mappings():
                 found[row[column.name]] = row
         return found
 
     def as_read(self, value: datetime | None) -> datetime | None:
         """``value`` as the database gives it back: written and read as a ``UTCDateTime``
-        on this connection's dialect (UTC, aware)."""
+        on this connection's dialect (UTC, aware). A time in UTC already comes back equal."""
+        if value is None or value.tzinfo is UTC:
+            return value
         dialect = self.c.dialect
         return _UTC.process_result_value(_UTC.process_bind_param(value, dialect), dialect)
 
@@ -132,6 +136,7 @@ class PublishState:
 
     def flush(self) -> None:
         """Write what was gathered: source references, result objects, needs-review rows."""
+        rid = self.result_id
         if self.refs:
             insert_rows(
                 self.c,
@@ -145,7 +150,7 @@ class PublishState:
                         "field": ref.field,
                         "start_offset": ref.start,
                         "end_offset": ref.end,
-                        "result_id": self.result_id,
+                        "result_id": rid,
                     }
                     for object_type, object_id, ref in self.refs
                 ],
@@ -155,11 +160,7 @@ class PublishState:
                 self.c,
                 t.result_objects,
                 [
-                    {
-                        "result_id": self.result_id,
-                        "object_type": object_type,
-                        "object_id": object_id,
-                    }
+                    {"result_id": rid, "object_type": object_type, "object_id": object_id}
                     for object_type, object_id in self.objects
                 ],
             )

@@ -138,7 +138,10 @@ def load_result_graph(
     # The lines' events are kept to the result's own here, not in SQL: with both lists in
     # the WHERE clause SQLite probes the primary key once per (line, event) pair (1,024
     # lines × 20,032 events: 4.5 s of CPU for a large result).
-    own_events = set(c.execute(published(rid, "event")).scalars())
+    if written is None:
+        own_events = set(c.execute(published(rid, "event")).scalars())
+    else:
+        own_events = {*written.rows.get("event", {}), *written.others.get("event", ())}
     for line_id, event_id in c.execute(
         select(sle.story_line_id, sle.event_id)
         .where(sle.story_line_id.in_(published(rid, "story_line")))
