@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from proctor.redaction import Redactor
 from proctor.sources._fit import NAME_CHARS, fit_bundle, fit_optional_label
 from proctor.transcript import (
@@ -60,6 +62,45 @@ class Limits:
 _REASONING_TAGS = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _DATA_URI = re.compile(r"data:([\w.+\-]+/[\w.+\-]+)?(?:;[\w=\-]+)*;base64,([A-Za-z0-9+/=]{64,})")
 _RAW_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{2048,}={0,2}(?![A-Za-z0-9+/=])")
+
+
+_BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{2048,}")
+"""A run as long as ``_RAW_BASE64`` needs, without its boundary tests (a superset)."""
+_TRAILING_BLANK = re.compile(rb'(?: |\\[tnrf]|\\u00(?:0b|1[c-f]))"')
+"""A JSON string (in orjson's escapes) that ends in a character ``str.rstrip`` removes."""
+_NUL_ESCAPE = b"\\u0000"
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+"""Nineteen digits: maybe an integer past 64-bit signed, which is stored as its text."""
+
+
+def _unchanged(value: Any, limit: int) -> Any:
+    """A copy of a parsed JSON object or list that ``_Sanitizer.value`` would store as it
+    is, or None when it may change anything (then it is walked value by value).
+
+    One C pass tells most tool arguments and attributes: serialised (strict: string keys,
+    integers within 64 bits, none of 19 digits or more), the text is ASCII (already NFC;
+    keys plain), holds no NUL, no data URI, no base64 run, no string with trailing
+    blanks, no string over ``limit``, no nesting as deep as ``MAX_STORED_DEPTH``, and not
+    one redaction anchor (``Redactor.may_find``: a pattern is tried only where one
+    occurs); parsed back, it equals the value (``NaN`` and infinities, written as
+    ``null``, do not)."""
+    try:
+        dumped = orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    size = len(dumped)
+    if size > limit or not dumped.isascii() or _NUL_ESCAPE in dumped or b"base64," in dumped:
+        return None
+    if size >= 2048 and _BASE64_RUN.search(dumped):
+        return None
+    if size >= 2 * MAX_STORED_DEPTH and dumped.count(b"{") + dumped.count(b"[") >= MAX_STORED_DEPTH:
+        return None
+    if _LONG_DIGITS.search(dumped) or _TRAILING_BLANK.search(dumped):
+        return None
+    if Redactor.may_find(dumped.decode()):
+        return None
+    copy = orjson.loads(dumped)
+    return copy if copy == value else None
 
 
 def _placeholder_for_data_uri(match: re.Match[str]) -> str:
@@ -137,6 +178,10 @@ class _Sanitizer:
     def value(self, value: Any, limit: int, depth: int = 0) -> Any:
         """A JSON value redacted, bounded and in its stored form (``transcript.storable``)."""
         kind = type(value)
+        if depth == 0 and (kind is dict or kind is list) and value:
+            copy = _unchanged(value, limit)
+            if copy is not None:
+                return copy
         if kind is dict:  # what parsed JSON holds: no ABC check on the hot path
             if depth >= MAX_STORED_DEPTH:
                 return TOO_DEEP

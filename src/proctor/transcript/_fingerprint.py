@@ -40,11 +40,13 @@ def canonical_time(value: datetime | None) -> str | None:
     """UTC ISO-8601 with milliseconds; naive times are taken as UTC."""
     if value is None:
         return None
-    if value.tzinfo is None:
+    zone = value.tzinfo
+    if zone is None:
         value = value.replace(tzinfo=UTC)
-    # Year 1 or 9999 with an offset: UTC falls outside the calendar; keep the offset.
-    with contextlib.suppress(OverflowError):
-        value = value.astimezone(UTC)
+    elif zone is not UTC:
+        # Year 1 or 9999 with an offset: UTC falls outside the calendar; keep the offset.
+        with contextlib.suppress(OverflowError):
+            value = value.astimezone(UTC)
     return value.isoformat(timespec="milliseconds")
 
 
