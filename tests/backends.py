@@ -69,6 +69,7 @@ class PostgresDatabases:
     before their database is dropped."""
     _admin: Engine | None = None
     _template: str | None = None
+    _copy_files: bool | None = None
 
     def admin(self) -> Engine:
         """An autocommit engine on the server's maintenance database."""
@@ -152,7 +153,23 @@ class PostgresDatabases:
 
     def _create(self, name: str, *, template: str) -> None:
         with self.admin().connect() as connection:
-            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+            connection.execute(
+                text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"{self._strategy()}')
+            )
+
+    def _strategy(self) -> str:
+        """``STRATEGY FILE_COPY`` on a server that does not fsync (the tests' own cluster,
+        ``scripts/test-postgres.sh``): the template's files are copied as they are, where
+        PostgreSQL 15's default (``WAL_LOG``) writes every block of the 10 MB template
+        through the write-ahead log; measured 0.09-0.13 s against 0.13-0.27 s a create and
+        0.035 s against 0.07-0.11 s a drop. Its checkpoints cost nothing without fsync; on
+        a server that does fsync (or before PostgreSQL 15) the default stays."""
+        if self._copy_files is None:
+            with self.admin().connect() as connection:
+                fsync = connection.execute(text("SHOW fsync")).scalar_one()
+                version = int(connection.execute(text("SHOW server_version_num")).scalar_one())
+            self._copy_files = fsync == "off" and version >= 150000
+        return " STRATEGY FILE_COPY" if self._copy_files else ""
 
     def _drop(self, name: str) -> None:
         with self.admin().connect() as connection:
