@@ -37,8 +37,12 @@ full-text mode, w = 1. Full-text mode scores the full-text matches.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -317,7 +321,7 @@ def search(
             documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
         )
     else:
-        vector = chosen.encode([embedded_query(query, matches, terms)])[0]
+        vector = query_vector(chosen, embedded_query(query, matches, terms))
         with store.repos.search.read() as connection:
             ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
@@ -338,6 +342,33 @@ def search(
         ranked = ranked[:final_limit]
         hits = _hits(connection, ranked, own, similarity, terms)
     return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits), index=status)
+
+
+QUERY_VECTORS = 256
+"""Query embeddings kept per encoder (the last ones asked): a repeated query (the next
+page, the same search again, another filter) is not embedded again."""
+
+_query_vectors: weakref.WeakKeyDictionary[Any, OrderedDict[str, Any]] = weakref.WeakKeyDictionary()
+_query_vectors_lock = threading.Lock()
+
+
+def query_vector(encoder: TextEncoder, sentence: str) -> Any:
+    """The encoder's (read-only) vector of ``sentence``, kept for the next time it is asked."""
+    try:
+        with _query_vectors_lock:
+            kept = _query_vectors.setdefault(encoder, OrderedDict())
+            if sentence in kept:
+                kept.move_to_end(sentence)
+                return kept[sentence]
+    except TypeError:  # an encoder that cannot be weakly referenced: nothing is kept
+        return encoder.encode([sentence])[0]
+    vector = encoder.encode([sentence])[0].copy()
+    vector.setflags(write=False)
+    with _query_vectors_lock:
+        kept[sentence] = vector
+        while len(kept) > QUERY_VECTORS:
+            kept.popitem(last=False)
+    return vector
 
 
 def _documents(connection: Connection) -> int:
@@ -510,7 +541,7 @@ def _rank_hybrid(
     best = lexical[in_scope].max()
     if best > 0:
         lexical /= best
-    similarity = catalog.vectors @ encoder.encode([sentence])[0]
+    similarity = catalog.vectors @ query_vector(encoder, sentence)
     usable = in_scope & catalog.has_vector
     semantic = np.zeros(count, dtype=np.float32)
     if usable.any():
@@ -568,9 +599,33 @@ def _rank_in_database(
     core = set(lexical_raw) | {row_id for row_id, _ in near.top}
     if not core:
         return [], {}, near.scanned
-    documents = _placed(connection, core)
-    # Candidates themselves stay in scope (they came from scoped queries).
-    documents = _neighbours(connection, core, scope) | documents
+    # Candidates themselves stay in scope (they came from scoped queries). Those with a
+    # place in a conversation come back with their neighbours (a full-text match without
+    # one is not looked for: it has none); the full-text matches say where they sit; only
+    # the rest (nearest documents without a place) are read.
+    matched = {m.row_id: m for m in matches}
+    documents = _neighbours(
+        connection,
+        (
+            row_id
+            for row_id in core
+            if row_id not in matched
+            or (
+                matched[row_id].conversation_id is not None and matched[row_id].position is not None
+            )
+        ),
+        scope,
+    )
+    unplaced: set[int] = set()
+    for row_id in core:
+        if row_id in documents:
+            documents[row_id] = dataclasses.replace(documents[row_id], in_scope=True)
+        elif row_id in matched:
+            m = matched[row_id]
+            documents[row_id] = _Place(m.conversation_id, m.position, m.author, True, m.asks)
+        else:
+            unplaced.add(row_id)
+    documents |= _placed(connection, unplaced)
     similarity = dict(near.top)
     missing = [row_id for row_id in documents if row_id not in similarity]
     for row_id, stored in vectors_of(connection, missing, model).items():
