@@ -138,3 +138,26 @@ def test_with_no_index_the_server_indexes_nothing_until_asked(database: Path) ->
             assert not _searchable(store, database, time.monotonic() + 2)
     finally:
         store.close()
+
+
+def test_a_served_apps_searches_rank_from_the_in_memory_index_and_a_bare_app_does_not(
+    database: Path,
+) -> None:
+    """A served app (its lifespan runs the background indexer) keeps an in-memory copy of
+    the index for its searches (``hold_vectors``); an app called without its lifespan
+    queries the vectors in the database."""
+    from fastapi.testclient import TestClient
+
+    from proctor.api import create_app
+    from proctor.search._catalog import holds_vectors
+
+    bare = Api(database)
+    try:
+        assert bare.get("/api/search", params={"q": "invoice"}).status_code == 200
+        assert not holds_vectors(bare.app.state.store_holder.reader())
+    finally:
+        bare.close()
+    app = create_app(lambda: open_store(database), token=None)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert client.get("/api/search", params={"q": "invoice"}).status_code == 200
+        assert holds_vectors(app.state.store_holder.reader())

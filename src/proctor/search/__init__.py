@@ -15,6 +15,7 @@ hits with their source references and the ``IndexStatus`` they were found in.
 """
 
 from proctor.search._background import CATCH_UP_SECONDS, BackgroundIndexer, IndexerState
+from proctor.search._catalog import hold_vectors
 from proctor.search._documents import (
     SearchDocument,
     SourceRef,
@@ -67,6 +68,7 @@ __all__ = [
     "entity_document",
     "event_document",
     "hand_off_indexing",
+    "hold_vectors",
     "index_full_text",
     "index_graph_objects",
     "index_sources",

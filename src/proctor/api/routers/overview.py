@@ -149,10 +149,16 @@ def search(
     at most a few seconds); documents not embedded yet rank by full text only. ``index``
     says when the hits may be incomplete.
     """
+    from proctor.search import hold_vectors
     from proctor.search import search as run_search
 
     indexer = search_indexer(request.app)
     if indexer is not None:
+        # A served app runs as long as its indexer: its searches rank from an in-memory
+        # copy of the index (read once, then kept current; ``proctor.search._catalog``),
+        # as they did before GET routes read through the read-only view, not from the
+        # vectors in the database on every request.
+        hold_vectors(store)
         indexer.catch_up(CATCH_UP_SECONDS)
     result = run_search(store, q, project=project, limit=limit)
     status = result.index if indexer is None else indexer.annotate(result.index)
