@@ -109,7 +109,11 @@ def test_the_onnx_int8_encoder_stays_close_to_the_numpy_encoder() -> None:
     cosines = (baseline * vectors).sum(axis=1)
     shown = dict(zip(VARIED, cosines.round(4), strict=True))
     sentences = np.array([len(set(text.split())) >= 4 for text in VARIED])
-    assert np.all(cosines[sentences] >= 0.985), shown
+    # ONNX Runtime's int8 kernels differ by CPU: every sentence was >= 0.985 on the
+    # machines CI ran on until then, the least close one 0.9846 on an AMD EPYC with AVX2
+    # only and no AVX-512/VNNI (2026-12-02).
+    # What the distance costs in recall is checked by tests/evals/test_locomo.py.
+    assert np.all(cosines[sentences] >= 0.98), shown
     assert np.all(cosines >= 0.96), shown
     assert float(np.median(cosines)) >= 0.99, shown
 
