@@ -212,6 +212,68 @@ def test_the_scan_holds_one_chunk_of_vectors_not_all_of_them(store: SqlStore) ->
     assert peak < every_vector / 4, f"peak {peak:,} bytes for {every_vector:,} of vectors"
 
 
+def test_a_scope_searched_again_is_kept_until_the_index_changes(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan's second search of a scope keeps its vectors (PostgreSQL's path: an
+    evaluation asks hundreds of questions of one conversation); the answers stay the
+    scan's, and vectors added or a document removed read the scope again."""
+    from proctor.search import _vectors
+
+    _fill(store, conversations=4)
+    encoder = WordEncoder()
+    scope = Scope(None, "c1", ("message",))
+    reads: list[Scope] = []
+    real_read = _vectors._read_scope
+    monkeypatch.setattr(
+        _vectors,
+        "_read_scope",
+        lambda connection, model, chosen: (
+            reads.append(chosen) or real_read(connection, model, chosen)
+        ),
+    )
+
+    def near(query: str) -> _vectors.Nearest:
+        with store._read() as connection:
+            return nearest(
+                connection,
+                encoder.encode([query])[0],
+                encoder.name,
+                scope,
+                7,
+                allow_extension=False,
+            )
+
+    def scanned(query: str) -> _vectors.Nearest:
+        with store._read() as connection:
+            return _vectors._nearest_scan(
+                connection, encoder.encode([query])[0], encoder.name, scope, 7, 64
+            )
+
+    queries = ["lake sunrise", "piano concert ticket", "homework", "zebra", "lake sunrise"]
+    for number, query in enumerate(queries):
+        held, fresh = near(query), scanned(query)
+        assert held.top == [(row_id, pytest.approx(sim, abs=1e-6)) for row_id, sim in fresh.top]
+        assert (held.low, held.high) == pytest.approx((fresh.low, fresh.high), abs=1e-6)
+        assert held.scanned == fresh.scanned == 50
+        assert len(reads) == (0 if number == 0 else 1), number  # read once, on the second
+    # A document replaced (a new row id) and its vector added: read again, once.
+    write(store, dialogue("c1", [("Ann", "lake lake lake")], project="p1"))
+    index_full_text(store)
+    embed_pending(store, WordEncoder())
+    near("lake")
+    assert len(reads) == 1  # the first search after a change scans, as a new scope does
+    held, fresh = near("lake"), scanned("lake")
+    assert len(reads) == 2
+    assert held.scanned == fresh.scanned == 50
+    assert (
+        held.top[0]
+        == fresh.top[0]
+        == (max(row_id for row_id, _ in held.top), pytest.approx(held.top[0][1]))
+    )
+    assert held.top == [(row_id, pytest.approx(sim, abs=1e-6)) for row_id, sim in fresh.top]
+
+
 @pytest.mark.skipif(importlib.util.find_spec("sqlite_vec") is None, reason="no sqlite-vec")
 def test_on_sqlite_the_similarities_are_computed_in_sql_by_sqlite_vec(
     sqlite_store: SqlStore,

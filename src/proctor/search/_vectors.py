@@ -2,7 +2,8 @@
 
 A search needs, of the vectors in scope, the ``k`` most similar to the query and the
 lowest and highest similarity (hybrid ranking min-max normalises over the scope). Nothing
-else is read: no copy of the index is kept, and memory stays at one chunk of vectors.
+else is read: no copy of the whole index is kept, and a single search's memory stays at one
+chunk of vectors.
 
 - SQLite with ``sqlite-vec`` (the ``embeddings`` extra): the similarity is computed in SQL
   by ``vec_distance_cosine`` over the stored float32 blobs (they are sqlite-vec's own
@@ -13,7 +14,13 @@ else is read: no copy of the index is kept, and memory stays at one chunk of vec
   extensions, like pyenv's default, still link the system's SQLite).
 - Otherwise (no sqlite-vec; PostgreSQL, whose stored vectors are ``bytea``): a streaming
   scan in chunks of ``SCAN_CHUNK`` rows, each multiplied in numpy and dropped, keeping a
-  running top ``k`` and the extremes.
+  running top ``k`` and the extremes. A process that searches the same scope of the same
+  store again while the index is unchanged (an evaluation's hundreds of questions per
+  conversation, a long-running server) keeps that scope's vectors from then on
+  (``_HeldScopes``): read once more, then multiplied from memory until the index changes
+  (documents added or removed, vectors added: the signature ``_catalog.py`` watches too).
+  At most ``HELD_VECTORS`` vectors are kept over every store and scope of the process,
+  the least recently searched scope going first; a one-off search still holds one chunk.
 
 ``vectors_of`` reads the vectors of a few documents by row id (the candidates' neighbours).
 """
@@ -25,15 +32,17 @@ import ctypes.util
 import importlib.util
 import os
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, and_, select, text
-from sqlalchemy.engine import Connection
+from sqlalchemy import Select, and_, func, select, text
+from sqlalchemy.engine import Connection, Engine
 
 from proctor.search._encoder import DIMENSIONS
-from proctor.search._write import IN_CLAUSE, chunks
+from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import tables as t
 
 if TYPE_CHECKING:
@@ -42,6 +51,12 @@ if TYPE_CHECKING:
 
 SCAN_CHUNK = 2_048
 """Vectors held at once by the streaming scan (3 MB)."""
+
+HELD_VECTORS = 32_768
+"""Vectors a process keeps between searches, over every store and scope (48 MB)."""
+
+SCOPES_KNOWN = 1_024
+"""Scopes a process remembers having searched (to keep one when it is searched again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +107,7 @@ def nearest(
     """The ``k`` vectors of ``model`` in ``scope`` most similar to the unit vector ``query``."""
     if allow_extension and has_sqlite_vec(connection):
         return _nearest_sql(connection, query, model, scope, k)
-    return _nearest_scan(connection, query, model, scope, k, chunk)
+    return _HELD.nearest(connection, query, model, scope, k, chunk)
 
 
 def _scoped(scope: Scope) -> bool:
@@ -140,6 +155,152 @@ def _nearest_scan(
     if not scanned:
         return Nearest(top=[], low=0.0, high=0.0, scanned=0, method="scan")
     return Nearest(top=top, low=float(low), high=float(high), scanned=scanned, method="scan")
+
+
+def _index_signature(connection: Connection) -> tuple[Any, ...]:
+    """Changes whenever a document is added or removed, or vectors are added (as
+    ``_catalog._signature``: a replaced document gets a new, higher row id; ``add_vectors``
+    raises the generation counter). Counting uses an index, never the vectors."""
+    d, state = t.search_documents, t.search_state
+    documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
+    generation = connection.execute(
+        select(state.c.value).where(state.c.name == GENERATION)
+    ).scalar_one_or_none()
+    return (*documents, generation)
+
+
+@dataclass(slots=True)
+class _Scanned:
+    """What a process knows of one scope of one store: the index's signature when it was
+    last searched, how many vectors it held, and those vectors once they are kept."""
+
+    engine: weakref.ref[Engine]
+    signature: tuple[Any, ...]
+    count: int
+    row_ids: NDArray[np.int64] | None = None
+    matrix: NDArray[np.float32] | None = None
+
+
+class _HeldScopes:
+    """The vectors of the scopes this process searched more than once, least recently
+    searched first, at most ``HELD_VECTORS`` in all (``nearest``'s scan path).
+
+    Keyed by the engine a search reads through (one per store object: a store opened again
+    starts afresh), the model and the scope; an entry is used only while the index's
+    signature is the one it was read under.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scopes: OrderedDict[tuple[int, str, Scope], _Scanned] = OrderedDict()
+        self._held = 0
+
+    def nearest(
+        self,
+        connection: Connection,
+        query: NDArray[np.float32],
+        model: str,
+        scope: Scope,
+        k: int,
+        chunk: int,
+    ) -> Nearest:
+        engine = connection.engine
+        key = (id(engine), model, scope)
+        signature = _index_signature(connection)
+        with self._lock:
+            known = self._scopes.get(key)
+            if known is not None and (known.engine() is not engine or known.signature != signature):
+                self._forget(key)
+                known = None
+            if known is not None:
+                self._scopes.move_to_end(key)
+        if known is not None and known.matrix is not None and known.row_ids is not None:
+            return _nearest_held(known.row_ids, known.matrix, query, k)
+        if known is None or known.count > HELD_VECTORS:
+            # A first search of this scope (or one too large to keep): the streaming scan.
+            near = _nearest_scan(connection, query, model, scope, k, chunk)
+            with self._lock:
+                self._forget(key)
+                self._scopes[key] = _Scanned(weakref.ref(engine), signature, near.scanned)
+                self._evict()
+            return near
+        # Searched again, index unchanged: keep this scope's vectors from now on.
+        row_ids, matrix = _read_scope(connection, model, scope)
+        with self._lock:
+            self._forget(key)
+            self._scopes[key] = _Scanned(
+                weakref.ref(engine), signature, len(row_ids), row_ids, matrix
+            )
+            self._held += len(row_ids)
+            self._evict()
+        return _nearest_held(row_ids, matrix, query, k)
+
+    def _forget(self, key: tuple[int, str, Scope]) -> None:
+        gone = self._scopes.pop(key, None)
+        if gone is not None and gone.row_ids is not None:
+            self._held -= len(gone.row_ids)
+
+    def _evict(self) -> None:
+        """Drop the scopes of stores no longer open, the least recently searched beyond
+        ``SCOPES_KNOWN``, then the least recently searched kept scopes until at most
+        ``HELD_VECTORS`` vectors are kept."""
+        for key in [key for key, entry in self._scopes.items() if entry.engine() is None]:
+            self._forget(key)
+        for key in list(self._scopes)[: max(0, len(self._scopes) - SCOPES_KNOWN)]:
+            self._forget(key)
+        for key in [key for key, entry in self._scopes.items() if entry.row_ids is not None]:
+            if self._held <= HELD_VECTORS:
+                break
+            self._forget(key)
+
+    def clear(self) -> None:
+        """Forget every scope (tests)."""
+        with self._lock:
+            self._scopes.clear()
+            self._held = 0
+
+
+_HELD = _HeldScopes()
+
+
+def _read_scope(
+    connection: Connection, model: str, scope: Scope
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Every vector of ``model`` in ``scope``: row ids and one matrix."""
+    import numpy as np
+
+    rows = connection.execute(_vector_rows(model, scope)).all()
+    row_ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    blobs = b"".join(bytes(row[1]) for row in rows)
+    matrix = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), DIMENSIONS)
+    return row_ids, matrix
+
+
+def _nearest_held(
+    row_ids: NDArray[np.int64], matrix: NDArray[np.float32], query: NDArray[np.float32], k: int
+) -> Nearest:
+    """``_nearest_scan``'s answer from vectors kept in memory."""
+    import numpy as np
+
+    if not len(row_ids):
+        return Nearest(top=[], low=0.0, high=0.0, scanned=0, method="scan")
+    products = matrix @ query
+    low, high = float(products.min()), float(products.max())
+    sims = products.astype(np.float32)
+    if len(row_ids) > k:
+        # The k best and every row tied with the k-th, then ranked as the scan ranks them.
+        threshold = np.partition(sims, len(sims) - k)[len(sims) - k]
+        chosen = np.flatnonzero(sims >= threshold)
+    else:
+        chosen = np.arange(len(row_ids))
+    order = chosen[np.lexsort((row_ids[chosen], -sims[chosen]))][:k]
+    return Nearest(
+        top=[(int(row_ids[i]), float(sims[i])) for i in order],
+        low=low,
+        high=high,
+        scanned=len(row_ids),
+        method="scan",
+    )
 
 
 def _nearest_sql(
