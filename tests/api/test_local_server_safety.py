@@ -131,7 +131,9 @@ def test_curl_exporters_and_hooks_keep_working(database: Path) -> None:
     }
     with _serve(database, env=ALLOWED_HOSTS) as server:  # these write: a server of its own
         ndjson = {"Content-Type": "application/x-ndjson"}
-        stored = httpx.post(f"{server.url}/api/intake/events", content=PLANTED, headers=ndjson)
+        stored = httpx.post(
+            f"{server.url}/api/intake/events", content=PLANTED, headers=ndjson, timeout=30
+        )  # the first intake imports the job queue and supervision (lazily, since 1501f15)
         otlp = httpx.post(f"{server.url}/v1/traces", json={"resourceSpans": []}, timeout=10)
         gate = httpx.post(f"{server.url}/api/gate/claude-code", json=hook, timeout=30)
         result_id, entity_id = _an_entity(server)
