@@ -34,8 +34,10 @@ class _Statement:
 
     sql: str
     keys: tuple[str, ...]
-    processors: tuple[tuple[int, str, Processor, bool], ...]
+    processors: tuple[tuple[int, str, Processor], ...]
     positional: bool
+    by_value: tuple[bool, ...] = ()
+    """For each processor: its column's values are bound by distinct value (``_bound``)."""
 
     def parameters(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
         """The driver's parameters for ``rows``: tuples (qmark) or dicts (pyformat)."""
@@ -46,11 +48,13 @@ class _Statement:
             columns: list[Sequence[Any]] = list(zip(*map(_values(keys), rows), strict=True))
             if not columns:
                 return [() for _ in rows]
-            for index, _key, process, by_value in self.processors:
+            for (index, _key, process), by_value in zip(
+                self.processors, self.by_value, strict=True
+            ):
                 columns[index] = _bound(process, by_value, columns[index])
             return list(zip(*columns, strict=True))
         named = [{key: row[key] for key in keys} for row in rows]
-        for _index, key, process, by_value in self.processors:
+        for (_index, key, process), by_value in zip(self.processors, self.by_value, strict=True):
             bound = _bound(process, by_value, [mapping[key] for mapping in named])
             for mapping, value in zip(named, bound, strict=True):
                 mapping[key] = value
@@ -117,7 +121,8 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
         statement = sqlite.insert(table).on_conflict_do_nothing()
     compiled = statement.compile(dialect=dialect, column_keys=list(keys))
     order = tuple(compiled.positiontup or ()) if compiled.positional else keys
-    processors: list[tuple[int, str, Processor, bool]] = []
+    processors: list[tuple[int, str, Processor]] = []
+    by_value: list[bool] = []
     for index, key in enumerate(order):
         column_type = table.c[key].type
         process: Processor | None = column_type.dialect_impl(dialect).bind_processor(dialect)
@@ -128,9 +133,11 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
         ):
             process = _sqlite_utc_text(process)
         if process is not None:
-            by_value = isinstance(column_type, UTCDateTime | Boolean)
-            processors.append((index, key, process, by_value))
-    return _Statement(compiled.string, order, tuple(processors), compiled.positional)
+            processors.append((index, key, process))
+            by_value.append(isinstance(column_type, UTCDateTime | Boolean))
+    return _Statement(
+        compiled.string, order, tuple(processors), compiled.positional, tuple(by_value)
+    )
 
 
 def _statement(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) -> _Statement:
