@@ -144,8 +144,9 @@ PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui
 STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
 # The SQLite pass measures branch coverage (reported, not gated: [tool.coverage] in
 # pyproject.toml): the whole table goes to build/coverage/report.txt, the 20 least-covered
-# modules and the total are printed. It costs the pass CPU (tests/cli 1.3x, tests/rules'
-# hypothesis loops 1.9x); COVERAGE=0 leaves it out.
+# modules and the total are printed. It costs the pass CPU (tests/cli 1.3x); the property
+# loops of tests/rules and tests/sources run untraced (tests/conftest.py, pytest-cov's
+# no_cover); COVERAGE=0 leaves it out.
 COVERAGE ?= 1
 COV_DIR   := build/coverage
 COV_ARGS  := $(if $(filter 1,$(COVERAGE)),--cov=proctor --cov-branch --cov-report=)
