@@ -69,6 +69,18 @@ def detect(sample: Sample, adapters: Sequence[SourceAdapter]) -> SourceAdapter |
     return None
 
 
+def salvaged_by(sample: Sample, adapters: Sequence[SourceAdapter]) -> SourceAdapter | None:
+    """The first adapter, in detection order, that finds records of its format in a
+    damaged file none recognised (``SourceAdapter.salvage``); None when none does."""
+    for adapter in adapters:
+        try:
+            if adapter.salvage(sample):
+                return adapter
+        except Exception:  # as in detect: one adapter's failure must not end the import
+            continue
+    return None
+
+
 def _damaged_json(sample: Sample) -> list[SourceIssue]:
     """What is wrong with a file named as JSON (``.json``, ``.jsonl``) that no adapter
     recognised because it is damaged: the bad lines of JSON Lines, or where a document
@@ -146,8 +158,10 @@ def plan_import(
                 plan.skipped.append(path)
             continue
         adapter = forced if forced is not None else detect(sample, adapters)
+        damaged = _damaged_json(sample) if adapter is None else []
+        if damaged:
+            adapter = salvaged_by(sample, adapters)
         if adapter is None:
-            damaged = _damaged_json(sample)
             if damaged:
                 plan.issues.extend(damaged)
             elif explicit:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from proctor.sources._common import (
@@ -20,8 +21,12 @@ from proctor.sources._common import (
     iter_records,
     sample_document,
 )
+from proctor.sources._files import iter_jsonl
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.transcript import ConversationBundle, SourceIssue
+
+SALVAGE_LINES = 200
+"""Lines of a damaged, unrecognised file looked at for a record of the format (``salvage``)."""
 
 
 class ExchangeLogAdapter(SourceAdapter):
@@ -48,6 +53,18 @@ class ExchangeLogAdapter(SourceAdapter):
         if is_json_lines(sample):
             return self.looks_like_lines(sample.records)
         return self.looks_like_document(sample_document(sample))
+
+    def salvage(self, sample: Sample) -> bool:
+        """True when a record among the file's first lines is in this format on its own: a
+        broken line and a line of another shape (a damaged record's remains) must not hide
+        the good records after them."""
+        if not is_json_lines(sample):
+            return False
+        return any(
+            self.looks_like_lines([item[1]])
+            for item in islice(iter_jsonl(sample.path), SALVAGE_LINES)
+            if not isinstance(item, SourceIssue)
+        )
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
         """Yield one bundle per conversation found in the file, and issues for bad records."""

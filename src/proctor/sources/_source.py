@@ -288,6 +288,13 @@ class SourceAdapter(ABC):
     def sniff(self, sample: Sample) -> bool:
         """True when the sampled content is in this format."""
 
+    def salvage(self, sample: Sample) -> bool:
+        """True when a damaged file no adapter recognised (broken lines among its first)
+        still holds records of this format, read past the sample. The import then reads it
+        with this adapter: its good records are stored, every other line is reported.
+        Default: never."""
+        return False
+
     def plan(self, files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
         """Group recognised files into read units. Default: one unit per file."""
         return [ReadUnit(path, sample=sample) for path, sample in files]
