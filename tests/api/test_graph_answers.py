@@ -6,6 +6,8 @@ once (never an old answer)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,26 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from proctor.api.routers.graph import FRESH_SECONDS, AnswerCache
-from proctor.graph.views import GraphView
+from proctor.api._models import StoryList
+from proctor.api.routers.graph import (
+    _GRAPH_VIEW,
+    _STORY_LIST,
+    FRESH_SECONDS,
+    AnswerCache,
+    _json,
+    graph_json,
+    stories_json,
+    without_excerpts,
+)
+from proctor.graph import Coverage, SourceRef
+from proctor.graph.views import (
+    EventView,
+    GraphTotals,
+    GraphView,
+    ResultSummary,
+    SourceExcerpt,
+    StoryLineView,
+)
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import ReadStore, open_store
@@ -168,3 +188,57 @@ def test_the_cache_drops_answers_of_another_version_stale_ones_and_the_least_rec
     assert cache.get("e", "v1") is None
     now[0] = FRESH_SECONDS + 1
     assert cache.get("d", "v1") is None  # too old
+
+
+def _pydantic_graph(view: GraphView) -> bytes:
+    return _json(_GRAPH_VIEW, view)
+
+
+def test_the_encoder_writes_every_view_as_pydantic_does(api: Api) -> None:
+    """``graph_json`` / ``stories_json`` (orjson from the dataclasses) give pydantic's bytes:
+    the whole result, a bounded page, a page further back, a story line, the snapshot,
+    the cumulative graph, without excerpts, and the story lists."""
+    result_id = _result_id(api)
+    reader: ReadStore = api.app.state.store_holder.reader()
+    whole = reader.graph(result_id, limit=None)
+    line = whole.story_lines[0].story_line_id
+    views = [
+        whole,
+        reader.graph(result_id, limit=5),
+        reader.graph(result_id, limit=3, offset=4),
+        reader.graph(result_id, line, limit=2),
+        reader.graph(result_id, as_published=True, limit=500),
+        reader.project_graph(result_id, limit=7),
+    ]
+    views.append(without_excerpts(views[1]))
+    assert all(v.events and v.sources for v in views[:3])
+    for view in views:
+        assert graph_json(view) == _pydantic_graph(view)
+    for target in ("all", *(p.name for p in reader.projects())):
+        stories = reader.stories(target)
+        assert stories_json(stories) == _json(_STORY_LIST, StoryList(stories=stories))
+
+
+def test_the_encoder_keeps_pydantic_s_keys_escapes_and_times() -> None:
+    """Odd text, a source id with a comma, times with and without microseconds, and a
+    number orjson cannot write (pydantic's way then)."""
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    text = "".join(map(chr, range(0x80))) + '\u2028é€😀\ufeff "quoted" \\ back'
+    coverage = Coverage(sources_total=2**40, sources_read=1, sources_omitted=0, gaps=(text,))
+    result = ResultSummary(
+        "r", "run", "all", None, None, at, at.replace(microsecond=120), "manual", text, "",
+        coverage, False, at.replace(microsecond=554140),
+    )  # fmt: skip
+    ref = SourceRef("tool_call", 'a,b"c', "arguments.command", 0, 3)
+    event = EventView("e", None, None, "command", text, text, at, "ok", "structural", ("x",),
+                      (), (ref,), 1)  # fmt: skip
+    excerpt = SourceExcerpt("tool_call", 'a,b"c', True, "conv", None, text, text, at)
+    view = GraphView(
+        result, None, False, events=(event,), sources={("tool_call", "a,b\"c"): excerpt},
+        totals=GraphTotals(events=1), limit=None,
+    )  # fmt: skip
+    assert graph_json(view) == _pydantic_graph(view)
+    huge = replace(view, totals=GraphTotals(events=2**70))
+    assert graph_json(huge) == _pydantic_graph(huge)
+    line = StoryLineView("l", None, None, text, text, ("e",), at, None, at, 2**65)
+    assert stories_json([line]) == _json(_STORY_LIST, StoryList(stories=[line]))
