@@ -150,3 +150,29 @@ def test_a_damaged_file_with_no_record_of_any_format_is_reported(tmp_path: Path)
     assert bundles == []
     assert any("no line was recognised" in issue.reason for issue in issues)
     assert any(issue.line == 1 for issue in issues)
+
+
+@pytest.mark.parametrize("fmt", sorted(GOOD))
+def test_one_good_line_among_more_broken_ones_in_a_jsonl_file_is_stored(
+    tmp_path: Path, fmt: str
+) -> None:
+    """Fewer than half the first lines are objects and the first does not even start like
+    JSON: in a file named as JSON Lines that is damage, not prose."""
+    good = json.dumps(GOOD[fmt]).encode()
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"\xef\xbb\xbfRO~c" + good + b"\n" + good + b"\n" + good[:40] + b"\n")
+
+    bundles, issues = _read(path)
+
+    assert [b.conversation.format for b in bundles] == [fmt]
+    assert "KEPT" in _texts(bundles)
+    assert {1, 3} <= {issue.line for issue in issues}, issues
+
+
+def test_prose_named_as_text_is_still_not_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"Some notes\n" + json.dumps(GOOD["openai_chat"]).encode() + b"\nmore words\n")
+
+    bundles, _ = _read(path)
+
+    assert bundles == []

@@ -199,7 +199,8 @@ class Sample:
         if not leading:
             return False
         whole = [self._is_object(line) for line in leading]
-        if not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
+        named_lines = self.path.suffix.lower() in (".jsonl", ".ndjson")
+        if not named_lines and not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
             return False  # prose (a README), not JSON lines with a damaged first one
         records = self.records
         # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
