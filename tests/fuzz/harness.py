@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from hypothesis import seed
 from hypothesis import strategies as st
 from sqlalchemy import Connection, bindparam, text
 
@@ -31,7 +33,19 @@ from proctor.transcript import MAX_JSON_DEPTH, SourceIssue, nesting_problem
 from tests.fuzz.families import Family, GenFile, Rec
 from tests.fuzz.mutations import MUTATIONS, Mutation, dump, get, mutate_record, paths
 
+T = TypeVar("T")
+
 _NONCES = itertools.count(100_000)
+
+FUZZ_SEED = int(os.environ["PROCTOR_FUZZ_SEED"]) if os.environ.get("PROCTOR_FUZZ_SEED") else None
+"""A seed for cases nobody has run before (``PROCTOR_FUZZ_SEED=$RANDOM make fuzz``); unset,
+each fuzz test draws the same fixed-seed cases every run (hypothesis ``derandomize``)."""
+
+
+def seeded(test: T) -> T:
+    """``test`` drawing from ``FUZZ_SEED`` when one is given (use with ``derandomize=
+    FUZZ_SEED is None`` in its settings); unchanged otherwise."""
+    return seed(FUZZ_SEED)(test) if FUZZ_SEED is not None else test
 
 
 def restart_nonces() -> None:

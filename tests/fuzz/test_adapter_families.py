@@ -4,7 +4,8 @@ For every family, hypothesis draws folders of records in the format's shapes, mu
 some (numbers past 64 bits, nesting past the limit, NUL, lone surrogates, long strings,
 wrong JSON types, missing fields, unquoted hex, NaN, a BOM, truncation, garbage bytes;
 whole files with CRLF line ends or a BOM) and imports each folder into one real store.
-``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed).
+``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed;
+``PROCTOR_FUZZ_SEED`` draws other cases).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy import Connection
 from proctor.store import SqlStore, open_store
 from tests.backends import raw_connection
 from tests.fuzz.families import FAMILIES, Family
-from tests.fuzz.harness import Case, cases, import_cases, restart_nonces
+from tests.fuzz.harness import FUZZ_SEED, Case, cases, import_cases, restart_nonces, seeded
 
 EXAMPLES = int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500"))
 """Cases per family (a case is one folder of files)."""
@@ -61,13 +62,14 @@ def test_every_record_of_a_family_is_stored_or_reported_and_never_ends_the_impor
 
     @settings(
         max_examples=-(-EXAMPLES // BATCH),
-        derandomize=True,
+        derandomize=FUZZ_SEED is None,
         deadline=None,
         database=None,
         phases=[Phase.generate, Phase.shrink],
         suppress_health_check=list(HealthCheck),
     )
     @given(batch=st.lists(cases(family), min_size=BATCH, max_size=BATCH))
+    @seeded
     def some_folders(batch: list[Case]) -> None:
         for outcome in import_cases(store, reader, batch, root / family.name):
             figures["cases"] += 1

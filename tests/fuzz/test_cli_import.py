@@ -17,20 +17,21 @@ from proctor.cli._exit import EXIT_PARTIAL
 from proctor.transcript import SourceIssue
 from tests.backends import database_env, raw_connection
 from tests.fuzz.families import FAMILIES
-from tests.fuzz.harness import Case, cases, check_case, held_text, write_case
+from tests.fuzz.harness import FUZZ_SEED, Case, cases, check_case, held_text, seeded, write_case
 
 _RUNS = itertools.count()
 
 
 @settings(
     max_examples=2,
-    derandomize=True,
+    derandomize=FUZZ_SEED is None,
     deadline=None,
     database=None,
     phases=[Phase.generate],
     suppress_health_check=list(HealthCheck),
 )
 @given(folders=st.tuples(*(cases(family) for family in FAMILIES)))
+@seeded
 def test_proctor_ingest_over_damaged_files_of_every_format_names_each_and_stores_the_rest(
     folders: tuple[Case, ...],
 ) -> None:

@@ -24,7 +24,7 @@ from proctor.api.routers.intake import stop_analysis_queue
 from proctor.store import open_store
 from tests.backends import raw_connection
 from tests.fuzz.families import FAMILIES
-from tests.fuzz.harness import Case, cases, held_text
+from tests.fuzz.harness import FUZZ_SEED, Case, cases, held_text, seeded
 
 EXAMPLES = int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500"))
 NDJSON = {"Content-Type": "application/x-ndjson"}
@@ -217,7 +217,7 @@ def test_an_otlp_export_nested_past_the_limit_is_refused_naming_the_field(
 def _fuzz_settings() -> settings:
     return settings(
         max_examples=EXAMPLES,
-        derandomize=True,
+        derandomize=FUZZ_SEED is None,
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),
@@ -232,6 +232,7 @@ def test_any_events_payload_is_stored_whole_or_refused_naming_every_bad_line(
 
     @_fuzz_settings()
     @given(case=cases(EVENTS))
+    @seeded
     def one_payload(case: Case) -> None:
         ((name, body),) = case.files.items()
         answer = api.post("/api/intake/events", content=body, headers=NDJSON)
@@ -260,6 +261,7 @@ def test_any_otlp_export_is_stored_or_refused_never_a_server_error(
 
     @_fuzz_settings()
     @given(case=cases(EXPORTS))
+    @seeded
     def one_export(case: Case) -> None:
         ((name, body),) = case.files.items()
         for record in (p for p in case.planted if p.file == name):
