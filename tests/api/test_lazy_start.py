@@ -201,3 +201,79 @@ def test_the_start_indexer_waits_its_moment_but_a_search_before_it_starts_it_at_
     before, during, report = asyncio.run(serve())
     assert before is None
     assert during is not None and report["indexer"] is not None
+
+
+LAZY_REPOSITORIES = (
+    "proctor.store._conversation_store",
+    "proctor.store._graph_store",
+    "proctor.store._graph_publish",
+    "proctor.store._graph_queries",
+    "proctor.store._review_store",
+    "proctor.store._review_reads",
+    "proctor.store._heartbeat_store",
+    "proctor.store._import_store",
+    "proctor.store._search_index",
+    "proctor.store._deletion",
+)
+"""Repository modules (and what only they import) that opening the store, building the app
+and answering ``GET /api/conversations`` do not need: ``store.repos.<part>`` imports its
+module on first use, and ``proctor.store`` resolves its names on first use."""
+
+FIRST_CONVERSATIONS = SERVE_APP + (
+    "import asyncio, httpx\n"
+    "async def first():\n"
+    "    transport = httpx.ASGITransport(app=app)\n"
+    "    async with httpx.AsyncClient(transport=transport, base_url='http://127.0.0.1') as c:\n"
+    "        answer = await c.get('/api/conversations')\n"
+    "    assert answer.status_code == 200, answer.text\n"
+    "    assert answer.json()['total'] == 0, answer.text\n"
+    "asyncio.run(first())\n"
+)
+"""The app as ``proctor serve`` builds it, then its first request (the lifespan's background
+work, which starts a moment later on its own threads, is not run)."""
+
+
+def _imported_in(home: Path, code: str, watched: tuple[str, ...]) -> list[str]:
+    """The ``watched`` modules present after ``code`` ran in a new interpreter whose store is
+    ``home``'s (created and migrated first, in this process)."""
+    import os
+
+    from proctor.store import open_store
+    from tests.backends import database_env
+
+    home.mkdir(parents=True, exist_ok=True)
+    env = database_env(home)
+    open_store().close()
+    listing = (
+        f"import json, sys\nprint(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{listing}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert completed.returncode == 0, completed.stderr
+    found: list[str] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_a_servers_first_conversation_list_imports_no_other_repository(
+    proctor_home: Path,
+) -> None:
+    assert _imported_in(proctor_home, FIRST_CONVERSATIONS, LAZY_REPOSITORIES) == []
+
+
+def test_opening_a_store_imports_no_repository_until_one_is_used(proctor_home: Path) -> None:
+    code = (
+        "from proctor.store import open_store\n"
+        "store = open_store()\n"
+        "reader = store.reader()\n"
+        "assert vars(store.repos).keys() == {'_database'}, vars(store.repos)\n"
+        "assert reader.get_setting('app.enabled') is None\n"
+        "assert vars(reader.repos).keys() == {'_database', 'models'}, vars(reader.repos)\n"
+        "store.close()\n"
+    )
+    watched = (*LAZY_REPOSITORIES, "proctor.store._inbox_store", "proctor.store._interfaces")
+    assert _imported_in(proctor_home, code, watched) == []

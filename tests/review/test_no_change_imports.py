@@ -37,6 +37,21 @@ NOT_NEEDED = (
     "proctor.heartbeat._plans",
     "rich.progress",
     "proctor.cli._tables",
+    # The store's other repositories (``store.repos.<part>`` imports its module on first
+    # use; a no-change run asks the reviews' and the settings' only) and the protocols
+    # of every repository (``Store``: the review pipeline imports it for types only).
+    "proctor.store._conversation_store",
+    "proctor.store._inbox_store",
+    "proctor.store._graph_store",
+    "proctor.store._graph_publish",
+    "proctor.store._memory_store",
+    "proctor.store._supervision_store",
+    "proctor.store._suggestion_store",
+    "proctor.store._heartbeat_store",
+    "proctor.store._import_store",
+    "proctor.store._search_index",
+    "proctor.store._interfaces",
+    "proctor.store._repository_protocols",
     # PostgreSQL's dialect on SQLite (on PostgreSQL the engine needs it).
     *(() if ON_POSTGRES else ("sqlalchemy.dialects.postgresql",)),
 )

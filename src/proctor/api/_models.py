@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._base_models import WireModel
 from proctor.findings import Finding
 from proctor.graph.views import GraphEdit, ResultSummary, StoryLineView
-from proctor.search import IndexerState, IndexStatus, SearchHit
+from proctor.search import SearchHit
 from proctor.store import ConversationSummary, ProjectSummary
+
+if TYPE_CHECKING:
+    from proctor.search import IndexerState, IndexStatus
 
 
 class Health(WireModel):

@@ -31,11 +31,13 @@ from proctor.graph import (
     ResultDraft,
 )
 from proctor.review._batch import BatchSource, SourceBatch
-from proctor.store import RESUMABLE, ReviewRunRecord, ReviewScope, RunStatus, Store, Trigger
+from proctor.store import RESUMABLE, ReviewRunRecord, ReviewScope, RunStatus, Trigger
 from proctor.transcript import Conversation
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
+
+    from proctor.store import Store  # the protocols of every repository: types only
 
 # The extractors, the assembler and the search index are imported in the functions that
 # read a batch or publish: a run that finds nothing new never loads them.

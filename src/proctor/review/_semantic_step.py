@@ -17,10 +17,10 @@ from proctor.errors import ConfigError
 from proctor.graph import BatchFacts, ResultDraft
 from proctor.review._batch import SourceBatch
 from proctor.review._pipeline import SemanticLayer
-from proctor.store import Store
 
 if TYPE_CHECKING:
     from proctor.review.semantic import BackgroundNote, SemanticReviewer
+    from proctor.store import Store
 
 # The semantic reviewer (prompts, the supervisor's data block, the rules' shell parser)
 # is imported only when a connection is configured: a structural or no-change review

@@ -3,159 +3,324 @@
 SQLite (WAL) at ``$PROCTOR_HOME/proctor.db`` by default; PostgreSQL through a URL
 (``PROCTOR_DATABASE_URL``). Both
 run the same SQLAlchemy Core code and the same Alembic migrations.
+
+Names are imported when first used (PEP 562): a process that reads conversations does not
+import the repositories of the story graph, reviews, supervision … (issue 18: ``proctor
+serve`` start, the no-change review).
 """
 
-# The tables themselves, for the search index's SQL (until search has a repository of its own).
-from proctor.store import _schema as tables
-from proctor.store._base import Database, Repository
-from proctor.store._bulk import insert_rows
-from proctor.store._conversation_store import ConversationReads, ConversationRepository
-from proctor.store._engine import head_revision
-from proctor.store._findings import NotificationRecord, RecordOutcome
-from proctor.store._findings_inbox import (
-    ConversationSort,
-    FindingFilter,
-    FindingSort,
-    SortOrder,
-    UndoRefusedError,
-)
-from proctor.store._goal_store import (
-    GoalReads,
-    GoalReason,
-    GoalRepository,
-    GoalStoreProtocol,
-    GoalVersion,
-    Intent,
-    IntentLabel,
-)
-from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
-from proctor.store._graph_rows import derived_id
-from proctor.store._graph_store import GraphReads, GraphRepository
-from proctor.store._heartbeat_records import (
-    ACTIVITY_MAX_LIMIT,
-    ACTIVITY_MAX_OFFSET,
-    ActivityEntry,
-    ActivityStatus,
-    Claim,
-    HeartbeatPhase,
-    HeartbeatPlan,
-    HeartbeatRun,
-    HeartbeatStatus,
-    PlanValues,
-)
-from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
-from proctor.store._import_batch import ImportBatch
-from proctor.store._import_store import ImportRepository
-from proctor.store._inbox_store import FindingReads, FindingRepository
-from proctor.store._interfaces import Store, StoreReader
-from proctor.store._location import (
-    DATABASE_URL_VARIABLE,
-    configured_database_url,
-    database_exists,
-    database_location,
-)
-from proctor.store._memory_store import (
-    MEMORY_TEXT_CHARS,
-    CandidateStatus,
-    MemoryCandidate,
-    MemoryReads,
-    MemoryRepository,
-)
-from proctor.store._model_settings import (
-    ModelSettings,
-    ModelSettingsReader,
-    ModelSettingsReads,
-    ModelSettingsRepository,
-    ModelUsage,
-)
-from proctor.store._notifications import (
-    Notification,
-    NotificationPage,
-    NotificationReads,
-    NotificationRepository,
-    WebhookState,
-)
-from proctor.store._records import (
-    ConversationSummary,
-    ExcerptRequest,
-    ImportedFile,
-    ImportIssueRecord,
-    ImportRecord,
-    PlacedBundle,
-    ProjectSummary,
-    SourceKey,
-    SourceVersion,
-    StoreCounts,
-    StoredSource,
-    StoredTranscript,
-    TranscriptExcerpt,
-    WriteOutcome,
-)
-from proctor.store._repository_protocols import (
-    ConversationReader,
-    ConversationRecords,
-    FindingReader,
-    FindingRecords,
-    ImportRecords,
-    NotificationReader,
-    NotificationRecords,
-    TraceReader,
-)
-from proctor.store._review_records import (
-    RESUMABLE,
-    ManifestEntry,
-    ReviewReader,
-    ReviewRunRecord,
-    ReviewScope,
-    RunStatus,
-    SavedBatch,
-    ShownStatus,
-    SourceContents,
-    Trigger,
-)
-from proctor.store._review_store import slot_owner
-from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
-from proctor.store._store import (
-    DEFAULT_PROJECT,
-    ReadRepositories,
-    ReadStore,
-    Repositories,
-    SqlStore,
-    open_store,
-)
-from proctor.store._suggestion_records import (
-    ChangedObject,
-    Decision,
-    EvidenceRef,
-    MemoryRecord,
-    ResultChanges,
-    SuggestionDraft,
-    SuggestionKind,
-    SuggestionRecord,
-    SuggestionStatus,
-    UserTaskRecord,
-)
-from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
-from proctor.store._supervision_store import (
-    ClaimPolicy,
-    ClaimVerdict,
-    ClaimView,
-    Refusal,
-    RunClaim,
-    RunEnd,
-    RunTrigger,
-    SessionState,
-    SupervisionMode,
-    SupervisionReads,
-    SupervisionRepository,
-    SupervisionRun,
-    SupervisionRunStatus,
-    SupervisionSession,
-    SupervisionTrigger,
-    SupervisionUsage,
-    TargetType,
-)
-from proctor.store._trace_store import Citation, SubagentCard, TraceReads
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # The tables themselves, for the search index's SQL (until search has a repository of its own).
+    from proctor.store import _schema as tables
+    from proctor.store._base import Database, Repository
+    from proctor.store._bulk import insert_rows
+    from proctor.store._conversation_store import (
+        DEFAULT_PROJECT,
+        ConversationReads,
+        ConversationRepository,
+    )
+    from proctor.store._engine import head_revision
+    from proctor.store._findings import NotificationRecord, RecordOutcome
+    from proctor.store._findings_inbox import (
+        ConversationSort,
+        FindingFilter,
+        FindingSort,
+        SortOrder,
+        UndoRefusedError,
+    )
+    from proctor.store._goal_store import (
+        GoalReads,
+        GoalReason,
+        GoalRepository,
+        GoalStoreProtocol,
+        GoalVersion,
+        Intent,
+        IntentLabel,
+    )
+    from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
+    from proctor.store._graph_rows import derived_id
+    from proctor.store._graph_store import GraphReads, GraphRepository
+    from proctor.store._heartbeat_records import (
+        ACTIVITY_MAX_LIMIT,
+        ACTIVITY_MAX_OFFSET,
+        ActivityEntry,
+        ActivityStatus,
+        Claim,
+        HeartbeatPhase,
+        HeartbeatPlan,
+        HeartbeatRun,
+        HeartbeatStatus,
+        PlanValues,
+    )
+    from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
+    from proctor.store._import_batch import ImportBatch
+    from proctor.store._import_store import ImportRepository
+    from proctor.store._inbox_store import FindingReads, FindingRepository
+    from proctor.store._interfaces import Store, StoreReader
+    from proctor.store._location import (
+        DATABASE_URL_VARIABLE,
+        configured_database_url,
+        database_exists,
+        database_location,
+    )
+    from proctor.store._memory_store import (
+        MEMORY_TEXT_CHARS,
+        CandidateStatus,
+        MemoryCandidate,
+        MemoryReads,
+        MemoryRepository,
+    )
+    from proctor.store._model_settings import (
+        ModelSettings,
+        ModelSettingsReader,
+        ModelSettingsReads,
+        ModelSettingsRepository,
+        ModelUsage,
+    )
+    from proctor.store._notifications import (
+        Notification,
+        NotificationPage,
+        NotificationReads,
+        NotificationRepository,
+        WebhookState,
+    )
+    from proctor.store._records import (
+        ConversationSummary,
+        ExcerptRequest,
+        ImportedFile,
+        ImportIssueRecord,
+        ImportRecord,
+        PlacedBundle,
+        ProjectSummary,
+        SourceKey,
+        SourceVersion,
+        StoreCounts,
+        StoredSource,
+        StoredTranscript,
+        TranscriptExcerpt,
+        WriteOutcome,
+    )
+    from proctor.store._repository_protocols import (
+        ConversationReader,
+        ConversationRecords,
+        FindingReader,
+        FindingRecords,
+        ImportRecords,
+        NotificationReader,
+        NotificationRecords,
+        TraceReader,
+    )
+    from proctor.store._review_records import (
+        RESUMABLE,
+        ManifestEntry,
+        ReviewReader,
+        ReviewRunRecord,
+        ReviewScope,
+        RunStatus,
+        SavedBatch,
+        ShownStatus,
+        SourceContents,
+        Trigger,
+    )
+    from proctor.store._review_store import slot_owner
+    from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
+    from proctor.store._store import (
+        ReadRepositories,
+        ReadStore,
+        Repositories,
+        SqlStore,
+        open_store,
+    )
+    from proctor.store._suggestion_records import (
+        ChangedObject,
+        Decision,
+        EvidenceRef,
+        MemoryRecord,
+        ResultChanges,
+        SuggestionDraft,
+        SuggestionKind,
+        SuggestionRecord,
+        SuggestionStatus,
+        UserTaskRecord,
+    )
+    from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
+    from proctor.store._supervision_store import (
+        ClaimPolicy,
+        ClaimVerdict,
+        ClaimView,
+        Refusal,
+        RunClaim,
+        RunEnd,
+        RunTrigger,
+        SessionState,
+        SupervisionMode,
+        SupervisionReads,
+        SupervisionRepository,
+        SupervisionRun,
+        SupervisionRunStatus,
+        SupervisionSession,
+        SupervisionTrigger,
+        SupervisionUsage,
+        TargetType,
+    )
+    from proctor.store._trace_store import Citation, SubagentCard, TraceReads
+
+_WHERE = {
+    "Database": "_base",
+    "Repository": "_base",
+    "insert_rows": "_bulk",
+    "ConversationReads": "_conversation_store",
+    "ConversationRepository": "_conversation_store",
+    "head_revision": "_engine",
+    "NotificationRecord": "_findings",
+    "RecordOutcome": "_findings",
+    "ConversationSort": "_findings_inbox",
+    "FindingFilter": "_findings_inbox",
+    "FindingSort": "_findings_inbox",
+    "SortOrder": "_findings_inbox",
+    "UndoRefusedError": "_findings_inbox",
+    "GoalReads": "_goal_store",
+    "GoalReason": "_goal_store",
+    "GoalRepository": "_goal_store",
+    "GoalStoreProtocol": "_goal_store",
+    "GoalVersion": "_goal_store",
+    "Intent": "_goal_store",
+    "IntentLabel": "_goal_store",
+    "GraphAccessReads": "_graph_access",
+    "GraphAccessRepository": "_graph_access",
+    "derived_id": "_graph_rows",
+    "GraphReads": "_graph_store",
+    "GraphRepository": "_graph_store",
+    "ACTIVITY_MAX_LIMIT": "_heartbeat_records",
+    "ACTIVITY_MAX_OFFSET": "_heartbeat_records",
+    "ActivityEntry": "_heartbeat_records",
+    "ActivityStatus": "_heartbeat_records",
+    "Claim": "_heartbeat_records",
+    "HeartbeatPhase": "_heartbeat_records",
+    "HeartbeatPlan": "_heartbeat_records",
+    "HeartbeatRun": "_heartbeat_records",
+    "HeartbeatStatus": "_heartbeat_records",
+    "PlanValues": "_heartbeat_records",
+    "HeartbeatReads": "_heartbeat_store",
+    "HeartbeatRepository": "_heartbeat_store",
+    "ImportBatch": "_import_batch",
+    "ImportRepository": "_import_store",
+    "FindingReads": "_inbox_store",
+    "FindingRepository": "_inbox_store",
+    "Store": "_interfaces",
+    "StoreReader": "_interfaces",
+    "DATABASE_URL_VARIABLE": "_location",
+    "configured_database_url": "_location",
+    "database_exists": "_location",
+    "database_location": "_location",
+    "MEMORY_TEXT_CHARS": "_memory_store",
+    "CandidateStatus": "_memory_store",
+    "MemoryCandidate": "_memory_store",
+    "MemoryReads": "_memory_store",
+    "MemoryRepository": "_memory_store",
+    "ModelSettings": "_model_settings",
+    "ModelSettingsReader": "_model_settings",
+    "ModelSettingsReads": "_model_settings",
+    "ModelSettingsRepository": "_model_settings",
+    "ModelUsage": "_model_settings",
+    "Notification": "_notifications",
+    "NotificationPage": "_notifications",
+    "NotificationReads": "_notifications",
+    "NotificationRepository": "_notifications",
+    "WebhookState": "_notifications",
+    "ConversationSummary": "_records",
+    "ExcerptRequest": "_records",
+    "ImportedFile": "_records",
+    "ImportIssueRecord": "_records",
+    "ImportRecord": "_records",
+    "PlacedBundle": "_records",
+    "ProjectSummary": "_records",
+    "SourceKey": "_records",
+    "SourceVersion": "_records",
+    "StoreCounts": "_records",
+    "StoredSource": "_records",
+    "StoredTranscript": "_records",
+    "TranscriptExcerpt": "_records",
+    "WriteOutcome": "_records",
+    "ConversationReader": "_repository_protocols",
+    "ConversationRecords": "_repository_protocols",
+    "FindingReader": "_repository_protocols",
+    "FindingRecords": "_repository_protocols",
+    "ImportRecords": "_repository_protocols",
+    "NotificationReader": "_repository_protocols",
+    "NotificationRecords": "_repository_protocols",
+    "TraceReader": "_repository_protocols",
+    "RESUMABLE": "_review_records",
+    "ManifestEntry": "_review_records",
+    "ReviewReader": "_review_records",
+    "ReviewRunRecord": "_review_records",
+    "ReviewScope": "_review_records",
+    "RunStatus": "_review_records",
+    "SavedBatch": "_review_records",
+    "ShownStatus": "_review_records",
+    "SourceContents": "_review_records",
+    "Trigger": "_review_records",
+    "slot_owner": "_review_store",
+    "SearchIndexReads": "_search_index",
+    "SearchIndexRepository": "_search_index",
+    "DEFAULT_PROJECT": "_conversation_store",
+    "ReadRepositories": "_store",
+    "ReadStore": "_store",
+    "Repositories": "_store",
+    "SqlStore": "_store",
+    "open_store": "_store",
+    "ChangedObject": "_suggestion_records",
+    "Decision": "_suggestion_records",
+    "EvidenceRef": "_suggestion_records",
+    "MemoryRecord": "_suggestion_records",
+    "ResultChanges": "_suggestion_records",
+    "SuggestionDraft": "_suggestion_records",
+    "SuggestionKind": "_suggestion_records",
+    "SuggestionRecord": "_suggestion_records",
+    "SuggestionStatus": "_suggestion_records",
+    "UserTaskRecord": "_suggestion_records",
+    "SuggestionReads": "_suggestion_store",
+    "SuggestionRepository": "_suggestion_store",
+    "ClaimPolicy": "_supervision_store",
+    "ClaimVerdict": "_supervision_store",
+    "ClaimView": "_supervision_store",
+    "Refusal": "_supervision_store",
+    "RunClaim": "_supervision_store",
+    "RunEnd": "_supervision_store",
+    "RunTrigger": "_supervision_store",
+    "SessionState": "_supervision_store",
+    "SupervisionMode": "_supervision_store",
+    "SupervisionReads": "_supervision_store",
+    "SupervisionRepository": "_supervision_store",
+    "SupervisionRun": "_supervision_store",
+    "SupervisionRunStatus": "_supervision_store",
+    "SupervisionSession": "_supervision_store",
+    "SupervisionTrigger": "_supervision_store",
+    "SupervisionUsage": "_supervision_store",
+    "TargetType": "_supervision_store",
+    "Citation": "_trace_store",
+    "SubagentCard": "_trace_store",
+    "TraceReads": "_trace_store",
+}
+"""Where each exported name is defined (a module of this package)."""
+
+
+def __getattr__(name: str) -> object:
+    if name == "tables":
+        value: object = importlib.import_module("proctor.store._schema")
+    else:
+        module = _WHERE.get(name)
+        if module is None:
+            raise AttributeError(f"module 'proctor.store' has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"proctor.store.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACTIVITY_MAX_LIMIT",

@@ -23,29 +23,81 @@ from sqlalchemy.engine.base import OptionEngine
 from sqlalchemy.exc import SQLAlchemyError
 
 from proctor.errors import StoreError
-from proctor.store._base import Database, P, R, forward
-from proctor.store._conversation_store import (
-    DEFAULT_PROJECT,
-    ConversationReads,
-    ConversationRepository,
-)
+from proctor.store._base import Database, P, R
 from proctor.store._engine import create_sqlite_engine, create_url_engine, upgrade_schema
-from proctor.store._goal_store import GoalReads, GoalRepository
-from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
-from proctor.store._graph_store import GraphReads, GraphRepository
-from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
-from proctor.store._import_store import ImportRepository
-from proctor.store._inbox_store import FindingReads, FindingRepository
 from proctor.store._location import configured_database_url
-from proctor.store._memory_store import MemoryReads, MemoryRepository
-from proctor.store._model_settings import ModelSettingsReads, ModelSettingsRepository
-from proctor.store._notifications import NotificationReads, NotificationRepository
-from proctor.store._review_reads import ReviewReads
-from proctor.store._review_store import ReviewStore
-from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
-from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
-from proctor.store._supervision_store import SupervisionReads, SupervisionRepository
-from proctor.store._trace_store import TraceReads
+from proctor.store._parts import Parts, deferred, forward_to
+
+if TYPE_CHECKING:
+    from proctor.store._conversation_store import ConversationReads, ConversationRepository
+    from proctor.store._goal_store import GoalReads, GoalRepository
+    from proctor.store._graph_access import GraphAccessReads, GraphAccessRepository
+    from proctor.store._graph_store import GraphReads, GraphRepository
+    from proctor.store._heartbeat_store import HeartbeatReads, HeartbeatRepository
+    from proctor.store._import_store import ImportRepository
+    from proctor.store._inbox_store import FindingReads, FindingRepository
+    from proctor.store._memory_store import MemoryReads, MemoryRepository
+    from proctor.store._model_settings import ModelSettingsReads, ModelSettingsRepository
+    from proctor.store._notifications import NotificationReads, NotificationRepository
+    from proctor.store._review_reads import ReviewReads
+    from proctor.store._review_store import ReviewStore
+    from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
+    from proctor.store._suggestion_store import SuggestionReads, SuggestionRepository
+    from proctor.store._supervision_store import SupervisionReads, SupervisionRepository
+    from proctor.store._trace_store import TraceReads
+
+    def _checked_before_this_module() -> None:
+        """Never called. For mypy only: imports in a function order the repository modules
+        before this one within the package's import cycle (imports under TYPE_CHECKING
+        alone leave that order open, and then the types of facade methods forwarded to
+        inferred attributes, e.g. ``ReviewReads.review_run``, cannot be determined)."""
+        import proctor.store._conversation_store
+        import proctor.store._goal_store
+        import proctor.store._graph_access
+        import proctor.store._graph_store
+        import proctor.store._heartbeat_store
+        import proctor.store._import_store
+        import proctor.store._inbox_store
+        import proctor.store._memory_store
+        import proctor.store._model_settings
+        import proctor.store._notifications
+        import proctor.store._review_reads
+        import proctor.store._review_store
+        import proctor.store._search_index
+        import proctor.store._suggestion_store
+        import proctor.store._supervision_store
+        import proctor.store._trace_store  # noqa: F401
+
+else:
+    # The repository classes by name: their modules are imported when a part is first used.
+    ConversationReads = deferred("ConversationReads")
+    ConversationRepository = deferred("ConversationRepository")
+    GoalReads = deferred("GoalReads")
+    GoalRepository = deferred("GoalRepository")
+    GraphAccessReads = deferred("GraphAccessReads")
+    GraphAccessRepository = deferred("GraphAccessRepository")
+    GraphReads = deferred("GraphReads")
+    GraphRepository = deferred("GraphRepository")
+    HeartbeatReads = deferred("HeartbeatReads")
+    HeartbeatRepository = deferred("HeartbeatRepository")
+    ImportRepository = deferred("ImportRepository")
+    FindingReads = deferred("FindingReads")
+    FindingRepository = deferred("FindingRepository")
+    MemoryReads = deferred("MemoryReads")
+    MemoryRepository = deferred("MemoryRepository")
+    ModelSettingsReads = deferred("ModelSettingsReads")
+    ModelSettingsRepository = deferred("ModelSettingsRepository")
+    NotificationReads = deferred("NotificationReads")
+    NotificationRepository = deferred("NotificationRepository")
+    ReviewReads = deferred("ReviewReads")
+    ReviewStore = deferred("ReviewStore")
+    SearchIndexReads = deferred("SearchIndexReads")
+    SearchIndexRepository = deferred("SearchIndexRepository")
+    SuggestionReads = deferred("SuggestionReads")
+    SuggestionRepository = deferred("SuggestionRepository")
+    SupervisionReads = deferred("SupervisionReads")
+    SupervisionRepository = deferred("SupervisionRepository")
+    TraceReads = deferred("TraceReads")
 
 if TYPE_CHECKING:
     from proctor.store._goal_store import GoalStoreProtocol
@@ -69,7 +121,7 @@ if TYPE_CHECKING:
     from proctor.store._suggestion_store import SuggestionRecords
     from proctor.store._supervision_store import SupervisionRecords
 
-__all__ = ["DEFAULT_PROJECT", "ReadRepositories", "ReadStore", "Repositories", "SqlStore"]
+__all__ = ["ReadRepositories", "ReadStore", "Repositories", "SqlStore"]
 
 
 if TYPE_CHECKING:
@@ -97,12 +149,15 @@ if TYPE_CHECKING:
 
 def _via(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
     """A facade method that calls ``method`` on the repository ``store.repos.<part>``."""
-    return forward(f"repos.{part}", method)
+    return forward_to(f"repos.{part}", method)
 
 
-@dataclass(frozen=True, slots=True)
-class ReadRepositories:
-    """One read-only repository per group of tables: none of them has a write method."""
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class ReadRepositories(Parts):
+    """One read-only repository per group of tables: none of them has a write method.
+
+    Each is imported and built the first time it is read (``Parts``), then kept.
+    """
 
     conversations: ConversationReads
     traces: TraceReads
@@ -121,28 +176,16 @@ class ReadRepositories:
 
     @classmethod
     def over(cls, database: Database) -> ReadRepositories:
-        """Every reading repository over ``database``."""
-        return cls(
-            conversations=ConversationReads(database),
-            traces=TraceReads(database),
-            findings=FindingReads(database),
-            notifications=NotificationReads(database),
-            memories=MemoryReads(database),
-            reviews=ReviewReads(database),
-            graph=GraphReads(database),
-            graph_access=GraphAccessReads(database),
-            heartbeat=HeartbeatReads(database),
-            suggestions=SuggestionReads(database),
-            supervision=SupervisionReads(database),
-            goals=GoalReads(database),
-            models=ModelSettingsReads(database),
-            search=SearchIndexReads(database),
-        )
+        """Every reading repository over ``database`` (each built on first use)."""
+        return cls(database)
 
 
-@dataclass(frozen=True, slots=True)
-class Repositories:
-    """One repository per group of tables, with its writes; all share one ``Database``."""
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Repositories(Parts):
+    """One repository per group of tables, with its writes; all share one ``Database``.
+
+    Each is imported and built the first time it is read (``Parts``), then kept.
+    """
 
     conversations: ConversationRepository
     imports: ImportRepository
@@ -162,24 +205,8 @@ class Repositories:
 
     @classmethod
     def over(cls, database: Database) -> Repositories:
-        """Every repository over ``database``."""
-        return cls(
-            conversations=ConversationRepository(database),
-            imports=ImportRepository(database),
-            traces=TraceReads(database),
-            findings=FindingRepository(database),
-            notifications=NotificationRepository(database),
-            memories=MemoryRepository(database),
-            reviews=ReviewStore(database),
-            graph=GraphRepository(database),
-            graph_access=GraphAccessRepository(database),
-            heartbeat=HeartbeatRepository(database),
-            suggestions=SuggestionRepository(database),
-            supervision=SupervisionRepository(database),
-            goals=GoalRepository(database),
-            models=ModelSettingsRepository(database),
-            search=SearchIndexRepository(database),
-        )
+        """Every repository over ``database`` (each built on first use)."""
+        return cls(database)
 
 
 class ReadStore:

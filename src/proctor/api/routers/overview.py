@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio.to_thread
 from fastapi import APIRouter, FastAPI, Query, Request
@@ -31,8 +31,10 @@ from proctor.api._models import (
     SearchResponse,
 )
 from proctor.heartbeat import ActivityEntry
-from proctor.search import CATCH_UP_SECONDS, BackgroundIndexer
 from proctor.store import ActivityStatus, HeartbeatPhase, RunStatus
+
+if TYPE_CHECKING:
+    from proctor.search import BackgroundIndexer
 
 _INDEXER_LOCK = threading.Lock()
 
@@ -79,6 +81,8 @@ def search_indexer(app: FastAPI) -> BackgroundIndexer | None:
             return None
         indexer: BackgroundIndexer | None = getattr(app.state, "search_indexer", None)
         if indexer is None:
+            from proctor.search import BackgroundIndexer  # imported by the first use
+
             indexer = BackgroundIndexer(app.state.store_holder.get).start()
             app.state.search_indexer = indexer
         return indexer
@@ -149,7 +153,7 @@ def search(
     at most a few seconds); documents not embedded yet rank by full text only. ``index``
     says when the hits may be incomplete.
     """
-    from proctor.search import hold_vectors
+    from proctor.search import CATCH_UP_SECONDS, hold_vectors
     from proctor.search import search as run_search
 
     indexer = search_indexer(request.app)
