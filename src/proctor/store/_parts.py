@@ -13,6 +13,7 @@ imports them for the type checker only, so its facade lines read
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from importlib import import_module
 from operator import attrgetter
@@ -20,6 +21,10 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, cast
 
 from proctor.store._base import Database, P, R
+
+_BUILDING = threading.RLock()
+"""Held while a part is built: a repository may hold state (an import's leases), so two
+threads asking for ``repos.imports`` at once must get the same one."""
 
 REPOSITORY_MODULES = {
     "ConversationReads": "_conversation_store",
@@ -152,6 +157,9 @@ class Parts:
             declared = self.__dataclass_fields__.get(name)
             if declared is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            part = repository_class(declared.type)(self._database)
-            object.__setattr__(self, name, part)
+            with _BUILDING:  # one instance per part, even when threads ask at once
+                part = vars(self).get(name)
+                if part is None:
+                    part = repository_class(declared.type)(self._database)
+                    object.__setattr__(self, name, part)
             return part
