@@ -1,8 +1,9 @@
 """Reading the objects a bounded graph view shows, by id (REV-12).
 
 ``_graph_window`` decides which events, entities, relations, changes, open items, story
-lines and experiences a view holds; ``assemble`` reads them in ``IN`` chunks, each object
-with the first ``SOURCES_PER_OBJECT`` references its result recorded and their count.
+lines and experiences a view holds; ``assemble`` reads them by id, one statement per kind
+(the ids bound as one list: ``among``), each object with the first ``SOURCES_PER_OBJECT``
+references its result recorded and their count.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from proctor.graph.views import (
 from proctor.store import _schema as t
 from proctor.store._graph_result import event_order
 from proctor.store._graph_rows import (
+    among,
     change_view,
-    chunks,
     entity_view,
     event_view,
     experience_view,
@@ -99,50 +100,50 @@ def cited_refs(
     )
     totals: dict[str, int] = {}
     found: dict[str, list[tuple[int, SourceRef]]] = defaultdict(list)
-    for part in chunks(ids):
-        objects = (
-            select(
-                sr.object_id.label("object_id"),
-                func.count().label("total"),
-                func.coalesce(nth, _NO_CUTOFF).label("last_ref_id"),
-            )
-            .where(sr.object_type == object_type, sr.object_id.in_(part), sr.result_id == rid)
-            .group_by(sr.object_id)
-            .subquery()
+    if not ids:
+        return {}
+    objects = (
+        select(
+            sr.object_id.label("object_id"),
+            func.count().label("total"),
+            func.coalesce(nth, _NO_CUTOFF).label("last_ref_id"),
         )
-        # The kept references themselves, in the same statement (not their ids, then the
-        # rows by id in a second round of statements).
-        for row in c.execute(
-            select(
-                sr.ref_id,
-                sr.object_id,
-                sr.source_type,
-                sr.source_id,
-                sr.field,
-                sr.start_offset,
-                sr.end_offset,
-                objects.c.total,
-            )
-            .join(objects, sr.object_id == objects.c.object_id)
-            .where(
-                sr.object_type == object_type,
-                sr.result_id == rid,
-                sr.ref_id <= objects.c.last_ref_id,
-            )
-        ):
-            ref_id, object_id, source_type, source_id, field, start, end, total = row
-            found[object_id].append((ref_id, SourceRef(source_type, source_id, field, start, end)))
-            totals[object_id] = total
+        .where(sr.object_type == object_type, among(c, sr.object_id, ids), sr.result_id == rid)
+        .group_by(sr.object_id)
+        .subquery()
+    )
+    # The kept references themselves, in the same statement (not their ids, then the
+    # rows by id in a second round of statements).
+    for row in c.execute(
+        select(
+            sr.ref_id,
+            sr.object_id,
+            sr.source_type,
+            sr.source_id,
+            sr.field,
+            sr.start_offset,
+            sr.end_offset,
+            objects.c.total,
+        )
+        .join(objects, sr.object_id == objects.c.object_id)
+        .where(
+            sr.object_type == object_type,
+            sr.result_id == rid,
+            sr.ref_id <= objects.c.last_ref_id,
+        )
+    ):
+        ref_id, object_id, source_type, source_id, field, start, end, total = row
+        found[object_id].append((ref_id, SourceRef(source_type, source_id, field, start, end)))
+        totals[object_id] = total
     return {
         key: (tuple(ref for _, ref in sorted(refs)), totals[key]) for key, refs in found.items()
     }
 
 
 def _rows(c: Connection, table: Any, column: str, ids: Sequence[str]) -> list[Any]:
-    rows: list[Any] = []
-    for part in chunks(ids):
-        rows.extend(c.execute(view_select(table).where(table.c[column].in_(part))).mappings())
-    return rows
+    if not ids:
+        return []
+    return list(c.execute(view_select(table).where(among(c, table.c[column], ids))).mappings())
 
 
 def events_of(c: Connection, rid: str, event_ids: Sequence[str]) -> list[EventView]:
@@ -150,16 +151,19 @@ def events_of(c: Connection, rid: str, event_ids: Sequence[str]) -> list[EventVi
     ee = t.event_entities.c
     entities: dict[str, list[str]] = defaultdict(list)
     lines: dict[str, list[str]] = defaultdict(list)
-    for part in chunks(event_ids):
+    if event_ids:
         for event_id, entity_id in c.execute(
             select(ee.event_id, ee.entity_id)
-            .where(ee.event_id.in_(part))
+            .where(among(c, ee.event_id, event_ids))
             .order_by(ee.event_id, ee.entity_id)
         ):
             entities[event_id].append(entity_id)
         for event_id, line_id in c.execute(
             select(_SLE.event_id, _SLE.story_line_id)
-            .where(_SLE.event_id.in_(part), is_published(rid, "story_line", _SLE.story_line_id))
+            .where(
+                among(c, _SLE.event_id, event_ids),
+                is_published(rid, "story_line", _SLE.story_line_id),
+            )
             .order_by(_SLE.event_id, _SLE.story_line_id)
         ):
             lines[event_id].append(line_id)
@@ -187,7 +191,7 @@ def _lines(
         for line_id in event.story_line_ids:
             shown[line_id].append(event.event_id)
     totals: dict[str, tuple[int, datetime | None, datetime | None]] = {}
-    for part in chunks(line_ids):
+    if line_ids:
         for line_id, count, first_at, last_at in c.execute(
             select(
                 _SLE.story_line_id,
@@ -196,7 +200,10 @@ def _lines(
                 func.max(_GE.occurred_at),
             )
             .join(t.graph_events, _GE.event_id == _SLE.event_id)
-            .where(_SLE.story_line_id.in_(part), is_published(rid, "event", _SLE.event_id))
+            .where(
+                among(c, _SLE.story_line_id, line_ids),
+                is_published(rid, "event", _SLE.event_id),
+            )
             .group_by(_SLE.story_line_id)
         ):
             totals[line_id] = (count, first_at, last_at)
@@ -217,20 +224,20 @@ def _experience_event_ids(
     """Each experience's events in the result's time order (others after, by id)."""
     xe = t.experience_events.c
     members: dict[str, list[str]] = defaultdict(list)
-    for part in chunks(experience_ids):
+    if experience_ids:
         for experience_id, event_id in c.execute(
             select(xe.experience_id, xe.event_id)
-            .where(xe.experience_id.in_(part))
+            .where(among(c, xe.experience_id, experience_ids))
             .order_by(xe.experience_id, xe.event_id)
         ):
             members[experience_id].append(event_id)
     wanted = sorted({e for ids in members.values() for e in ids})
     times: dict[str, datetime | None] = {}
-    for part in chunks(wanted):
+    if wanted:
         times.update(
             c.execute(
                 select(_GE.event_id, _GE.occurred_at).where(
-                    _GE.event_id.in_(part), is_published(rid, "event", _GE.event_id)
+                    among(c, _GE.event_id, wanted), is_published(rid, "event", _GE.event_id)
                 )
             ).all()
         )

@@ -29,6 +29,7 @@ from proctor.graph.views import (
 from proctor.store import _schema as t
 from proctor.store._graph_result import event_order
 from proctor.store._graph_rows import (
+    among,
     change_view,
     chunks,
     coverage_from_json,
@@ -220,14 +221,14 @@ def _with_events(c: Connection, rows: Sequence[RowMapping]) -> list[StoryLineVie
     # planner scans every event and probes each line for it (thousands of times the rows).
     pairs: list[tuple[str, str]] = []
     times: dict[str, datetime | None] = {}
-    for part in chunks(ids):
+    if ids:
         pairs.extend(
             (line_id, event_id)
             for line_id, event_id in c.execute(
-                select(sle.story_line_id, sle.event_id).where(sle.story_line_id.in_(part))
+                select(sle.story_line_id, sle.event_id).where(among(c, sle.story_line_id, ids))
             )
         )
-        of_lines = select(sle.event_id).where(sle.story_line_id.in_(part))
+        of_lines = select(sle.event_id).where(among(c, sle.story_line_id, ids))
         times.update(
             c.execute(select(ev.event_id, ev.occurred_at).where(ev.event_id.in_(of_lines))).all()
         )

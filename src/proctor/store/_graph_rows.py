@@ -13,9 +13,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+import orjson
 from pydantic import TypeAdapter
-from sqlalchemy import select
+from sqlalchemy import String, any_, bindparam, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.sql.elements import ColumnElement
 
 from proctor.graph import Coverage, SourceRef
 from proctor.graph.views import (
@@ -73,6 +76,20 @@ def chunks(values: Sequence[T], size: int = _CHUNK) -> Iterator[Sequence[T]]:
     """``values`` in slices of at most ``size``."""
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def among(c: Connection, column: Any, ids: Iterable[str]) -> ColumnElement[bool]:
+    """``column IN ids`` with the whole list bound as one value: a JSON array read by
+    ``json_each`` on SQLite, an array compared with ``= ANY`` on PostgreSQL. One statement
+    whatever the number of ids (no ``IN`` chunks), and no clause or placeholder per id
+    for SQLAlchemy to build, cache-key and expand (≈ 4 ms of CPU per 500 ids)."""
+    values = list(ids)
+    if c.dialect.name == "sqlite":
+        listed = func.json_each(bindparam(None, orjson.dumps(values).decode(), type_=String))
+        return column.in_(select(listed.table_valued("value").c.value))  # type: ignore[no-any-return]
+    if c.dialect.name == "postgresql":
+        return column == any_(bindparam(None, values, type_=ARRAY(String)))  # type: ignore[no-any-return]
+    return column.in_(values)  # type: ignore[no-any-return]
 
 
 def existing_ids(connection: Connection, column: Any, ids: Iterable[str]) -> set[str]:

@@ -26,7 +26,7 @@ from proctor.graph.views import (
     SourceText,
 )
 from proctor.store import _schema as t
-from proctor.store._graph_rows import chunks
+from proctor.store._graph_rows import among
 
 EXCERPT_CHARS = 240
 _PREFIX_CHARS = 2000
@@ -126,22 +126,23 @@ def excerpts(
         if spec is None:
             continue
         query, key, title, text = spec
-        for part in chunks(sorted(ids)):
-            for row in c.execute(query.where(key.in_(part))).mappings():
-                conversations.add(row["conversation_id"])
-                found[(source_type, row["source_id"])] = SourceExcerpt(
-                    source_type=source_type,
-                    source_id=row["source_id"],
-                    exists=True,
-                    conversation_id=row["conversation_id"],
-                    title=title(row),
-                    excerpt=_clip(text(row)),
-                    occurred_at=row["created_at"],
-                )
+        for row in c.execute(query.where(among(c, key, sorted(ids)))).mappings():
+            conversations.add(row["conversation_id"])
+            found[(source_type, row["source_id"])] = SourceExcerpt(
+                source_type=source_type,
+                source_id=row["source_id"],
+                exists=True,
+                conversation_id=row["conversation_id"],
+                title=title(row),
+                excerpt=_clip(text(row)),
+                occurred_at=row["created_at"],
+            )
     titles: dict[str, str | None] = {}
     cv = t.conversations.c
-    for part in chunks(sorted(conversations)):
-        query = select(cv.conversation_id, cv.title).where(cv.conversation_id.in_(part))
+    if conversations:
+        query = select(cv.conversation_id, cv.title).where(
+            among(c, cv.conversation_id, sorted(conversations))
+        )
         titles.update((row[0], row[1]) for row in c.execute(query))
     result: dict[tuple[str, str], SourceExcerpt] = {}
     for source_type, ids in by_type.items():

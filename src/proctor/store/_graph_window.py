@@ -2,16 +2,17 @@
 
 ``read_graph`` answers ``graph(result_id, story_line_id, limit=…, offset=…)`` with
 set-based queries: the view's events are counted and ordered in SQL and only the shown
-ones are read; what they involve is fetched by id in ``IN`` chunks. A view whose events
-all fit is the whole result (read by ``load_result_graph``) or the whole story line. The
-rules of what a truncated view holds are ``GraphView``'s; ``_graph_snapshot`` applies the
-same rules to a stored snapshot, and the tests hold the two to each other.
+ones are read; what they involve is fetched by id, the ids bound as one list (``among``:
+the same statements for 3 events or 3,000). A view whose events all fit is the whole
+result (read by ``load_result_graph``) or the whole story line. The rules of what a
+truncated view holds are ``GraphView``'s; ``_graph_snapshot`` applies the same rules to a
+stored snapshot, and the tests hold the two to each other.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Select, func, select
@@ -29,23 +30,21 @@ from proctor.store._graph_objects import (
     is_published,
 )
 from proctor.store._graph_result import load_result_graph, published
-from proctor.store._graph_rows import chunks
+from proctor.store._graph_rows import among
 
 _RO = t.result_objects.c
 _GE = t.graph_events.c
 _SLE = t.story_line_events.c
 
 Ids = Sequence[str] | Select[Any]
-"""Object ids given as a list (read in ``IN`` chunks) or as a query selecting them."""
+"""Object ids given as a list (bound as one value) or as a query selecting them."""
 
 
-def _in(column: Any, ids: Ids) -> Iterator[ColumnElement[bool]]:
-    """``column IN (…)`` conditions covering ``ids``: one per chunk, or one subquery."""
+def _in(c: Connection, column: Any, ids: Ids) -> ColumnElement[bool]:
+    """``column IN (…)`` covering ``ids``: a list bound as one value, or a subquery."""
     if isinstance(ids, Select):
-        yield column.in_(ids)
-        return
-    for part in chunks(ids):
-        yield column.in_(part)
+        return column.in_(ids)  # type: ignore[no-any-return]
+    return among(c, column, ids)
 
 
 # --- which objects --------------------------------------------------------------------------
@@ -128,21 +127,22 @@ def _window(c: Connection, events: Select[Any], limit: int | None, offset: int) 
 def _involved(c: Connection, rid: str, event_ids: Ids) -> Involved:
     """What the events involve (the rules are ``GraphView``'s)."""
     ee = t.event_entities.c
-    linked: set[str] = set()
-    for condition in _in(ee.event_id, event_ids):
-        linked.update(c.execute(select(ee.entity_id).where(condition).distinct()).scalars())
+    # Not DISTINCT: SQLite would walk the entity index in order, every link of every event.
+    linked: set[str] = set(
+        c.execute(select(ee.entity_id).where(_in(c, ee.event_id, event_ids))).scalars()
+    )
     ordered = sorted(linked)
     entities: set[str] = set()
     relations: set[str] = set()
     changes: set[str] = set()
     r, ch = t.relations.c, t.entity_changes.c
-    for part in chunks(ordered):
+    if ordered:
         entities.update(
-            c.execute(published(rid, "entity").where(_RO.object_id.in_(part))).scalars()
+            c.execute(published(rid, "entity").where(among(c, _RO.object_id, ordered))).scalars()
         )
         for relation_id, to_entity_id in c.execute(
             select(r.relation_id, r.to_entity_id).where(
-                r.from_entity_id.in_(part), is_published(rid, "relation", r.relation_id)
+                among(c, r.from_entity_id, ordered), is_published(rid, "relation", r.relation_id)
             )
         ):
             if to_entity_id in linked:
@@ -150,7 +150,8 @@ def _involved(c: Connection, rid: str, event_ids: Ids) -> Involved:
         changes.update(
             c.execute(
                 select(ch.change_id).where(
-                    ch.entity_id.in_(part), is_published(rid, "entity_change", ch.change_id)
+                    among(c, ch.entity_id, ordered),
+                    is_published(rid, "entity_change", ch.change_id),
                 )
             ).scalars()
         )
@@ -163,15 +164,15 @@ def _involved(c: Connection, rid: str, event_ids: Ids) -> Involved:
         if linked.intersection(entity_ids or ())
     }
     xe = t.experience_events.c
-    experiences: set[str] = set()
-    for condition in _in(xe.event_id, event_ids):
-        experiences.update(
-            c.execute(
-                select(xe.experience_id)
-                .where(xe.experience_id.in_(published(rid, "experience")), condition)
-                .distinct()
-            ).scalars()
-        )
+    experiences = set(
+        c.execute(
+            select(xe.experience_id)
+            .where(
+                xe.experience_id.in_(published(rid, "experience")), _in(c, xe.event_id, event_ids)
+            )
+            .distinct()
+        ).scalars()
+    )
     return Involved(linked, entities, relations, changes, open_items, experiences)
 
 
