@@ -29,6 +29,11 @@ from proctor.transcript import MAX_JSON_DEPTH, SourceIssue, nesting_problem
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are reported and skipped (a real Claude Code line with images is ~1 MB)."""
 
+LINE_BUFFER_BYTES = 64 * 1024
+"""The read buffer of a JSON Lines file: a Claude Code line is often longer than
+Python's default 8 KiB, and ``readline`` then joins it from several reads (a third of
+the cost of reading the lines)."""
+
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """Single-document JSON files larger than this are refused instead of loaded."""
 
@@ -103,8 +108,11 @@ def _lenient(data: bytes, error: orjson.JSONDecodeError | None) -> Any:
         raise JSONProblem(_short(error), error.pos) from None
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, transparently decompressing zstd and gzip by content."""
+def open_binary(path: Path, *, buffering: int = -1) -> IO[bytes]:
+    """Open a file for reading, transparently decompressing zstd and gzip by content.
+
+    ``buffering``: the buffer of a plain (uncompressed) file, as ``open`` takes it.
+    """
     with path.open("rb") as probe:
         magic = probe.read(4)
     if magic.startswith(_ZSTD_MAGIC):
@@ -118,7 +126,7 @@ def open_binary(path: Path) -> IO[bytes]:
 
         # gzip.open owns the file and closes it; GzipFile(fileobj=…) would leave it open.
         return cast(IO[bytes], gzip.open(path, "rb"))
-    return path.open("rb")
+    return path.open("rb", buffering=buffering)
 
 
 def _corrupt(exc: Exception) -> bool:
@@ -167,7 +175,7 @@ def iter_jsonl(
     reported as a torn tail (the file is probably still being written).
     """
     shown = str(path)
-    with open_binary(path) as handle:
+    with open_binary(path, buffering=LINE_BUFFER_BYTES) as handle:
         number = start_line - 1
         while True:
             try:

@@ -85,16 +85,31 @@ def _values(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]
     return operator.itemgetter(*keys)
 
 
+_SQLITE_TIME_TEXTS: dict[datetime, str] = {}
+"""SQLite texts of recent UTC times, shared by every time column's bind (each text is
+the same whatever the column); emptied when it holds ``_TIME_TEXTS_MAX``."""
+_TIME_TEXTS_MAX = 4096
+
+
 def _sqlite_utc_text(general: Processor) -> Processor:
     """SQLite's bind of a ``UTCDateTime`` (``general``: the UTC naive time, then SQLite's
     ``YYYY-MM-DD HH:MM:SS.ffffff`` text) done by ``datetime.isoformat`` in C for a plain
     datetime: the same text, without a Python-level format of seven fields."""
 
+    texts = _SQLITE_TIME_TEXTS
+
     def bind(value: Any) -> Any:
         if type(value) is not datetime:
             return general(value)
         if value.tzinfo is UTC:  # most times: the text without its "+00:00"
-            return value.isoformat(" ", "microseconds")[:-6]
+            # Equal UTC times have equal fields: one text for a message's time in its
+            # content row, its source row and its calls' rows.
+            text = texts.get(value)
+            if text is None:
+                if len(texts) >= _TIME_TEXTS_MAX:
+                    texts.clear()
+                text = texts[value] = value.isoformat(" ", "microseconds")[:-6]
+            return text
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         return value.isoformat(" ", "microseconds")

@@ -36,11 +36,26 @@ def normalise_text(text: str) -> str:
     return text.rstrip()
 
 
+_TIME_TEXTS: dict[datetime, str] = {}
+"""``canonical_time`` of recent UTC times: a source's time is hashed again by the call
+made in it, the result that ends it, its content hash. Emptied when it holds
+``_TIME_TEXTS_MAX``."""
+_TIME_TEXTS_MAX = 4096
+
+
 def canonical_time(value: datetime | None) -> str | None:
     """UTC ISO-8601 with milliseconds; naive times are taken as UTC."""
     if value is None:
         return None
     zone = value.tzinfo
+    if zone is UTC and type(value) is datetime:
+        # Equal UTC times have equal fields, so one text serves them all.
+        text = _TIME_TEXTS.get(value)
+        if text is None:
+            if len(_TIME_TEXTS) >= _TIME_TEXTS_MAX:
+                _TIME_TEXTS.clear()
+            text = _TIME_TEXTS[value] = value.isoformat(timespec="milliseconds")
+        return text
     if zone is None:
         value = value.replace(tzinfo=UTC)
     elif zone is not UTC:

@@ -43,11 +43,23 @@ _INT_MAX = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _has_surrogate(text: str) -> bool:
+    """True when ``text`` holds a surrogate code point (``_SURROGATE`` would find one).
+
+    UTF-8 has no encoding for them, so the strict encoder refuses exactly these texts:
+    one pass in C, several times faster than the regular expression's scan."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def clean_text(text: str) -> str:
     """``text`` as every store holds it: NUL and lone surrogates replaced by U+FFFD."""
     if "\x00" in text:
         text = text.replace("\x00", REPLACEMENT)
-    if not text.isascii() and _SURROGATE.search(text) is not None:
+    if not text.isascii() and _has_surrogate(text):
         # Through UTF-16: a pair written as two escapes joins, a lone half is replaced.
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
@@ -55,7 +67,7 @@ def clean_text(text: str) -> str:
 
 def is_clean_text(text: str) -> bool:
     """True when ``clean_text`` would return ``text`` unchanged."""
-    return "\x00" not in text and (text.isascii() or _SURROGATE.search(text) is None)
+    return "\x00" not in text and (text.isascii() or not _has_surrogate(text))
 
 
 def integer_text(value: int) -> str:
