@@ -22,9 +22,14 @@ from tests.conftest import EXAMPLES_DIR
 T = TypeVar("T")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prepared_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The examples ingested, the rules run, the app enabled and a structural review published."""
+    """The examples ingested, the rules run, the app enabled and a structural review published.
+
+    Made once per test process (each pytest-xdist worker), not per module: nothing writes
+    to it (``database`` and the suites' servers take copies), and building it took about a
+    second of CPU and two of wall for each of the thirty-odd modules that use it, in each pass.
+    """
     path = tmp_path_factory.mktemp("api") / "proctor.db"
     store = open_store(path)
     try:
