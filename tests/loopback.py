@@ -58,7 +58,7 @@ def _wait_for(port: int, process: subprocess.Popen[bytes], deadline: float) -> N
 
 @contextmanager
 def serving(
-    command: Sequence[str], env: Mapping[str, str], port: int, deadline: float = 20.0
+    command: Sequence[str], env: Mapping[str, str], port: int, deadline: float = 60.0
 ) -> Iterator[None]:
     """Run ``command`` (which listens on ``port``) for the duration of the block.
 

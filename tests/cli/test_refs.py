@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.cli._refs import unique_prefixes
@@ -135,6 +135,7 @@ def test_every_finding_id_in_the_list_shows_its_finding() -> None:
 hex_ids = st.lists(st.text("0123456789abcdef", min_size=16, max_size=32), max_size=40)
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # a loaded machine is no bug
 @given(ids=hex_ids, length=st.integers(1, 12))
 def test_a_unique_prefix_is_shared_by_no_other_id_of_the_listing(
     ids: list[str], length: int

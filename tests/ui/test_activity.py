@@ -27,7 +27,9 @@ def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     with serve_copy(seeded_database, tmp_path_factory.mktemp("ui-activity")) as running:
         for name, project in (("morning", "ledger-sync"), ("evening", "invoice-service")):
             body = {"name": name, "recurrence": "daily", "time": "07:00", "project": project}
-            assert httpx.post(f"{running.url}/api/plans", json=body).status_code == 201
+            assert (
+                httpx.post(timeout=30, url=f"{running.url}/api/plans", json=body).status_code == 201
+            )
         store = open_store(running.database)
         try:
             for _ in range(MORNING_RUNS):
@@ -50,7 +52,9 @@ def _cards(page: Page) -> Locator:
 def test_activity_lists_heartbeat_runs_and_manual_reviews_with_their_outcomes(
     page: Page, server: str
 ) -> None:
-    newest = httpx.get(f"{server}/api/activity", params={"limit": 20}).json()["activity"]
+    newest = httpx.get(timeout=30, url=f"{server}/api/activity", params={"limit": 20}).json()[
+        "activity"
+    ]
     page.goto("/#/activity")
     expect(page.get_by_role("heading", name="Activity", level=1)).to_be_visible()
     expect(_cards(page)).to_have_count(20)
@@ -82,7 +86,10 @@ def test_paging_reaches_the_oldest_line_the_manual_review_and_its_result(page: P
 
 
 def test_the_plan_filter_keeps_only_that_plans_runs(page: Page, server: str) -> None:
-    plans = {p["name"]: p["plan_id"] for p in httpx.get(f"{server}/api/plans").json()["plans"]}
+    plans = {
+        p["name"]: p["plan_id"]
+        for p in httpx.get(timeout=30, url=f"{server}/api/plans").json()["plans"]
+    }
     page.goto("/#/activity")
     expect(_cards(page)).to_have_count(20)
     page.get_by_label("Show").select_option(label="Plan: evening")

@@ -14,18 +14,18 @@ from tests.ui.conftest import PHONE, screenshot
 
 def _create(server: str, **fields: Any) -> dict[str, Any]:
     body = {"recurrence": "daily", "time": "07:00", "timezone": "UTC", **fields}
-    response = httpx.post(f"{server}/api/plans", json=body)
+    response = httpx.post(timeout=30, url=f"{server}/api/plans", json=body)
     assert response.status_code == 201, response.text
     plan: dict[str, Any] = response.json()
     return plan
 
 
 def _plan(server: str, ref: str) -> httpx.Response:
-    return httpx.get(f"{server}/api/plans/{ref}")
+    return httpx.get(timeout=30, url=f"{server}/api/plans/{ref}")
 
 
 def _names(server: str) -> list[str]:
-    return [p["name"] for p in httpx.get(f"{server}/api/plans").json()["plans"]]
+    return [p["name"] for p in httpx.get(timeout=30, url=f"{server}/api/plans").json()["plans"]]
 
 
 def test_a_new_plan_is_a_draft_until_saved(page: Page, server: str) -> None:

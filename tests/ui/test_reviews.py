@@ -70,7 +70,7 @@ def test_the_workspace_shows_the_latest_result_its_digest_and_open_items(page: P
 
 def test_a_review_started_from_the_page_runs_to_completion(page: Page, server: str) -> None:
     _open(page)
-    before = httpx.get(f"{server}/api/results").json()["results"][0]["result_id"]
+    before = httpx.get(timeout=30, url=f"{server}/api/results").json()["results"][0]["result_id"]
     page.get_by_label("Project").select_option("ledger-sync")
     page.get_by_label("Re-read everything").check()
     page.get_by_label("Batch size").fill("5")
@@ -80,7 +80,9 @@ def test_a_review_started_from_the_page_runs_to_completion(page: Page, server: s
     expect(first).to_contain_text("ledger-sync")
     expect(first).to_contain_text("completed", timeout=30_000)
     expect(page.locator("#live-state")).to_contain_text("No review is running")
-    run = httpx.get(f"{server}/api/reviews", params={"limit": 1}).json()["reviews"][0]
+    run = httpx.get(timeout=30, url=f"{server}/api/reviews", params={"limit": 1}).json()["reviews"][
+        0
+    ]
     assert run["status"] == "completed" and run["reanalyze"] is True
     assert run["batches_total"] > 1 and run["batches_done"] == run["batches_total"]
     assert run["result_id"] and run["result_id"] != before
@@ -130,7 +132,7 @@ def test_pause_then_resume_from_the_keyboard_follows_the_run_to_its_end(
     resume.focus()
     page.keyboard.press("Enter")
     expect(row).to_contain_text("completed", timeout=30_000)
-    shown = httpx.get(f"{server}/api/reviews/{run.run_id}").json()
+    shown = httpx.get(timeout=30, url=f"{server}/api/reviews/{run.run_id}").json()
     assert shown["status"] == "completed" and shown["result_id"]
 
 
@@ -153,7 +155,9 @@ def test_cancel_shows_cancelling_until_the_worker_stopped_and_cannot_be_resumed(
 def test_a_start_refused_because_the_app_is_off_shows_the_apis_sentence(
     page: Page, store: SqlStore, server: str
 ) -> None:
-    runs_before = len(httpx.get(f"{server}/api/reviews", params={"limit": 100}).json()["reviews"])
+    runs_before = len(
+        httpx.get(timeout=30, url=f"{server}/api/reviews", params={"limit": 100}).json()["reviews"]
+    )
     set_app_enabled(store, False)
     try:
         _open(page)
@@ -163,7 +167,9 @@ def test_a_start_refused_because_the_app_is_off_shows_the_apis_sentence(
         expect(problem).to_contain_text("proctor app enable")
     finally:
         set_app_enabled(store, True)
-    runs_after = len(httpx.get(f"{server}/api/reviews", params={"limit": 100}).json()["reviews"])
+    runs_after = len(
+        httpx.get(timeout=30, url=f"{server}/api/reviews", params={"limit": 100}).json()["reviews"]
+    )
     assert runs_after == runs_before
 
 

@@ -153,7 +153,9 @@ def test_a_phrase_from_a_real_transcript_is_found_and_leads_to_its_turn(
 def test_hits_are_grouped_by_kind_with_graph_objects_linked_to_the_graph(
     page: Page, server: str
 ) -> None:
-    answer = httpx.get(f"{server}/api/search", params={"q": "pytest failing", "limit": 12}).json()
+    answer = httpx.get(
+        timeout=30, url=f"{server}/api/search", params={"q": "pytest failing", "limit": 12}
+    ).json()
     kinds = {hit["doc_type"] for hit in answer["hits"]}
     page.goto("/#/conversations")
     page.locator("#search-box").fill("pytest failing")
@@ -185,7 +187,9 @@ def test_the_box_pages_every_result_and_says_when_the_index_is_catching_up(
     expect(page).to_have_url(re.compile(r"#/search\?q=invoice$"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Search: invoice")
     expect(page.locator("#search-page-results .search-hit").first).to_be_visible()
-    status = httpx.get(f"{server}/api/search", params={"q": "invoice"}).json()["index"]
+    status = httpx.get(timeout=30, url=f"{server}/api/search", params={"q": "invoice"}).json()[
+        "index"
+    ]
     note = page.locator("#search-page-results .search-index-note")
     if status["stale"] or status["indexing"]:
         expect(note).to_contain_text("catching up")

@@ -42,7 +42,7 @@ def server(served: Served) -> str:
 
 def _open(server: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = httpx.get(
-        f"{server}/api/suggestions", params={"status": "open", "limit": 100}
+        timeout=30, url=f"{server}/api/suggestions", params={"status": "open", "limit": 100}
     ).json()["suggestions"]
     return found
 
@@ -82,7 +82,7 @@ def test_accepting_an_open_item_from_the_inbox_makes_a_task_listed_with_it(
 
     expect(card).to_have_count(0)
     expect(page.locator("#suggestions-live")).to_contain_text(f"Accepted: {item['title']}")
-    shown = httpx.get(f"{server}/api/suggestions/{item['suggestion_id']}").json()
+    shown = httpx.get(timeout=30, url=f"{server}/api/suggestions/{item['suggestion_id']}").json()
     assert shown["status"] == "accepted"
 
     page.get_by_role("link", name="Tasks and memories they made").click()
@@ -99,14 +99,14 @@ def test_ignoring_from_the_inbox_moves_it_to_the_ignored_list_and_makes_nothing(
     page: Page, server: str
 ) -> None:
     target = _open(server)[-1]
-    tasks_before = httpx.get(f"{server}/api/tasks").json()["tasks"]
+    tasks_before = httpx.get(timeout=30, url=f"{server}/api/tasks").json()["tasks"]
     page.goto("/#/suggestions")
     card = _card(page, target["suggestion_id"])
     card.get_by_role("button", name="Ignore").click()
 
     expect(card).to_have_count(0)
     assert target["suggestion_id"] not in {s["suggestion_id"] for s in _open(server)}
-    assert httpx.get(f"{server}/api/tasks").json()["tasks"] == tasks_before
+    assert httpx.get(timeout=30, url=f"{server}/api/tasks").json()["tasks"] == tasks_before
     page.get_by_role("link", name="Ignored").click()
     ignored = _card(page, target["suggestion_id"])
     expect(ignored.locator(".badge.status")).to_have_text("ignored")
@@ -138,7 +138,8 @@ def test_a_failed_decision_says_why_and_keeps_the_card(page: Page, server: str) 
     expect(card).to_be_visible()
     # Decided elsewhere meanwhile: ignoring an accepted suggestion is refused.
     httpx.post(
-        f"{server}/api/suggestions/{target['suggestion_id']}/accept",
+        timeout=30,
+        url=f"{server}/api/suggestions/{target['suggestion_id']}/accept",
         headers={"X-Proctor-Client": "ui"},
     )
     card.get_by_role("button", name="Ignore").click()

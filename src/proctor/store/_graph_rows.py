@@ -16,7 +16,6 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import TypeAdapter
 from sqlalchemy import String, any_, bindparam, func, select
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -88,6 +87,8 @@ def among(c: Connection, column: Any, ids: Iterable[str]) -> ColumnElement[bool]
         listed = func.json_each(bindparam(None, orjson.dumps(values).decode(), type_=String))
         return column.in_(select(listed.table_valued("value").c.value))  # type: ignore[no-any-return]
     if c.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import ARRAY  # not on SQLite's start
+
         return column == any_(bindparam(None, values, type_=ARRAY(String)))  # type: ignore[no-any-return]
     return column.in_(values)  # type: ignore[no-any-return]
 
