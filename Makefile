@@ -95,7 +95,7 @@ demo: $(STAMP) $(EMBED) ui-assets
 
 test: ui-assets lint typecheck pytest
 
-# The inner loop (about 2 min): lint, types, and the tests that need no browser, no
+# The inner loop (2–4 min on two cores: 221 s on a quiet 2.0 GHz EPYC): lint, types, and the tests that need no browser, no
 # PostgreSQL server and no local model, and take no seconds each (markers: pyproject.toml).
 check: ui-assets lint typecheck unit
 
