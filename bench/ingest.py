@@ -165,10 +165,17 @@ def run_proctor(corpus: Path, jobs: int | None) -> dict[str, float]:
     }
 
 
+PEER_PYTHON = os.environ.get("PROCTOR_BENCH_PEER_PYTHON", sys.executable)
+"""The interpreter that runs claude-code-log: this one, or one of a venv of its own
+(``PROCTOR_BENCH_PEER_PYTHON=/tmp/ccl-venv/bin/python``) so neither tool's packages
+are installed beside the other's."""
+
+
 def _in_subprocess(which: str, corpus: Path, jobs: int | None = None) -> dict[str, float]:
     extra = [] if jobs is None else ["--jobs", str(jobs)]
+    python = PEER_PYTHON if which.startswith("peer") else sys.executable
     out = subprocess.run(
-        [sys.executable, __file__, "--run", which, "--corpus", str(corpus), *extra],
+        [python, __file__, "--run", which, "--corpus", str(corpus), *extra],
         check=True,
         capture_output=True,
         text=True,

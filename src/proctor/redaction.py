@@ -148,9 +148,23 @@ _PLACEHOLDER_VALUE = re.compile(
 )
 
 
+_LOWERED_TO_ASCII = ("\u0130", "\u212a")
+"""The only characters not ASCII whose ``str.lower`` holds an ASCII letter (İ → i̇,
+Kelvin sign → k)."""
+
+
 def _anchors_in(text: str) -> set[str]:
-    """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind."""
-    lowered = text.lower().encode("utf-8", "surrogatepass")
+    """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind.
+
+    The anchors are ASCII, so only the text's ASCII bytes can spell one: ``bytes.lower``
+    of the UTF-8 (ASCII letters only, one C pass) finds the same anchors as
+    ``text.lower()`` encoded (a slow pass over a text with any character not ASCII),
+    unless the text holds a character whose lower case is ASCII (``_LOWERED_TO_ASCII``).
+    """
+    if text.isascii() or not any(odd in text for odd in _LOWERED_TO_ASCII):
+        lowered = text.encode("utf-8", "surrogatepass").lower()
+    else:
+        lowered = text.lower().encode("utf-8", "surrogatepass")
     return {
         _ALL_ANCHORS[number]
         for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)

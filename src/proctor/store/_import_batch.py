@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError
 from proctor.store import _schema as t
-from proctor.store._bulk import insert_rows
+from proctor.store._bulk import insert_rows, run_driver
 from proctor.store._records import ImportedFile, WriteOutcome
 from proctor.store._writer import write_conversation
 from proctor.transcript import PreparedBundle
@@ -75,16 +75,17 @@ class ImportBatch:
             ConversationWriteError: the database refused it; nothing of it was written.
         """
         connection = self._connection
-        # The savepoint by its SQL (``begin_nested`` compiles a clause for each).
-        connection.exec_driver_sql(f"SAVEPOINT {_SAVEPOINT}")
+        # The savepoint by its SQL on the driver's cursor (``begin_nested`` compiles a
+        # clause for each, ``exec_driver_sql`` builds an execution context).
+        run_driver(connection, f"SAVEPOINT {_SAVEPOINT}")
         try:
             name = project or self._project_for(connection, prepared)
             outcome = write_conversation(
                 connection, prepared, name, utcnow(), projects=self._projects
             )
         except BaseException as exc:
-            connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
-            connection.exec_driver_sql(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+            run_driver(connection, f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+            run_driver(connection, f"RELEASE SAVEPOINT {_SAVEPOINT}")
             self._projects.clear()  # one created in the savepoint is gone with it
             if isinstance(exc, IntegrityError):
                 raise ConversationWriteError(
@@ -93,7 +94,7 @@ class ImportBatch:
                     "nothing of it was stored"
                 ) from exc
             raise
-        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+        run_driver(connection, f"RELEASE SAVEPOINT {_SAVEPOINT}")
         self.sources += len(prepared.sources)
         return outcome
 

@@ -25,11 +25,11 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Table, bindparam, delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from proctor.store import _schema as t
-from proctor.store._bulk import insert_rows
+from proctor.store._bulk import driver_sql, insert_rows, run_driver
 from proctor.store._records import SourceKey, WriteOutcome
 from proctor.store._rows import (
     Row,
@@ -90,6 +90,20 @@ def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
     return hashlib.blake2b(head.encode() + extra, digest_size=16).hexdigest()
 
 
+# The writer's per-conversation reads, run on the driver's cursor (``run_driver``): each
+# returns text and integers only, which SQLAlchemy would hand back unconverted.
+_HEADER_HASH = "SELECT header_hash FROM conversations WHERE conversation_id = ?"
+_SOURCES_OF = (
+    "SELECT source_type, source_id, fingerprint, content_hash, revision "
+    "FROM sources WHERE conversation_id = ?"
+)
+_SOURCES_BY_ID = (
+    "SELECT source_type, source_id, fingerprint, content_hash, revision, conversation_id "
+    "FROM sources WHERE source_type = ? AND source_id IN ({})"
+)
+_COUNT_SOURCES = "SELECT count(*) FROM sources WHERE conversation_id = ?"
+
+
 def write_conversation(
     connection: Connection,
     prepared: PreparedBundle,
@@ -115,11 +129,12 @@ def write_conversation(
             projects[project_name] = project_id
     details = _details_hash(prepared, project_id)
 
-    existing = connection.execute(
-        select(t.conversations.c.header_hash).where(
-            t.conversations.c.conversation_id == conversation_id
-        )
-    ).scalar_one_or_none()
+    found = run_driver(
+        connection,
+        driver_sql(connection.dialect, _HEADER_HASH),
+        (conversation_id,),
+    )
+    existing = found[0][0] if found else None
     created = existing is None
     header_changed = not created and existing != details
     header = conversation_row(bundle.conversation, project_id) | {
@@ -223,29 +238,20 @@ def _stored_sources(
     Sources are looked up by key (the primary key), and their conversation is checked
     here: asked for both, SQLite would walk the conversation's index, every source of it.
     """
-    s = t.sources.c
-    columns = (s.source_type, s.source_id, s.fingerprint, s.content_hash, s.revision)
+    dialect = connection.dialect
     if keys is None:
-        rows = connection.execute(select(*columns).where(s.conversation_id == conversation_id))
-        return {
-            (r.source_type, r.source_id): (r.fingerprint, r.content_hash, r.revision) for r in rows
-        }
+        rows = run_driver(connection, driver_sql(dialect, _SOURCES_OF), (conversation_id,))
+        return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
     by_type: dict[str, list[str]] = {}
     for source_type, source_id in dict.fromkeys(keys):
         by_type.setdefault(source_type, []).append(source_id)
     found: dict[SourceKey, tuple[str, str, int]] = {}
     for source_type, ids in by_type.items():
         for chunk in _chunks(ids):
-            query = select(*columns, s.conversation_id).where(
-                s.source_type == source_type, s.source_id.in_(list(chunk))
-            )
-            for r in connection.execute(query):
-                if r.conversation_id == conversation_id:
-                    found[(r.source_type, r.source_id)] = (
-                        r.fingerprint,
-                        r.content_hash,
-                        r.revision,
-                    )
+            sql = driver_sql(dialect, _SOURCES_BY_ID.format(", ".join("?" * len(chunk))))
+            for r in run_driver(connection, sql, (source_type, *chunk)):
+                if r[5] == conversation_id:
+                    found[(r[0], r[1])] = (r[2], r[3], r[4])
     return found
 
 
@@ -359,9 +365,9 @@ def _insert_new_sources(
     insert_rows(connection, t.sources, rows, skip_conflicts=True)
     inserted = [(row["source_type"], row["source_id"]) for row in rows]
     if already_stored is not None:
-        now_stored = connection.execute(
-            select(func.count()).where(t.sources.c.conversation_id == conversation_id)
-        ).scalar_one()
+        now_stored = run_driver(
+            connection, driver_sql(connection.dialect, _COUNT_SOURCES), (conversation_id,)
+        )[0][0]
         if now_stored == already_stored + len(rows):
             return set()
     keys = None if already_stored is not None else inserted
