@@ -220,10 +220,13 @@ def _process_seconds(args: list[str], runs: int) -> float:
     return statistics.median(times)
 
 
-def cold_starts(database: Path, starts: int, baseline: Path | None) -> dict[str, Any]:
+def cold_starts(
+    database: Path, starts: int, baseline: Path | None, src: Path | None = None
+) -> dict[str, Any]:
     """Start ``proctor serve`` ``starts`` times on a copy of the store (alternating with the
-    Proctor of ``baseline``, a source folder, when given)."""
-    variants: dict[str, Path | None] = {"this tree": None}
+    Proctor of ``baseline``, a source folder, when given; "this tree" is ``src`` when given,
+    else the installed one)."""
+    variants: dict[str, Path | None] = {"this tree": src}
     if baseline is not None:
         variants["baseline"] = baseline
     health: dict[str, list[float]] = {name: [] for name in variants}
@@ -352,6 +355,12 @@ def main() -> None:
         help="Also start the Proctor in this source folder (e.g. `git archive REV src`), "
         "alternating with this tree's, for a ratio in the same run.",
     )
+    parser.add_argument(
+        "--src",
+        type=Path,
+        help="Start the Proctor in this source folder as 'this tree' (a snapshot of the "
+        "working tree, so edits during a long run do not mix into it).",
+    )
     parser.add_argument("--skip-routes", action="store_true", help="Time the starts only.")
     args = parser.parse_args()
     print(
@@ -370,7 +379,7 @@ def main() -> None:
         f"({built['sources_reviewed']:,} sources, result {built['result_id'][:8]}); "
         f"database {database.stat().st_size / 1e6:.0f} MB"
     )
-    started = cold_starts(database, args.starts, args.baseline_src)
+    started = cold_starts(database, args.starts, args.baseline_src, args.src)
     print(f"(1) cold start, {args.starts} starts each (target < 1 s on a quiet machine):")
     for name, figures in started["variants"].items():
         print(
@@ -388,7 +397,8 @@ def main() -> None:
         )
     print(
         f"    same run: python -c 'import proctor.cli.main' {started['import_cli'] * 1000:.0f} ms; "
-        f"python -S -c pass {started['python_floor'] * 1000:.0f} ms"
+        f"python -S -c pass {started['python_floor'] * 1000:.0f} ms; "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
     if args.skip_routes:
         return

@@ -104,13 +104,16 @@ def test_building_the_app_as_serve_does_imports_no_rules_supervisor_jobs_or_enco
 
 def test_building_the_app_builds_no_response_model_until_a_request_needs_it() -> None:
     """The API's wire models (``WireModel``) build their validators and serializers on first
-    use, so the app's start does not pay for the routes nobody has asked for yet."""
+    use, so the app's start does not pay for the routes nobody has asked for yet (not even
+    once every router is imported and its routes built)."""
     code = SERVE_APP + (
         "from proctor.api._base_models import WireModel\n"
         "def _all(cls):\n"
         "    for sub in cls.__subclasses__():\n"
         "        yield sub\n"
         "        yield from _all(sub)\n"
+        "for route in app.routes:\n"  # imports every router: their routes are built now
+        "    getattr(route, 'original_router', app.router).routes\n"
         "models = list(_all(WireModel))\n"
         "assert len(models) > 50, len(models)\n"
         "built = [m.__qualname__ for m in models if m.__pydantic_complete__]\n"
@@ -277,3 +280,88 @@ def test_opening_a_store_imports_no_repository_until_one_is_used(proctor_home: P
     )
     watched = (*LAZY_REPOSITORIES, "proctor.store._inbox_store", "proctor.store._interfaces")
     assert _imported_in(proctor_home, code, watched) == []
+
+
+ROUTERS_AFTER_THE_OVERVIEW = tuple(
+    f"proctor.api.routers.{name}"
+    for name in [
+        "search",
+        "activity",
+        "conversations",
+        "sources",
+        "findings",
+        "notifications",
+        "sessions",
+        "goals",
+        "memories",
+        "reviews",
+        "graph",
+        "discussion",
+        "knowledge",
+        "plans",
+        "heartbeat",
+        "app_switch",
+        "suggestions",
+        "connections",
+        "gate",
+        "intake",
+    ]
+)
+"""Every router but the overview's (health, projects), in the app's order."""
+
+NOT_BEFORE_A_REQUEST = (
+    *ROUTERS_AFTER_THE_OVERVIEW,
+    "proctor.api._models",
+    "proctor.search",
+    "proctor.graph.views",
+    "proctor.heartbeat",
+)
+"""Imported by the first request that needs them: the routers, the wire models around
+search and the graph's views, search itself (``SearchHit``), the heartbeat (activity)."""
+
+
+def test_building_the_app_as_serve_does_imports_no_router_but_the_overview() -> None:
+    assert _imported_after(SERVE_APP, NOT_BEFORE_A_REQUEST) == []
+
+
+def test_a_servers_first_conversation_list_imports_its_router_only(proctor_home: Path) -> None:
+    """``GET /api/conversations`` imports the conversations router (the first whose paths
+    hold it, and whose route matches), not search, the wire models around it, the other
+    routers (the goals', also under ``/api/conversations``, comes after it) or the heartbeat.
+    """
+    watched = tuple(m for m in NOT_BEFORE_A_REQUEST if m != "proctor.graph.views")
+    found = _imported_in(proctor_home, FIRST_CONVERSATIONS, watched)
+    assert found == ["proctor.api.routers.conversations"]
+
+
+def test_every_deferred_routers_routes_lie_under_the_paths_it_declares() -> None:
+    """A request outside a deferred router's paths is answered without importing it: that is
+    right only if none of its routes lies elsewhere. Its paths as the app serves them."""
+    from fastapi.routing import APIRoute
+
+    from proctor.api._app import deferred_routers
+
+    routers = deferred_routers()
+    assert [r.module for r in routers.values()][:-1] == list(ROUTERS_AFTER_THE_OVERVIEW)
+    for name, deferred in routers.items():
+        prefix = "" if name == "otlp" else "/api"
+        under = "/v1" if name == "otlp" else ""
+        paths = [under + r.path for r in deferred.routes if isinstance(r, APIRoute)]
+        assert paths, name
+        for path in paths:
+            served = prefix + path
+            assert deferred.may_match(served), (name, served)
+            assert any(served == p or served.startswith(p + "/") for p in deferred.paths)
+        assert not deferred.may_match("/api/health")
+        assert not deferred.may_match("/api/projects")
+
+
+def test_a_request_outside_a_deferred_routers_paths_does_not_import_it() -> None:
+    from proctor.api._routers import DeferredRouter
+
+    deferred = DeferredRouter("proctor.api.routers.knowledge", ("/api/knowledge",))
+    assert deferred.may_match("/api/knowledge")
+    assert deferred.may_match("/api/knowledge/entries/x")
+    assert not deferred.may_match("/api/knowledgeable")
+    assert not deferred.may_match("/api/findings")
+    assert not deferred.loaded

@@ -17,6 +17,7 @@ from proctor.api._base_models import WireModel
 from proctor.api._deps import stop_review_runner
 from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
 from proctor.api._parameters import NulParameters
+from proctor.api._routers import DeferredRouter
 from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
     AppDisabledError,
@@ -185,6 +186,43 @@ def _webhook_thread(store: Callable[[], SqlStore]) -> Callable[[], _Service]:
     return make
 
 
+_ROUTERS: dict[str, tuple[str, ...]] = {
+    "search": ("/search",),
+    "activity": ("/activity",),
+    "conversations": ("/conversations",),
+    "sources": ("/sources", "/source-context"),
+    "findings": ("/findings",),
+    "notifications": ("/notifications",),
+    "sessions": ("/sessions",),
+    "goals": ("/conversations",),
+    "memories": ("/findings", "/memories", "/tasks"),
+    "reviews": ("/reviews",),
+    "graph": ("/results", "/stories", "/graph"),
+    "discussion": ("/results",),
+    "knowledge": ("/knowledge",),
+    "plans": ("/plans",),
+    "heartbeat": ("/heartbeat",),
+    "app_switch": ("/app",),
+    "suggestions": ("/suggestions",),
+    "connections": ("/connections", "/supervisor", "/model-pool"),
+    "gate": ("/gate",),
+    "intake": ("/intake",),
+}
+"""The routers of ``proctor.api.routers`` after the overview, in the app's order, with the
+paths (under ``/api``) their routes lie under (``tests/api/test_lazy_start.py`` checks them)."""
+
+
+def deferred_routers() -> dict[str, DeferredRouter]:
+    """A stand-in for each router but the overview, in the app's order (``_ROUTERS``), and
+    ``otlp`` for intake's OTLP/HTTP routes (``/v1/traces``, ``/v1/logs``)."""
+    routers = {
+        name: DeferredRouter(f"proctor.api.routers.{name}", tuple(f"/api{p}" for p in paths))
+        for name, paths in _ROUTERS.items()
+    }
+    routers["otlp"] = DeferredRouter("proctor.api.routers.intake", ("/v1",), "otlp_router")
+    return routers
+
+
 def create_app(
     store_opener: StoreOpener,
     *,
@@ -214,27 +252,7 @@ def create_app(
             their policies name (``proctor serve``; see ``proctor.notify``).
     """
     from proctor.api._heartbeat import HeartbeatLoop
-    from proctor.api.routers import (
-        app_switch,
-        connections,
-        conversations,
-        discussion,
-        findings,
-        gate,
-        goals,
-        graph,
-        heartbeat,
-        intake,
-        knowledge,
-        memories,
-        notifications,
-        overview,
-        plans,
-        reviews,
-        sessions,
-        sources,
-        suggestions,
-    )
+    from proctor.api.routers import overview
 
     holder = StoreHolder(store_opener)
     loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
@@ -253,9 +271,16 @@ def create_app(
             await anyio.to_thread.run_sync(loop.stop)
         # A review running in the background is paused, as Ctrl-C does in the CLI.
         await anyio.to_thread.run_sync(stop_review_runner, app)
-        # Analyses queued by live intake: those running finish, the others are dropped.
-        await anyio.to_thread.run_sync(intake.stop_analysis_queue, app)
-        await anyio.to_thread.run_sync(sessions.stop_manual_queue, app)
+        # Analyses queued by live intake: those running finish, the others are dropped (a
+        # router not imported yet queued none).
+        if deferred["intake"].loaded:
+            from proctor.api.routers.intake import stop_analysis_queue
+
+            await anyio.to_thread.run_sync(stop_analysis_queue, app)
+        if deferred["sessions"].loaded:
+            from proctor.api.routers.sessions import stop_manual_queue
+
+            await anyio.to_thread.run_sync(stop_manual_queue, app)
         holder.close()
 
     app = FastAPI(
@@ -268,30 +293,15 @@ def create_app(
     app.state.heartbeat = loop
     app.state.search_index_at_start = index_search
     app.add_exception_handler(ProctorError, _proctor_error)
-    for module in (
-        overview,
-        conversations,
-        sources,
-        findings,
-        notifications,
-        sessions,
-        goals,
-        memories,
-        reviews,
-        graph,
-        discussion,
-        knowledge,
-        plans,
-        heartbeat,
-        app_switch,
-        suggestions,
-        connections,
-        gate,
-        intake,
-    ):
-        app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
+    # The overview router (health, projects; its lifespan runs the search indexer) is
+    # imported now, the others when a request first needs them (``_routers``).
+    deferred = deferred_routers()
+    app.include_router(overview.router, prefix="/api", responses=ERROR_RESPONSES)
+    for name, router in deferred.items():
+        if name != "otlp":
+            app.include_router(router, prefix="/api", responses=ERROR_RESPONSES)
     # OTLP/HTTP exporters post to {OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces.
-    app.include_router(intake.otlp_router, responses=ERROR_RESPONSES)
+    app.include_router(deferred["otlp"], prefix="/v1", responses=ERROR_RESPONSES)
     _document_state_changes(app)
     mount_ui(app)
     app.add_middleware(NulParameters)  # innermost: after the site checks and the token

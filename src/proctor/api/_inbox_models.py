@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proctor.api._base_models import WireModel
-from proctor.api._models import Page
+from proctor.api._overview_models import Page
 from proctor.findings import Finding, Severity, Status
 from proctor.store import ConversationSummary
 

@@ -9,38 +9,14 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from proctor.api._base_models import WireModel
+from proctor.api._overview_models import Page
 from proctor.findings import Finding
 from proctor.graph.views import GraphEdit, ResultSummary, StoryLineView
 from proctor.search import SearchHit
-from proctor.store import ConversationSummary, ProjectSummary
+from proctor.store import ConversationSummary
 
 if TYPE_CHECKING:
     from proctor.search import IndexerState, IndexStatus
-
-
-class Health(WireModel):
-    """The server answers."""
-
-    status: Literal["ok"] = "ok"
-    """Always ``ok``."""
-    version: str
-    """Proctor's version."""
-
-
-class Page(WireModel):
-    """Where a page sits in its list."""
-
-    limit: int
-    """The page size asked for."""
-    offset: int
-    """How many items were skipped."""
-
-
-class ProjectList(WireModel):
-    """Every project."""
-
-    projects: list[ProjectSummary]
-    """Projects with their conversation counts."""
 
 
 class ConversationPage(Page):

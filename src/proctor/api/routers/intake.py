@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 router = APIRouter(prefix="/intake", tags=["intake"])
 
 otlp_router = APIRouter(tags=["intake"])
-"""Mounted at the root: ``POST /v1/traces`` is where OTLP/HTTP exporters send spans."""
+"""Included under ``/v1``: ``POST /v1/traces`` is where OTLP/HTTP exporters send spans."""
 
 _JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json")
 """Not text/plain: any web page may send that to any address (the request guard refuses it)."""
@@ -224,7 +224,7 @@ def _json_document(body: bytes) -> Any:
 
 
 @otlp_router.post(
-    "/v1/traces",
+    "/traces",
     response_model=OtlpExportResponse,
     response_model_exclude_none=True,
     responses=_REFUSALS,
@@ -246,7 +246,7 @@ async def post_traces(
 
 
 @otlp_router.post(
-    "/v1/logs",
+    "/logs",
     response_model=OtlpExportResponse,
     response_model_exclude_none=True,
     responses=_REFUSALS,
