@@ -52,6 +52,15 @@ NOT_NEEDED = (
     "proctor.store._search_index",
     "proctor.store._interfaces",
     "proctor.store._repository_protocols",
+    # The graph's facts and publish policy (``proctor.graph`` resolves names on first use;
+    # the store's review records need only the manifest policy and ``ReviewTrigger``), the
+    # batch's types, and the row converters with the transcript's types (read with a batch).
+    "proctor.graph._facts",
+    "proctor.graph._publish_policy",
+    "proctor.graph._views",
+    "proctor.review._batch",
+    "proctor.store._rows",
+    "proctor.transcript",
     # PostgreSQL's dialect on SQLite (on PostgreSQL the engine needs it).
     *(() if ON_POSTGRES else ("sqlalchemy.dialects.postgresql",)),
 )

@@ -5,73 +5,156 @@ types, the review pipeline produces them, and queries read them back. The polici
 store executes are pure functions here: what a publish does to the stored graph
 (``_publish_policy``: user edits win, needs review, identity by id) and what a review run
 reads and where it runs (``_manifest_policy``: the manifest, its batches, the slot).
+
+Names are imported when first used (PEP 562), like ``proctor.store``'s: the store's review
+records need ``ReviewTrigger`` and the manifest policy, and a review that finds nothing
+new must not pay for building every fact's dataclass or the publish policy.
 """
 
-from proctor.graph._facts import (
-    STRUCTURAL_KINDS,
-    BatchFacts,
-    ChangeKind,
-    Checkpoint,
-    Coverage,
-    EditAction,
-    EntityCandidate,
-    EntityChangeFact,
-    EntityFact,
-    EntityKind,
-    EventFact,
-    EventKind,
-    EventOutcome,
-    ExperienceFact,
-    GraphObjectType,
-    Layer,
-    NeedsReviewStatus,
-    ObjectState,
-    OpenItemFact,
-    OpenItemStatus,
-    RelationFact,
-    RelationState,
-    RelationType,
-    ResultDraft,
-    ReviewTrigger,
-    SourceRef,
-    StoryLineCandidate,
-    StoryLineFact,
-    new_entity_id,
-    structural_entity_id,
-    structural_event_id,
-)
-from proctor.graph._manifest_policy import (
-    SLOT_STALE_AFTER,
-    EntryChanges,
-    ManifestCandidate,
-    ManifestRule,
-    SlotChoice,
-    SlotHolder,
-    batch_number,
-    blocking_holder,
-    choose_slot,
-    enters_manifest,
-    entry_changes,
-    holder_alive,
-    manifest_order,
-    manifest_rule,
-    plan_manifest,
-)
-from proctor.graph._publish_policy import (
-    Decision,
-    Proposal,
-    PublishAction,
-    StoredEntity,
-    StoredRelation,
-    canonical,
-    decide_entities,
-    decide_relations,
-    gone_story_lines,
-    group_by_identity,
-    merged_sources,
-    open_items_to_resolve,
-    unseen_proposals,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from proctor.graph._facts import (
+        STRUCTURAL_KINDS,
+        BatchFacts,
+        ChangeKind,
+        Checkpoint,
+        Coverage,
+        EditAction,
+        EntityCandidate,
+        EntityChangeFact,
+        EntityFact,
+        EntityKind,
+        EventFact,
+        EventKind,
+        EventOutcome,
+        ExperienceFact,
+        GraphObjectType,
+        Layer,
+        NeedsReviewStatus,
+        ObjectState,
+        OpenItemFact,
+        OpenItemStatus,
+        RelationFact,
+        RelationState,
+        RelationType,
+        ResultDraft,
+        SourceRef,
+        StoryLineCandidate,
+        StoryLineFact,
+        new_entity_id,
+        structural_entity_id,
+        structural_event_id,
+    )
+    from proctor.graph._manifest_policy import (
+        SLOT_STALE_AFTER,
+        EntryChanges,
+        ManifestCandidate,
+        ManifestRule,
+        ReviewTrigger,
+        SlotChoice,
+        SlotHolder,
+        batch_number,
+        blocking_holder,
+        choose_slot,
+        enters_manifest,
+        entry_changes,
+        holder_alive,
+        manifest_order,
+        manifest_rule,
+        plan_manifest,
+    )
+    from proctor.graph._publish_policy import (
+        Decision,
+        Proposal,
+        PublishAction,
+        StoredEntity,
+        StoredRelation,
+        canonical,
+        decide_entities,
+        decide_relations,
+        gone_story_lines,
+        group_by_identity,
+        merged_sources,
+        open_items_to_resolve,
+        unseen_proposals,
+    )
+
+_WHERE = {
+    "STRUCTURAL_KINDS": "_facts",
+    "BatchFacts": "_facts",
+    "ChangeKind": "_facts",
+    "Checkpoint": "_facts",
+    "Coverage": "_facts",
+    "EditAction": "_facts",
+    "EntityCandidate": "_facts",
+    "EntityChangeFact": "_facts",
+    "EntityFact": "_facts",
+    "EntityKind": "_facts",
+    "EventFact": "_facts",
+    "EventKind": "_facts",
+    "EventOutcome": "_facts",
+    "ExperienceFact": "_facts",
+    "GraphObjectType": "_facts",
+    "Layer": "_facts",
+    "NeedsReviewStatus": "_facts",
+    "ObjectState": "_facts",
+    "OpenItemFact": "_facts",
+    "OpenItemStatus": "_facts",
+    "RelationFact": "_facts",
+    "RelationState": "_facts",
+    "RelationType": "_facts",
+    "ResultDraft": "_facts",
+    "ReviewTrigger": "_manifest_policy",
+    "SourceRef": "_facts",
+    "StoryLineCandidate": "_facts",
+    "StoryLineFact": "_facts",
+    "new_entity_id": "_facts",
+    "structural_entity_id": "_facts",
+    "structural_event_id": "_facts",
+    "SLOT_STALE_AFTER": "_manifest_policy",
+    "EntryChanges": "_manifest_policy",
+    "ManifestCandidate": "_manifest_policy",
+    "ManifestRule": "_manifest_policy",
+    "SlotChoice": "_manifest_policy",
+    "SlotHolder": "_manifest_policy",
+    "batch_number": "_manifest_policy",
+    "blocking_holder": "_manifest_policy",
+    "choose_slot": "_manifest_policy",
+    "enters_manifest": "_manifest_policy",
+    "entry_changes": "_manifest_policy",
+    "holder_alive": "_manifest_policy",
+    "manifest_order": "_manifest_policy",
+    "manifest_rule": "_manifest_policy",
+    "plan_manifest": "_manifest_policy",
+    "Decision": "_publish_policy",
+    "Proposal": "_publish_policy",
+    "PublishAction": "_publish_policy",
+    "StoredEntity": "_publish_policy",
+    "StoredRelation": "_publish_policy",
+    "canonical": "_publish_policy",
+    "decide_entities": "_publish_policy",
+    "decide_relations": "_publish_policy",
+    "gone_story_lines": "_publish_policy",
+    "group_by_identity": "_publish_policy",
+    "merged_sources": "_publish_policy",
+    "open_items_to_resolve": "_publish_policy",
+    "unseen_proposals": "_publish_policy",
+}
+"""Exported name → the module (``proctor.graph.<module>``) that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.graph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"proctor.graph.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SLOT_STALE_AFTER",

@@ -20,6 +20,8 @@ from datetime import datetime
 from hashlib import sha1
 from typing import TYPE_CHECKING, Any, Literal
 
+from proctor.graph._manifest_policy import ReviewTrigger
+
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
@@ -107,9 +109,6 @@ EditAction = Literal["confirm", "revise", "remove"]
 
 NeedsReviewStatus = Literal["open", "dismissed"]
 """A difference between an automatic proposal and a person's edit: waiting, or seen."""
-
-ReviewTrigger = Literal["manual", "scheduled", "heartbeat"]
-"""What started a review run, and so its result: a person, a schedule, the heartbeat."""
 
 _IDENTITY_NAMESPACE = uuid.UUID("5b0f2c7e-7d7a-4c5e-9a51-1f6f0c7d2b10")
 _IDENTITY_PREFIX = _IDENTITY_NAMESPACE.bytes

@@ -18,6 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+ReviewTrigger = Literal["manual", "scheduled", "heartbeat"]
+"""What started a review run, and so its result: a person, a schedule, the heartbeat."""
 
 SLOT_STALE_AFTER = timedelta(minutes=2)
 """A slot whose holder has not beaten for this long (on another host) is free again."""

@@ -30,9 +30,9 @@ from proctor.graph._facts import (
     OpenItemStatus,
     RelationState,
     RelationType,
-    ReviewTrigger,
     SourceRef,
 )
+from proctor.graph._manifest_policy import ReviewTrigger
 
 GRAPH_LIMIT = 500
 """Events one ``graph()`` view shows unless asked otherwise: the newest of the view."""

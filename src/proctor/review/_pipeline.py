@@ -24,23 +24,19 @@ from typing import TYPE_CHECKING, Protocol
 
 from proctor._util.collector import collector_paused
 from proctor.errors import BusyError, ModelError, NotFoundError, ProctorError, ReviewStateError
-from proctor.graph import (
-    BatchFacts,
-    Checkpoint,
-    Coverage,
-    ResultDraft,
-)
-from proctor.review._batch import BatchSource, SourceBatch
 from proctor.store import RESUMABLE, ReviewRunRecord, ReviewScope, RunStatus, Trigger
-from proctor.transcript import Conversation
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
+    from proctor.graph import BatchFacts, ResultDraft
+    from proctor.review._batch import SourceBatch
     from proctor.store import Store  # the protocols of every repository: types only
+    from proctor.transcript import Conversation
 
-# The extractors, the assembler and the search index are imported in the functions that
-# read a batch or publish: a run that finds nothing new never loads them.
+# The extractors, the assembler, the search index, the batch's and the facts' types are
+# imported in the functions that read a batch or publish: a run that finds nothing new
+# never loads them.
 
 DEFAULT_BATCH_SIZE = 150
 """At most this many sources per batch (one leaf call each)."""
@@ -360,6 +356,7 @@ def _structural_read(
 ) -> tuple[SourceBatch, BatchFacts, list[tuple[str, str]]] | None:
     """One batch's sources, their structural facts and the sources that vanished; None
     when the run is no longer running (nothing read)."""
+    from proctor.review._batch import BatchSource, SourceBatch
     from proctor.review.structural import extract_structural
 
     given = store.review_batch_input(run.run_id, batch_no)
@@ -402,6 +399,8 @@ def _structural_read(
 
 
 def _combine(structural: BatchFacts, semantic: BatchFacts) -> BatchFacts:
+    from proctor.graph import BatchFacts
+
     return BatchFacts(
         entities=structural.entities + semantic.entities,
         events=structural.events + semantic.events,
@@ -460,6 +459,7 @@ def _draft(
 ) -> tuple[ResultDraft, list[BatchFacts]]:
     """The saved batches assembled into a draft (before a semantic merge) and the
     batches' facts."""
+    from proctor.graph import BatchFacts, Checkpoint, Coverage
     from proctor.review._assemble import assemble_draft
 
     saved = store.review_batches(run.run_id)

@@ -14,11 +14,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from proctor.errors import ConfigError
-from proctor.graph import BatchFacts, ResultDraft
-from proctor.review._batch import SourceBatch
 from proctor.review._pipeline import SemanticLayer
 
 if TYPE_CHECKING:
+    from proctor.graph import BatchFacts, ResultDraft
+    from proctor.review._batch import SourceBatch
     from proctor.review.semantic import BackgroundNote, SemanticReviewer
     from proctor.store import Store
 

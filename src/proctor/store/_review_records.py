@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from proctor.graph import ReviewTrigger
-from proctor.transcript import Conversation, Message, SubagentRun, TaskEvent, ToolCall
+
+if TYPE_CHECKING:
+    from proctor.transcript import Conversation, Message, SubagentRun, TaskEvent, ToolCall
 
 RunStatus = Literal["running", "paused", "cancelled", "completed", "failed", "no_change"]
 """REV-5. ``cancelled`` while a worker still stops reads as "cancelling" (see ``shown``)."""

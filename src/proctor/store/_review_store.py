@@ -29,7 +29,7 @@ import socket
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import (
     Text,
@@ -64,15 +64,13 @@ from proctor.store._review_records import (
     SavedBatch,
     SourceContents,
 )
-from proctor.store._rows import (
-    conversation_from_row,
-    message_from_row,
-    subagent_from_row,
-    task_event_from_row,
-    tool_call_from_row,
-)
 from proctor.store._statistics import LARGE_WRITE_ROWS, refresh_statistics
-from proctor.transcript import Conversation
+
+if TYPE_CHECKING:
+    from proctor.transcript import Conversation
+
+# The row converters (``_rows``, and with them the transcript's types) are imported where a
+# batch's or a merge's sources are read: a review that finds nothing new never loads them.
 
 
 class ScopeSpan(NamedTuple):
@@ -624,6 +622,8 @@ class ReviewStore(Repository):
         One query per 500 ids, without the counts a conversation summary carries: a
         review's merge needs only the conversations themselves.
         """
+        from proctor.store._rows import conversation_from_row
+
         wanted = sorted(set(ids))
         found: dict[str, Conversation] = {}
         with self._read() as conn:
@@ -656,6 +656,14 @@ def _source_contents(
     the page instead (``_PAGE_CONTENT``): no list of ids is bound, rendered and looked up
     one by one for each of the hundreds of batches.
     """
+    from proctor.store._rows import (
+        conversation_from_row,
+        message_from_row,
+        subagent_from_row,
+        task_event_from_row,
+        tool_call_from_row,
+    )
+
     by_type: dict[str, list[str]] = {}
     for source_type, source_id in keys:
         by_type.setdefault(source_type, []).append(source_id)
