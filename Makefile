@@ -137,8 +137,9 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # The whole suite on SQLite (the store and search contract suites on PostgreSQL too), then
 # the whole suite again with each store a PostgreSQL database (tests/backends.py), but for
 # tests/store (already both), tests/jobs (PostgreSQL workers already), tests/ui (the browser
-# over the API: the pages' requests are tests/api's, which this pass runs) and the test files
-# the SQLite pass recorded as never reaching a store (tests/store_use.py: they run the same
+# over the API: the pages' requests are tests/api's, which this pass runs) and the tests
+# the SQLite pass recorded as never reaching a store, themselves or through a fixture
+# (tests/store_use.py: they run the same
 # code on either backend; without a whole, current record everything runs). Each pass
 # prints its slowest tests (--durations), so the next trim starts from figures.
 PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui

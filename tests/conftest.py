@@ -89,7 +89,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tests marked ``shared`` read ../shared directly; without it they skip, not fail."""
     backends.install()  # test modules imported during collection may have bound the real one
     if backends.ON_POSTGRES:
-        store_use.leave_out_files_without_store(config, items, REPO_ROOT)
+        store_use.leave_out_tests_without_store(config, items, REPO_ROOT)
     for item in items:
         mark_resources(item)
         leave_repetition_untraced(item)

@@ -1,18 +1,19 @@
-"""Which test files reach a store, so the PostgreSQL pass runs only those.
+"""Which tests reach a store, so the PostgreSQL pass runs only those.
 
 ``make test`` runs every suite on SQLite, then again with each store a PostgreSQL database
 (``tests/backends.py``). A test that never opens a store, names a database to a subprocess
 or copies one runs the same code in both passes: the adapters, the rules, the transcript
-types. The SQLite pass therefore records, per test file, whether any of its tests reached
-the store through ``tests/backends.py`` (every such path goes through it: ``open_store`` is
-swapped wherever it is bound, subprocesses get their database from ``database_env``) or
-was skipped (a test may skip on SQLite and run only on PostgreSQL). The PostgreSQL pass
-then leaves out the files recorded as never reaching one.
+types. The SQLite pass therefore records, per test, whether it reached the store through
+``tests/backends.py`` (every such path goes through it: ``open_store`` is swapped wherever
+it is bound, subprocesses get their database from ``database_env``), directly or through a
+fixture that did while it was set up, or was skipped (a test may skip on SQLite and run only
+on PostgreSQL). The PostgreSQL pass then leaves out the tests recorded as never reaching one
+and asking for no fixture that did.
 
 The record is trusted only when it is whole and current: written by a SQLite pass that
-collected the whole suite (no ``-k``, ``-m`` or paths) and passed; a file it did not
-collect, or one changed after it was written, runs on PostgreSQL regardless. Without a
-record (``make pytest-postgresql`` alone), everything runs.
+collected the whole suite (no ``-k``, ``-m`` or paths) and passed; a test it did not
+collect, or one whose file changed after it was written, runs on PostgreSQL regardless.
+Without a record (``make pytest-postgresql`` alone), everything runs.
 
 ``PROCTOR_TEST_STORE_USE`` names the folder of the record; unset, nothing is recorded or
 left out.
@@ -48,7 +49,8 @@ def note_store_use() -> None:
     for it, and every file whose tests ask for it reaches the store through it."""
     current = os.environ.get("PYTEST_CURRENT_TEST")
     if current:
-        _reached.add(current.split("::", 1)[0])
+        # pytest writes "<node id> (<phase>)".
+        _reached.add(current.rsplit(" (", 1)[0])
     _store_fixtures.update(_setting_up)
 
 
@@ -65,7 +67,7 @@ def setting_up(fixture: str) -> Iterator[None]:
 def note_report(report: pytest.TestReport) -> None:
     """A skipped test counts as reaching a store: it may run only on PostgreSQL."""
     if report.skipped:
-        _reached.add(report.nodeid.split("::", 1)[0])
+        _reached.add(report.nodeid)
 
 
 def _worker_file(folder: Path) -> Path:
@@ -73,22 +75,20 @@ def _worker_file(folder: Path) -> Path:
 
 
 def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool) -> None:
-    """Each process writes the files and fixtures its tests reached a store through, and
-    each collected file's fixtures (pytest-xdist's workers collect the suite, its
-    controller does not); the controller (or a serial run) marks the record whole when the
-    pass was."""
+    """Each process writes the tests that reached a store, the fixtures they reached it
+    through, and each collected test's fixtures (pytest-xdist's workers collect the suite,
+    its controller does not); the controller (or a serial run) marks the record whole when
+    the pass was."""
     folder = record_folder()
     if folder is None or on_postgres:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    fixtures: dict[str, set[str]] = {}
-    for item in session.items:
-        name = item.nodeid.split("::", 1)[0]
-        fixtures.setdefault(name, set()).update(getattr(item, "fixturenames", ()))
     reached = {
-        "files": sorted(_reached),
+        "tests": sorted(_reached),
         "fixtures": sorted(_store_fixtures),
-        "collected": {name: sorted(names) for name, names in sorted(fixtures.items())},
+        "collected": {
+            item.nodeid: sorted(getattr(item, "fixturenames", ())) for item in session.items
+        },
     }
     _worker_file(folder).write_text(json.dumps(reached))
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -104,9 +104,9 @@ def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool)
         (folder / _COMPLETE).write_text(json.dumps({"whole": True}))
 
 
-def files_without_store(root: Path) -> set[str] | None:
-    """Test files the whole, current record shows never reached a store; None without one
-    (or with one that cannot be read: then everything runs)."""
+def tests_without_store(root: Path) -> set[str] | None:
+    """Tests the whole, current record shows never reached a store; None without one (or
+    with one that cannot be read: then everything runs)."""
     folder = record_folder()
     complete = folder / _COMPLETE if folder is not None else None
     if folder is None or complete is None or not complete.is_file():
@@ -114,37 +114,43 @@ def files_without_store(root: Path) -> set[str] | None:
     try:
         written = complete.stat().st_mtime
         collected: dict[str, set[str]] = {}
-        files: set[str] = set()
+        tests: set[str] = set()
         store_fixtures: set[str] = set()
         for path in folder.glob("reached-*.json"):
             reached = json.loads(path.read_text())
-            files.update(reached["files"])
+            tests.update(reached["tests"])
             store_fixtures.update(reached["fixtures"])
             for name, names in reached["collected"].items():
                 collected.setdefault(name, set()).update(names)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    unchanged: dict[str, bool] = {}
+
+    def file_unchanged(nodeid: str) -> bool:
+        name = nodeid.split("::", 1)[0]
+        if name not in unchanged:
+            path = root / name
+            unchanged[name] = path.is_file() and path.stat().st_mtime < written
+        return unchanged[name]
+
     return {
-        name
-        for name, fixtures in collected.items()
-        if name not in files
-        and store_fixtures.isdisjoint(fixtures)
-        and (root / name).is_file()
-        and (root / name).stat().st_mtime < written
+        nodeid
+        for nodeid, fixtures in collected.items()
+        if nodeid not in tests and store_fixtures.isdisjoint(fixtures) and file_unchanged(nodeid)
     }
 
 
-def leave_out_files_without_store(
+def leave_out_tests_without_store(
     config: pytest.Config, items: list[pytest.Item], root: Path
 ) -> None:
-    """On the PostgreSQL pass, deselect the tests of files recorded as never reaching a store."""
-    unused = files_without_store(root)
+    """On the PostgreSQL pass, deselect the tests recorded as never reaching a store."""
+    unused = tests_without_store(root)
     if not unused:
         return
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        (dropped if item.nodeid.split("::", 1)[0] in unused else kept).append(item)
+        (dropped if item.nodeid in unused else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -1,6 +1,6 @@
-"""The PostgreSQL pass leaves out only the test files the SQLite pass saw never reach a store
-(tests/store_use.py): a file reached directly or through a fixture, a file without a record,
-and a file changed since the record all run."""
+"""The PostgreSQL pass leaves out only the tests the SQLite pass saw never reach a store
+(tests/store_use.py): a test that reached one directly or asks for a fixture that did, a test
+without a record, and the tests of a file changed since the record all run."""
 
 from __future__ import annotations
 
@@ -30,51 +30,60 @@ def _tree(root: Path, *names: str) -> None:
 
 def _complete(folder: Path, collected: dict[str, list[str]], **reached: list[str]) -> None:
     # As pytest-xdist writes it: each worker collected the suite, the controller nothing.
-    for worker, files in (("gw0", reached.get("files", [])), ("gw1", [])):
+    for worker, tests in (("gw0", reached.get("tests", [])), ("gw1", [])):
         (folder / f"reached-{worker}.json").write_text(
             json.dumps(
                 {
-                    "files": files,
+                    "tests": tests,
                     "fixtures": reached.get("fixtures", []) if worker == "gw0" else [],
                     "collected": collected,
                 }
             )
         )
     (folder / "reached-main.json").write_text(
-        json.dumps({"files": [], "fixtures": [], "collected": {}})
+        json.dumps({"tests": [], "fixtures": [], "collected": {}})
     )
     (folder / "complete.json").write_text(json.dumps({"whole": True}))
 
 
-def test_only_files_that_never_reached_a_store_are_left_out(record: Path, tmp_path: Path) -> None:
+def test_only_tests_that_never_reached_a_store_are_left_out(record: Path, tmp_path: Path) -> None:
     root = tmp_path / "repo"
     _tree(root, "tests/a.py", "tests/b.py", "tests/c.py", "tests/d.py")
     _complete(
         record,
         {
-            "tests/a.py": ["proctor_home"],
-            "tests/b.py": ["proctor_home"],
-            "tests/c.py": ["proctor_home", "seeded_server"],
-            "tests/d.py": ["proctor_home"],
+            "tests/a.py::test_x": ["proctor_home"],
+            "tests/b.py::test_x": ["proctor_home"],
+            "tests/b.py::test_y[1]": ["proctor_home"],
+            "tests/b.py::test_y[2]": ["proctor_home"],
+            "tests/c.py::test_x": ["proctor_home", "seeded_server"],
+            "tests/c.py::test_y": ["proctor_home"],
+            "tests/d.py::test_x": ["proctor_home"],
         },
-        files=["tests/b.py"],
+        tests=["tests/b.py::test_y[2]"],
         fixtures=["seeded_server"],
     )
-    assert store_use.files_without_store(root) == {"tests/a.py", "tests/d.py"}
-    # A file changed after the record was written runs again.
+    assert store_use.tests_without_store(root) == {
+        "tests/a.py::test_x",
+        "tests/b.py::test_x",
+        "tests/b.py::test_y[1]",
+        "tests/c.py::test_y",
+        "tests/d.py::test_x",
+    }
+    # The tests of a file changed after the record was written run again.
     (root / "tests/d.py").write_text("def test_y(): pass\n")
-    assert store_use.files_without_store(root) == {"tests/a.py"}
+    assert "tests/d.py::test_x" not in (store_use.tests_without_store(root) or set())
 
 
 def test_without_a_whole_record_everything_runs(record: Path, tmp_path: Path) -> None:
     (record / "reached-gw0.json").write_text(
-        json.dumps({"files": [], "fixtures": [], "collected": {"tests/a.py": []}})
+        json.dumps({"tests": [], "fixtures": [], "collected": {"tests/a.py::test_x": []}})
     )
-    assert store_use.files_without_store(tmp_path) is None
+    assert store_use.tests_without_store(tmp_path) is None
     # A record it cannot read leaves everything to run too.
     (record / "complete.json").write_text(json.dumps({"whole": True}))
     (record / "reached-gw1.json").write_text("{not json")
-    assert store_use.files_without_store(tmp_path) is None
+    assert store_use.tests_without_store(tmp_path) is None
 
 
 def test_a_fixture_set_up_when_a_store_is_reached_is_recorded(
@@ -82,9 +91,9 @@ def test_a_fixture_set_up_when_a_store_is_reached_is_recorded(
 ) -> None:
     monkeypatch.setattr(store_use, "_reached", set())
     monkeypatch.setattr(store_use, "_store_fixtures", set())
-    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x/test_y.py::test_z (setup)")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x/test_y.py::test_z[a (b)] (setup)")
     with store_use.setting_up("module_store"):
         store_use.note_store_use()
     store_use.note_store_use()
-    assert store_use._reached == {"tests/x/test_y.py"}
+    assert store_use._reached == {"tests/x/test_y.py::test_z[a (b)]"}
     assert store_use._store_fixtures == {"module_store"}
