@@ -139,8 +139,8 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # tests/store (already both), tests/jobs (PostgreSQL workers already), tests/ui (the browser
 # over the API: the pages' requests are tests/api's, which this pass runs) and the tests
 # the SQLite pass recorded as never reaching a store, themselves or through a fixture
-# (tests/store_use.py: they run the same
-# code on either backend; without a whole, current record everything runs). Each pass
+# (tests/store_use.py: they run the same code on either backend; without a whole, current
+# record everything runs). Each pass
 # prints its slowest tests (--durations), so the next trim starts from figures.
 PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui
 STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
