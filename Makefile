@@ -4,7 +4,8 @@
 #                again on PostgreSQL (what CI runs: .ci/run), on every core (pytest-xdist)
 #   make check   ruff, mypy and the tests that need no browser, PostgreSQL or local model
 #   make coverage  the SQLite pass with branch coverage: build/coverage/report.txt
-#   make fuzz    the importer fuzz suite with 10,000 generated cases per adapter family
+#   make fuzz    the importer fuzz suite with 10,000 generated cases per adapter family, and
+#                every property test at full size
 #   make bench   the benchmarks in bench/
 #   make ui-assets  the web UI's npm packages (package-lock.json) and the files it serves
 # Every target bootstraps its own virtualenv (and the UI's npm packages).
@@ -170,7 +171,9 @@ pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
 unit: $(STAMP) $(EMBED) ui-assets
 	$(PYTEST) -m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
 
-# The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it).
+# The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it), then
+# every hypothesis property test at full size (`make test` draws a quarter of each case
+# count, at least 100: tests/properties.py).
 # Every core, one test at a time to a worker (--dist load: the families of one module spread
 # over the workers); FUZZ_REPORT names a file each family's figures are appended to.
 FUZZ_REPORT ?= build/fuzz-report.jsonl
@@ -179,6 +182,8 @@ fuzz: $(STAMP)
 	PROCTOR_FUZZ_EXAMPLES=10000 PROCTOR_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
 		env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist load tests/fuzz
 	@cat $(FUZZ_REPORT)
+	PROCTOR_PROPERTY_SCALE=1 env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) \
+		--dist load -m property --ignore=tests/fuzz
 
 bench: $(STAMP) $(EMBED) ui-assets browser
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

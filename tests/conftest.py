@@ -117,11 +117,15 @@ def mark_resources(item: pytest.Item) -> None:
     """``browser`` for a test that uses the ``playwright`` fixture (Chromium through Playwright),
     ``postgres`` for one that opens a PostgreSQL database: the ``postgresql`` parameter of
     the store contract suites (``backend_url``), or any test when the whole run is on
-    PostgreSQL (``PROCTOR_TEST_BACKEND=postgresql``). Modules that reach a resource some
-    other way carry the mark themselves (``tests/jobs/*_postgres.py``, ``local_model``)."""
+    PostgreSQL (``PROCTOR_TEST_BACKEND=postgresql``), ``property`` for a hypothesis test
+    (``make fuzz`` runs them at full size: ``tests/properties.py``). Modules that reach a
+    resource some other way carry the mark themselves (``tests/jobs/*_postgres.py``,
+    ``local_model``)."""
     fixtures = getattr(item, "fixturenames", ())
     if "playwright" in fixtures:
         item.add_marker(pytest.mark.browser)
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        item.add_marker(pytest.mark.property)
     callspec = getattr(item, "callspec", None)
     on_postgres = callspec is not None and callspec.params.get("backend_url") == "postgresql"
     if on_postgres or backends.ON_POSTGRES:

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.redaction import _ALL_ANCHORS, _ANCHOR_FINDER, _anchors_in
+from tests.properties import examples
 
 # Texts built from anchors in any case, the characters whose lower case is ASCII, other
 # letters that change under ``str.lower`` and lone surrogates, so anchors meet them.
@@ -29,7 +30,7 @@ def _reference(text: str) -> set[str]:
     }
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(text=_TEXTS)
 def test_the_anchors_found_are_those_of_the_lowered_text(text: str) -> None:
     assert _anchors_in(text) == _reference(text)

@@ -26,6 +26,7 @@ from proctor.rules.builtin._claim_text import (
     _mask,
     find_claims,
 )
+from tests.properties import examples
 
 _ALIGNED = _UNALIGNED.sub(
     "", "".join(chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF)
@@ -43,7 +44,7 @@ def test_what_a_case_blind_stem_letter_matches_lower_cases_to_that_letter() -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("topic", "pattern"), _PATTERNS, ids=[topic for topic, _ in _PATTERNS])
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=st.data())
 def test_every_match_of_a_topic_holds_a_word_of_each_of_its_groups(
     topic: ClaimTopic, pattern: re.Pattern[str], data: st.DataObject
@@ -69,7 +70,7 @@ _PIECES = (
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
 def test_claims_are_the_same_with_and_without_the_shortcuts(text: str) -> None:
     assert find_claims(text) == _find_claims(text, _mask(text), None)

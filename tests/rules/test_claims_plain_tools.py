@@ -17,6 +17,7 @@ from proctor.rules._trace import Event
 from proctor.rules.builtin import claims
 from proctor.rules.builtin._call_effects import plain_tool
 from proctor.transcript import ToolCall
+from tests.properties import examples
 
 _NAMES = ["send_email", "get_balance", "run_tests", "Read", "Write", "Bash", "mcp__x__pytest",
           "TerminalExecute", "read_file", "lint_code", "Edit", "search_files", "build_project"]  # fmt: skip
@@ -56,7 +57,7 @@ _CALLS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_CALLS)
 def test_plain_tools_leave_the_same_state_as_the_full_path(
     calls: list[tuple[str, dict[str, Any], str, str]],

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.rules._evidence import EXCERPT_CHARS, _excerpt
+from tests.properties import examples
 
 
 def _plain(text: str) -> str:
@@ -16,7 +17,7 @@ def _plain(text: str) -> str:
 
 
 @pytest.mark.slow
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(
     st.lists(
         st.sampled_from(["word", "x" * 90, " ", "  ", "\n", "\t\t", " " * 300, "é", "\u2003"]),

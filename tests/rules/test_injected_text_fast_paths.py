@@ -28,6 +28,7 @@ from proctor.rules.builtin._injected_text import (
     extract_values,
     find_spans,
 )
+from tests.properties import examples
 
 _EVERY_CHARACTER = "".join(
     chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF
@@ -168,7 +169,7 @@ _VOCABULARY = [
         max_size=40,
     )
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_every_marker_match_holds_an_anchor_word_where_a_word_begins(
     pieces: list[tuple[str, str]],
 ) -> None:
@@ -218,7 +219,7 @@ def _text_around_a_marker(draw: st.DrawFn) -> tuple[int, str]:
     [n for n, spec in enumerate(_MARKER_SPECS) if spec.lead_in or spec.tail is not None],
 )
 @given(data=st.data())
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_matches_of_markers_with_a_lead_in_or_tail_have_an_anchor_that_fits(
     number: int, data: st.DataObject
 ) -> None:
@@ -242,7 +243,7 @@ def _realistic(marker: str) -> bool:
 
 @pytest.mark.slow
 @given(_text_around_a_marker())
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 def test_generated_marker_matches_hold_their_anchors(numbered: tuple[int, str]) -> None:
     """Matches of every shape a marker can take (generated from the pattern itself) hold an
     anchor word at a word start, start or end with one where the marker is tried at or
@@ -309,7 +310,7 @@ _PIECES += ["', ", '", ', '"k": ', "'k':", "}, {", "], [", "\n- a: ", "\\n  b: "
 @example(
     "1ABCDEFGHIJK A1BCDEFGHIJK A123456789012 12345678 \u06631234567 1234567 ABCDEFGHIJKL Ann Lee of the Sea"
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_rewritten_patterns_find_what_their_plain_forms_find(name: str, text: str) -> None:
     fast = getattr(_injected_text, name)
     plain = re.compile(_PLAIN_FORMS[name])
@@ -368,7 +369,7 @@ _VALUE_PIECES = [
 
 @pytest.mark.slow
 @given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=40).map("".join))
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 def test_values_are_what_every_pattern_finds_over_the_whole_text(text: str) -> None:
     fast = tuple((v.value, v.kind) for v in extract_values(text))
     assert fast == _plain_values(text)
@@ -399,7 +400,7 @@ _RECORD_PIECES = [
 
 @pytest.mark.slow
 @given(st.lists(st.sampled_from(_RECORD_PIECES), min_size=1, max_size=60).map("".join))
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 def test_a_block_starts_where_the_whole_look_back_window_says(text: str) -> None:
     marker = len(text)
     assert _injected_text._span_start(text, marker) == _span_start_in_full(text, marker)

@@ -17,6 +17,7 @@ from proctor.rules._trace import TraceContext
 from proctor.rules.builtin._injected_text import normalise_argument
 from proctor.rules.builtin.injection import _Injected, _matches, _Output, _State
 from proctor.transcript import ToolCall
+from tests.properties import examples
 
 _VALUES = ["eve@proton.me", "https://www.evil.com/x", "DE89370400440532013000", "'Q3 numbers'",
            "Alice Smith", "new_password2", "+1 415 555 0100", "'go'", "evil.com"]  # fmt: skip
@@ -45,7 +46,7 @@ def _plain(state: _State, call: ToolCall, context: RuleContext) -> Iterator[tupl
 _TEXT = st.lists(st.sampled_from(_VALUES + _WORDS), min_size=1, max_size=12).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(_TEXT, min_size=1, max_size=3),  # injected spans
     st.lists(st.sampled_from([*_VALUES, "eve", "x Alice Smith y", "hello"]), max_size=4),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from proctor.rules.builtin._loop_track import _IGNORED_ARGUMENTS, action_key
 from proctor.transcript import ToolCall
+from tests.properties import examples
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -55,7 +56,7 @@ def _call(arguments: Any) -> ToolCall:
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(_VALUES, _VALUES)
 def test_equal_keys_exactly_when_the_sorted_json_is_equal(first: Any, second: Any) -> None:
     same_json = _json_key("send_email", first) == _json_key("send_email", second)
@@ -63,7 +64,7 @@ def test_equal_keys_exactly_when_the_sorted_json_is_equal(first: Any, second: An
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.dictionaries(_KEYS, _VALUES, max_size=4), st.randoms(use_true_random=False))
 def test_reordered_keys_and_reflowed_text_are_the_same_action(
     arguments: dict[str, Any], shuffle: Any

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.rules.builtin._loop_track import _VOLATILE, normalise_output
+from tests.properties import examples
 
 _PLAIN = [
     r"\x1b\[[0-9;?]*[A-Za-z]",
@@ -42,7 +43,7 @@ def test_there_is_a_plain_form_for_every_pattern() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("number", range(len(_PLAIN)))
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(text=st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 def test_each_pattern_masks_what_its_plain_form_masks(number: int, text: str) -> None:
     fast, replacement = _VOLATILE[number]
@@ -57,7 +58,7 @@ def test_retries_that_differ_only_in_volatile_parts_normalise_alike() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(text=st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 def test_skipping_patterns_a_text_cannot_match_changes_nothing(text: str) -> None:
     every = text

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from proctor.rules._trace import Event
 from proctor.rules.builtin._loop_track import WINDOW, LoopTracker, Step
 from proctor.transcript import Message, ToolCall
+from tests.properties import examples
 
 # Texts that are equal, equal once masked (durations, pids), or different.
 _RESULTS = ["ok", "took 5ms", "took 7ms", "pid 12 done", "pid 99 done", "2 failed", "1 failed", ""]
@@ -42,7 +43,7 @@ def _events(steps: list[tuple[str, str, str, bool, int]]) -> list[Event]:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_STEP, min_size=WINDOW, max_size=4 * WINDOW))
 def test_signatures_are_equal_exactly_for_the_same_steps_in_the_window(
     steps: list[tuple[str, str, str, bool, int]],

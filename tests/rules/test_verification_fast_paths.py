@@ -29,6 +29,7 @@ from proctor.rules.builtin._verification import (
     summary_span,
 )
 from proctor.transcript import ToolCall
+from tests.properties import examples
 
 
 def _span(found: re.Match[str] | None) -> tuple[int, int] | None:
@@ -60,7 +61,7 @@ def test_a_regex_blank_is_exactly_what_str_isspace_calls_one() -> None:
     [(_FAILURE, _FAILURE_WORDS), (_COUNTS_LINE, _COUNT_WORDS)],
     ids=["failure", "counts"],
 )
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(data=st.data())
 def test_every_match_holds_one_of_its_words(
     pattern: re.Pattern[str], words: re.Pattern[str], data: st.DataObject
@@ -83,7 +84,7 @@ _PIECES = (
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=24).map("".join))
 def test_the_lines_found_are_those_a_plain_search_finds(text: str) -> None:
     _assert_same(text)

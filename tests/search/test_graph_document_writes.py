@@ -14,6 +14,7 @@ from proctor.search._graph import _basis
 from proctor.search._write import Vector, add_vectors
 from proctor.store import SqlStore
 from proctor.store import _schema as t
+from tests.properties import examples
 
 ENTITY = SearchDocument(
     doc_type="entity",
@@ -29,7 +30,7 @@ _ANY_TEXT = st.text(st.characters(exclude_categories=()), max_size=40)
 """Any code point, lone surrogates included (``repr`` escapes them)."""
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     title=st.none() | _ANY_TEXT,
     text=_ANY_TEXT,

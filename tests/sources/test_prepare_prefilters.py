@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from proctor.sources import _prepare
 from proctor.sources._prepare import Limits, _Sanitizer
 from proctor.transcript import _json, canonical_time
+from tests.properties import examples
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
@@ -50,14 +51,14 @@ def _texts(repeat: int) -> st.SearchStrategy[str]:
     return st.lists(st.one_of(run, st.text(max_size=20)), max_size=12).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_texts(700))
 def test_the_base64_run_test_agrees_with_the_expression(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     assert _prepare._base64_run_in(data) == (_BASE64_RUN.search(data) is not None)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_texts(25))
 def test_the_digit_run_test_agrees_with_the_expression(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
@@ -65,7 +66,7 @@ def test_the_digit_run_test_agrees_with_the_expression(text: str) -> None:
     assert (_prepare._LONG_DIGITS in shape) == (_LONG_DIGITS.search(data) is not None)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.recursive(st.one_of(st.none(), st.integers(), _texts(4)), st.lists, max_leaves=8))
 def test_the_trailing_blank_test_agrees_with_the_expression(value: object) -> None:
     try:
@@ -76,7 +77,7 @@ def test_the_trailing_blank_test_agrees_with_the_expression(value: object) -> No
     assert _prepare._trailing_blank_in(dumped) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_texts(4))
 def test_the_surrogate_test_agrees_with_the_expression(text: str) -> None:
     assert _json._has_surrogate(text) == (_SURROGATE.search(text) is not None)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from proctor.sources import _prepare
 from proctor.sources._prepare import Limits, _Sanitizer
+from tests.properties import examples
 
 _SECRET = "sk-proj-Qx7Rt2Lm9Vb4Nc8Kp3Zw6Yh1Js5Df0Ga7Ub2Ie4Oq9Wr3Ty"
 _PIECES = st.sampled_from(
@@ -69,7 +70,7 @@ def _stored(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(value=st.one_of(st.lists(_VALUES, min_size=1), st.dictionaries(_TEXT, _VALUES, min_size=1)))
 def test_the_fast_path_stores_what_the_walk_stores(value: Any) -> None:
     monkeypatch = pytest.MonkeyPatch()

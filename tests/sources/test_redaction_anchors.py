@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.redaction import _ANCHORS, _PATTERNS, Redactor
+from tests.properties import examples
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("kind", "pattern"), [(k, p) for k, p, _, _ in _PATTERNS])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_every_match_of_a_secret_pattern_holds_one_of_its_anchors(
     kind: str, pattern: str, data: st.DataObject

@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 
 from proctor import redaction as _redaction
 from proctor.redaction import _EXACT, _PATTERNS, Redactor
+from tests.properties import examples
 
 _WITH_PARTS = [(kind, pattern) for kind, pattern, _, _ in _PATTERNS if kind in _EXACT]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("kind", "pattern"), _WITH_PARTS)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_every_match_of_a_pattern_holds_its_exact_parts(
     kind: str, pattern: str, data: st.DataObject

@@ -13,6 +13,7 @@ from sqlalchemy import JSON, Engine, null
 from proctor.store import _schema as t
 from proctor.store._bulk import _statement
 from proctor.store._engine import create_sqlite_engine
+from tests.properties import examples
 
 _SCALARS = (
     st.none()
@@ -51,7 +52,7 @@ def test_the_fast_bind_is_the_one_the_import_uses(engine: Engine) -> None:
     assert fast is not general  # the fast path is taken on the store's own engine
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=_JSON)
 def test_a_json_value_is_bound_as_sqlalchemy_binds_it(engine: Engine, value: Any) -> None:
     for table, key in ((t.messages, "attributes"), (t.tool_calls, "arguments")):

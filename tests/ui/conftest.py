@@ -1,8 +1,10 @@
 """Browser tests: Playwright driving Debian's Chromium against ``proctor serve`` on loopback.
 
-The store is seeded once per module (the bundled examples ingested, the rules run, a
-structural review published, and a transcript carrying script-injection payloads); every
-module gets its own copy and its own server. Screenshots go to ``$PROCTOR_SCREENSHOTS``
+The store is seeded once per test process (the bundled examples ingested, the rules run, a
+structural review published, and a transcript carrying script-injection payloads). A module
+whose tests change the store gets its own copy and its own server (``server``); the modules
+that only read share one server per process (``read_only_server``), which fails the module
+whose tests changed its store after all. Screenshots go to ``$PROCTOR_SCREENSHOTS``
 (default ``build/screenshots``), the test run's artifacts.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
 from tests.conftest import EXAMPLES_DIR
-from tests.ui.private_server import serve_copy
+from tests.ui.private_server import Served, serve_copy
 
 CHROMIUM = os.environ.get("PROCTOR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -68,6 +71,66 @@ def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     home = tmp_path_factory.mktemp("ui-home")
     with serve_copy(seeded_database, home) as served:
         yield served.url
+
+
+@pytest.fixture(scope="session")
+def read_only_served(
+    seeded_database: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    """One ``proctor serve`` on a copy of the seeded store, for every module that only reads."""
+    with serve_copy(seeded_database, tmp_path_factory.mktemp("ui-read-only-home")) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def read_only_server(read_only_served: Served) -> Iterator[str]:
+    """The shared server's URL, for a module that overrides ``server`` with it because its
+    tests change nothing the server stores; the module fails if they did, since the next
+    module to read would see its changes (checked where the store is a SQLite file)."""
+    before = stored_rows(read_only_served.database)
+    yield read_only_served.url
+    after = stored_rows(read_only_served.database)
+    changed = {
+        table: sorted(before.get(table, frozenset()) ^ after.get(table, frozenset()))[:4]
+        for table in before.keys() | after.keys()
+        if before.get(table) != after.get(table)
+    }
+    assert not changed, (
+        "a module on the shared read-only server changed the store; give it its own server "
+        f"(the module-scoped ``server`` fixture). Rows added or removed: {changed}"
+    )
+
+
+SERVER_HOUSEKEEPING = ("webhook_",)
+"""Columns the server writes on its own whatever its clients do: its webhook delivery pass
+(two seconds after it starts) records an outcome for every pending notification."""
+
+
+def stored_rows(database: Path) -> dict[str, frozenset[str]]:
+    """Each table's rows in a SQLite store file, less ``SERVER_HOUSEKEEPING`` (none when the
+    store is not a file, as on PostgreSQL)."""
+    if not database.is_file():
+        return {}
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        tables = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        rows: dict[str, frozenset[str]] = {}
+        for table in tables:
+            columns = ", ".join(
+                f'"{name}"'
+                for (_, name, *_) in connection.execute(f'PRAGMA table_info("{table}")')
+                if not name.startswith(SERVER_HOUSEKEEPING)
+            )
+            query = f'SELECT {columns} FROM "{table}"'
+            rows[table] = frozenset(repr(row) for row in connection.execute(query))
+        return rows
+    finally:
+        connection.close()
 
 
 @pytest.fixture(scope="package")

@@ -22,6 +22,13 @@ from tests.ui.accessibility import (
 )
 from tests.ui.conftest import DESKTOP, PHONE, TIMEOUT_MS
 
+
+@pytest.fixture(scope="module")
+def server(read_only_server: str) -> str:
+    """Its tests only read: the shared server (``tests/ui/conftest.py``)."""
+    return read_only_server
+
+
 LEDGER = "nightly ledger export"
 """A conversation with findings of several severities and tool calls with long output."""
 

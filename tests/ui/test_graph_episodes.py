@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import screenshot
 from tests.ui.graph_episodes import episodes_of
+
+
+@pytest.fixture(scope="module")
+def server(read_only_server: str) -> str:
+    """Its tests only read: the shared server (``tests/ui/conftest.py``)."""
+    return read_only_server
 
 
 def _graph(page: Page) -> dict[str, Any]:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import Page, Request, expect
+
+
+@pytest.fixture(scope="module")
+def server(read_only_server: str) -> str:
+    """Its tests only read: the shared server (``tests/ui/conftest.py``)."""
+    return read_only_server
+
 
 GRAPH_DATA = re.compile(r"/api/results/[^/?]+/graph\?")
 

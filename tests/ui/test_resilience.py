@@ -7,7 +7,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
 from playwright.sync_api import Page, Request, Route, expect
+
+
+@pytest.fixture(scope="module")
+def server(read_only_server: str) -> str:
+    """Its tests only read: the shared server (``tests/ui/conftest.py``)."""
+    return read_only_server
+
 
 LEDGER = "nightly ledger export"
 """A conversation with two findings and a trace of several turns."""

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import Page, Request, Route, expect
 
 from proctor.api._ui import shell_modules, static_imports
+
+
+@pytest.fixture(scope="module")
+def server(read_only_server: str) -> str:
+    """Its tests only read: the shared server (``tests/ui/conftest.py``)."""
+    return read_only_server
+
 
 GRAPH_DATA = re.compile(r"/api/results/[^/?]+/graph\?")
 NOT_FOR_THE_GRAPH = re.compile(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from proctor.graph import EventFact, EventKind, EventOutcome, SourceRef
 from proctor.review.structural import activity_summary
+from tests.properties import examples
 
 
 def _plural(count: int, noun: str) -> str:
@@ -75,7 +76,7 @@ EVENTS = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(EVENTS, max_size=40))
 def test_the_one_pass_summary_says_what_the_many_pass_one_said(
     events: list[EventFact],

@@ -13,19 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.graph import structural_entity_id, structural_event_id
+from tests.properties import examples
 
 NAMESPACE = uuid.UUID("5b0f2c7e-7d7a-4c5e-9a51-1f6f0c7d2b10")
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=60)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(project=TEXT, kind=TEXT, key=TEXT)
 def test_an_entity_id_is_the_uuid5_of_its_locator(project: str, kind: str, key: str) -> None:
     expected = str(uuid.uuid5(NAMESPACE, f"{project}\x1f{kind}\x1f{key}"))
     assert structural_entity_id(project, kind, key) == expected
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(kind=TEXT, source_type=TEXT, source_id=TEXT, part=TEXT)
 def test_an_event_id_is_the_uuid5_of_its_source(
     kind: str, source_type: str, source_id: str, part: str
