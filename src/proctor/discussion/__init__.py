@@ -13,9 +13,9 @@ Names are imported when first used: the API's discussion routes need only the li
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from proctor._util.lazy import lazy_exports
 from proctor.discussion._draft import DRAFT_LIMIT, QUESTION_CHARS
 
 if TYPE_CHECKING:
@@ -63,13 +63,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.discussion' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.discussion.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [

@@ -15,7 +15,7 @@ Names are imported when first used: the hook's fast path (``_hook``, ``_discover
 
 from __future__ import annotations
 
-import importlib
+from proctor._util.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the hook more than it decides
 if TYPE_CHECKING:
@@ -69,13 +69,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.gate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.gate.{module}"), _RENAMED.get(name, name))
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals(), renamed=_RENAMED)
 
 
 __all__ = [

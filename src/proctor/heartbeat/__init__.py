@@ -10,8 +10,9 @@ must not load the scheduler (which imports the model callers) to do so.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from proctor._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from proctor.heartbeat._app import (
@@ -66,13 +67,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.heartbeat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [

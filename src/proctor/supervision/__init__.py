@@ -14,8 +14,9 @@ not the rules and the model supervisor behind ``check_conversations`` (issue 18)
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from proctor._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from proctor.supervision._check import CheckResult, check_conversations
@@ -98,13 +99,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.supervision' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.supervision.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [
