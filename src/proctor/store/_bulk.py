@@ -9,7 +9,8 @@ stored bytes are the same: times, JSON — a ``None`` JSON value is JSON ``null`
 booleans) and hands the rows to the driver's ``executemany`` inside
 the caller's transaction.
 
-``run_driver`` runs a statement on the driver's own cursor, inside the caller's
+``run_driver`` (and ``insert_rows(..., direct=True)``, which the import's writer uses)
+runs a statement on the driver's own cursor, inside the caller's
 transaction, without SQLAlchemy's per-statement bookkeeping (the execution context, the
 result object, the events: ~0.3 ms a statement, hundreds of statements per transaction of
 an import); the driver's errors are raised as SQLAlchemy's exceptions, as
@@ -204,20 +205,26 @@ def insert_rows(
     rows: Sequence[dict[str, Any]],
     *,
     skip_conflicts: bool = False,
+    direct: bool = False,
 ) -> None:
     """Insert ``rows`` (every row with the same keys) in one ``executemany``.
 
     ``skip_conflicts``: a row whose key is already stored is left out (``ON CONFLICT DO
     NOTHING``), as ``sqlite.insert(...).on_conflict_do_nothing()`` would.
+    ``direct``: on the driver's cursor (``run_driver``: the import's writer), not through
+    ``Connection.exec_driver_sql`` (whose events other writers' tests and tools observe).
     """
     if not rows:
         return
     statement = _statement(connection.dialect, table, tuple(rows[0]), skip_conflicts)
     parameters = statement.parameters(rows)
-    if len(parameters) == 1:
-        run_driver(connection, statement.sql, parameters[0])
+    one = len(parameters) == 1
+    if direct:
+        run_driver(connection, statement.sql, parameters[0] if one else parameters, many=not one)
+    elif one:
+        connection.exec_driver_sql(statement.sql, parameters[0])
     else:
-        run_driver(connection, statement.sql, parameters, many=True)
+        connection.exec_driver_sql(statement.sql, parameters)
 
 
 def run_driver(

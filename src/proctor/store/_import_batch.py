@@ -119,5 +119,5 @@ class ImportBatch:
         for start in range(0, len(paths), _CHUNK):
             chunk = paths[start : start + _CHUNK]
             connection.execute(delete(t.import_files).where(t.import_files.c.path.in_(chunk)))
-        insert_rows(connection, t.import_files, list(self._files.values()))
+        insert_rows(connection, t.import_files, list(self._files.values()), direct=True)
         self._files.clear()

@@ -144,7 +144,7 @@ def write_conversation(
         "updated_at": now,
     }
     if created:
-        insert_rows(connection, t.conversations, [header | {"imported_at": now}])
+        insert_rows(connection, t.conversations, [header | {"imported_at": now}], direct=True)
     elif header_changed:
         connection.execute(
             update(t.conversations)
@@ -183,13 +183,16 @@ def _replace_details(connection: Connection, prepared: PreparedBundle, *, create
         rows = [row for row in rows if stored.get(row["task_id"]) != row]
     for chunk in _chunks([row["task_id"] for row in rows]):
         connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
-    insert_rows(connection, t.tasks, rows)
+    insert_rows(connection, t.tasks, rows, direct=True)
     if bundle.subagent_run is not None:
         connection.execute(
             delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
         )
         insert_rows(
-            connection, t.subagent_runs, [subagent_row(bundle.subagent_run, conversation_id)]
+            connection,
+            t.subagent_runs,
+            [subagent_row(bundle.subagent_run, conversation_id)],
+            direct=True,
         )
 
 
@@ -338,9 +341,9 @@ def _write_sources(
                 kind: [r for r in rows if (kind, r["source_id"]) not in owned_elsewhere]
                 for kind, rows in new_content.items()
             }
-    insert_rows(connection, t.source_versions, new_versions)
+    insert_rows(connection, t.source_versions, new_versions, direct=True)
     for kind, rows in new_content.items():
-        insert_rows(connection, _CONTENT_TABLES[kind], rows)
+        insert_rows(connection, _CONTENT_TABLES[kind], rows, direct=True)
     _update_sources(connection, revised_sources, touched_sources)
     for kind, rows in replaced_content.items():
         _replace_content(connection, _CONTENT_TABLES[kind], rows)
@@ -362,7 +365,7 @@ def _insert_new_sources(
     conversation (``already_stored``: its sources before) checks them with one count
     instead of a lookup of every new id; an append (None) looks up only its new ids.
     """
-    insert_rows(connection, t.sources, rows, skip_conflicts=True)
+    insert_rows(connection, t.sources, rows, skip_conflicts=True, direct=True)
     inserted = [(row["source_type"], row["source_id"]) for row in rows]
     if already_stored is not None:
         now_stored = run_driver(
@@ -417,4 +420,4 @@ def _replace_content(connection: Connection, table: Table, rows: list[Row]) -> N
     ids = [row["source_id"] for row in rows]
     for chunk in _chunks(ids):
         connection.execute(delete(table).where(table.c.source_id.in_(list(chunk))))
-    insert_rows(connection, table, rows)
+    insert_rows(connection, table, rows, direct=True)
