@@ -33,7 +33,7 @@ def lazy_exports(
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        full = module if module.startswith(f"{package}.") else f"{package}.{module}"
+        full = module if module.startswith("proctor.") else f"{package}.{module}"
         value = getattr(importlib.import_module(full), aliases.get(name, name))
         namespace[name] = value
         return value

@@ -7,8 +7,9 @@ for a plain Anthropic list.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from proctor._util.lazy import lazy_exports
 from proctor.redaction import Redactor
 from proctor.sources._detect import Plan, detect, plan_import, read_unit, unreadable_unit, walk
 from proctor.sources._files import (
@@ -66,12 +67,7 @@ _LAZY = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from proctor.sources import _registry
-
-        return getattr(_registry, name)
-    raise AttributeError(f"module 'proctor.sources' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, dict.fromkeys(_LAZY, "_registry"), globals())
 
 
 __all__ = [

@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from proctor._util.lazy import lazy_exports
+
 if TYPE_CHECKING:
     # The tables themselves, for the search index's SQL (until search has a repository of its own).
     from proctor.store import _schema as tables
@@ -310,16 +312,15 @@ _WHERE = {
 """Where each exported name is defined (a module of this package)."""
 
 
+_exported = lazy_exports(__name__, _WHERE, globals())
+
+
 def __getattr__(name: str) -> object:
-    if name == "tables":
-        value: object = importlib.import_module("proctor.store._schema")
-    else:
-        module = _WHERE.get(name)
-        if module is None:
-            raise AttributeError(f"module 'proctor.store' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"proctor.store.{module}"), name)
-    globals()[name] = value
-    return value
+    if name != "tables":
+        return _exported(name)
+    tables = importlib.import_module("proctor.store._schema")  # the module itself
+    globals()[name] = tables
+    return tables
 
 
 __all__ = [
