@@ -13,8 +13,9 @@ new must not pay for building every fact's dataclass or the publish policy.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from proctor._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from proctor.graph._facts import (
@@ -147,13 +148,7 @@ _WHERE = {
 """Exported name → the module (``proctor.graph.<module>``) that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.graph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.graph.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [

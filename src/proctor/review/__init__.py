@@ -10,8 +10,9 @@ new (the usual heartbeat) must not pay for loading them.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from proctor._util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from proctor.review._no_change import no_change_reason
@@ -47,13 +48,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.review' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"proctor.review.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())
 
 
 __all__ = [
