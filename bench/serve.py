@@ -295,11 +295,14 @@ def index_caught_up(
         time.sleep(0.5)
 
 
-def read_routes(database: Path, result_id: str, requests: int) -> dict[str, Any]:
+def read_routes(
+    database: Path, result_id: str, requests: int, src: Path | None = None
+) -> dict[str, Any]:
     """For each read route, ``requests`` requests in a row on one keep-alive connection: the
     p50 / p95 of their wall time, and the server process's CPU time per request (mean over
     the block: other work on the machine stretches wall time, hardly CPU time). Search
-    comes last: it starts the background indexer (with nothing left to embed)."""
+    comes last: it starts the background indexer (with nothing left to embed). The Proctor
+    of ``src`` when given."""
     routes: dict[str, list[str]] = {
         "GET /api/conversations": ["/api/conversations"],
         "GET /api/findings": ["/api/findings"],
@@ -310,7 +313,7 @@ def read_routes(database: Path, result_id: str, requests: int) -> dict[str, Any]
     figures: dict[str, dict[str, float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="proctor-bench-serve-") as tmp,
-        serving(_home_with(database, Path(tmp)), "--no-index", "--no-heartbeat") as (
+        serving(_home_with(database, Path(tmp)), "--no-index", "--no-heartbeat", src=src) as (
             port,
             _,
             pid,
@@ -402,7 +405,7 @@ def main() -> None:
     )
     if args.skip_routes:
         return
-    measured = read_routes(database, built["result_id"], args.requests)
+    measured = read_routes(database, built["result_id"], args.requests, args.src)
     print(f"(2) read routes, {args.requests} requests each (target p95 ≤ 50 ms):")
     print(f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>10}{'first ms':>10}")
     for name, figures in measured["routes"].items():

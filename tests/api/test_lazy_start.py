@@ -365,3 +365,15 @@ def test_a_request_outside_a_deferred_routers_paths_does_not_import_it() -> None
     assert not deferred.may_match("/api/knowledgeable")
     assert not deferred.may_match("/api/findings")
     assert not deferred.loaded
+
+
+def test_a_first_findings_page_imports_neither_search_nor_the_graphs_wire_models(
+    proctor_home: Path,
+) -> None:
+    """The findings router's own documents live with the inbox's (``_inbox_models``): its
+    first page imports no search and none of the graph's or search's wire models."""
+    code = FIRST_CONVERSATIONS.replace("/api/conversations", "/api/findings").replace(
+        "['total'] == 0", "['findings'] == []"
+    )
+    watched = ("proctor.search", "proctor.api._models", "proctor.api._search_models")
+    assert _imported_in(proctor_home, code, watched) == []

@@ -28,6 +28,27 @@ BULK_STATUS: dict[BulkAction, Status] = {
 MAX_BULK_IDS = 10_000
 """The most finding ids one bulk request may name (a filter names any number)."""
 
+FindingAction = Literal["ack", "resolve", "dismiss", "false_positive", "reopen"]
+"""What a person does to a finding."""
+
+
+class StatusChange(BaseModel):
+    """Move a finding along its lifecycle."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: FindingAction
+    """``ack``, ``resolve``, ``dismiss``, ``false_positive`` or ``reopen``."""
+
+
+class DigestedChange(BaseModel):
+    """Collapse a finding in lists (digested) or expand it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    digested: bool
+    """True: digested (collapsed); false: clear the mark."""
+
 
 class ConversationLabelOut(WireModel):
     """What a findings list shows of a finding's conversation."""

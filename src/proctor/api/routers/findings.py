@@ -14,13 +14,15 @@ from proctor.api._inbox_models import (
     BulkChangeOutcome,
     BulkChangeRequest,
     ConversationLabelOut,
+    DigestedChange,
+    FindingAction,
     FindingFilterBody,
     FindingGroupOut,
     FindingGroupPage,
     FindingsPage,
+    StatusChange,
     UndoOutcomeOut,
 )
-from proctor.api._models import DigestedChange, FindingAction, StatusChange
 from proctor.findings import Finding, Severity, Status
 from proctor.store import (
     FindingFilter,

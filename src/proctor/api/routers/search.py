@@ -13,7 +13,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from proctor.api._deps import ReaderDep
-from proctor.api._models import IndexerProgress, IndexState, SearchIndexReport, SearchResponse
+from proctor.api._search_models import (
+    IndexerProgress,
+    IndexState,
+    SearchIndexReport,
+    SearchResponse,
+)
 from proctor.api.routers.overview import search_indexer
 
 router = APIRouter(tags=["overview"])
