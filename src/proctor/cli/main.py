@@ -10,7 +10,11 @@ agent, so it must not pay for importing the importers, the evaluations or the re
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 import click
@@ -72,6 +76,21 @@ class ProctorUsageError(ProctorCliError):
     exit_code = EXIT_USAGE
 
 
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The garbage collector paused while a command's modules are imported: an import
+    allocates thousands of objects that all stay alive, and each full collection it
+    triggers walks every one imported before (about a third of the CPU of importing the
+    API, the store and the review pipeline). Collections resume after, as they were."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class ProctorGroup(click.Group):
     """Loads subcommands on demand and turns Proctor's errors into messages and exit codes."""
 
@@ -83,7 +102,8 @@ class ProctorGroup(click.Group):
         if target is None:
             return None
         module, attribute = target
-        command = getattr(importlib.import_module(module), attribute)
+        with _collection_paused():
+            command = getattr(importlib.import_module(module), attribute)
         assert isinstance(command, click.Command)
         return command
 
@@ -114,6 +134,12 @@ def cli() -> None:
 
 def main() -> None:
     """Run the ``proctor`` command."""
+    # The command ends the process. The interpreter's last act would be one more full
+    # collection, walking every object of the modules it imported (SQLAlchemy, the store,
+    # rich …) only to find them alive: about a fifth of a short command's CPU. Frozen at
+    # exit, they are left to the operating system like the rest of the process's memory.
+    # Registered first, this runs last: handlers registered later (files, pools) run before.
+    atexit.register(gc.freeze)
     cli(prog_name="proctor")
 
 

@@ -11,8 +11,6 @@ cancelled; 2 BUSY (another review holds the slot) or a setting to fix; 130 inter
 
 from __future__ import annotations
 
-import atexit
-import gc
 import re
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -40,13 +38,6 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from proctor.store import ReviewRunRecord, SqlStore
-
-# A review command ends its process. The interpreter's last act would be one more full
-# collection, walking every object of the ~400 modules it imported (SQLAlchemy, the store,
-# rich) only to find them alive: about a fifth of a no-change review's CPU. Frozen at exit,
-# they are left to the operating system like the rest of the process's memory. Handlers
-# registered later (closing files, pools) still run first.
-atexit.register(gc.freeze)
 
 _AGO = re.compile(r"^\s*(\d+)\s*(m|h|d|w)\s*$")
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
