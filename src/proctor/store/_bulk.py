@@ -9,8 +9,8 @@ stored bytes are the same: times, JSON — a ``None`` JSON value is JSON ``null`
 booleans) and hands the rows to the driver's ``executemany`` inside
 the caller's transaction.
 
-``run_driver`` (and ``insert_rows(..., direct=True)``, which the import's writer uses)
-runs a statement on the driver's own cursor, inside the caller's
+Inside ``direct_writes`` (the import's batches), ``run_driver`` and ``insert_rows`` run
+a statement on the driver's own cursor, inside the caller's
 transaction, without SQLAlchemy's per-statement bookkeeping (the execution context, the
 result object, the events: ~0.3 ms a statement, hundreds of statements per transaction of
 an import); the driver's errors are raised as SQLAlchemy's exceptions, as
@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import operator
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -205,26 +207,36 @@ def insert_rows(
     rows: Sequence[dict[str, Any]],
     *,
     skip_conflicts: bool = False,
-    direct: bool = False,
 ) -> None:
     """Insert ``rows`` (every row with the same keys) in one ``executemany``.
 
     ``skip_conflicts``: a row whose key is already stored is left out (``ON CONFLICT DO
     NOTHING``), as ``sqlite.insert(...).on_conflict_do_nothing()`` would.
-    ``direct``: on the driver's cursor (``run_driver``: the import's writer), not through
-    ``Connection.exec_driver_sql`` (whose events other writers' tests and tools observe).
+    Inside ``direct_writes`` (the import's batches) on the driver's cursor.
     """
     if not rows:
         return
     statement = _statement(connection.dialect, table, tuple(rows[0]), skip_conflicts)
     parameters = statement.parameters(rows)
-    one = len(parameters) == 1
-    if direct:
-        run_driver(connection, statement.sql, parameters[0] if one else parameters, many=not one)
-    elif one:
-        connection.exec_driver_sql(statement.sql, parameters[0])
+    if len(parameters) == 1:
+        run_driver(connection, statement.sql, parameters[0])
     else:
-        connection.exec_driver_sql(statement.sql, parameters)
+        run_driver(connection, statement.sql, parameters, many=True)
+
+
+_DIRECT: ContextVar[bool] = ContextVar("proctor_direct_writes", default=False)
+
+
+@contextmanager
+def direct_writes() -> Iterator[None]:
+    """Within the block, ``run_driver`` and ``insert_rows`` use the driver's cursor (the
+    import's batches); elsewhere they go through ``Connection.exec_driver_sql``, whose
+    events other writers' tests and tools observe."""
+    token = _DIRECT.set(True)
+    try:
+        yield
+    finally:
+        _DIRECT.reset(token)
 
 
 def run_driver(
@@ -237,9 +249,10 @@ def run_driver(
     rows are the driver's tuples, values as the driver gives them (use it for columns
     SQLAlchemy converts no further: text, integers).
     """
-    if not connection.in_transaction():
-        # No transaction begun yet: SQLAlchemy's execute begins one (autobegin), which
-        # the driver's cursor would not (SQLite would commit each statement alone).
+    if not _DIRECT.get() or not connection.in_transaction():
+        # Outside ``direct_writes``, or no transaction begun yet: SQLAlchemy's execute
+        # begins one (autobegin), which the driver's cursor would not (SQLite would
+        # commit each statement alone).
         result = connection.exec_driver_sql(sql, parameters)
         return list(map(tuple, result)) if result.returns_rows else []
     dialect = connection.dialect

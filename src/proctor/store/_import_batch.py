@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError
 from proctor.store import _schema as t
-from proctor.store._bulk import insert_rows, run_driver
+from proctor.store._bulk import direct_writes, insert_rows, run_driver
 from proctor.store._records import ImportedFile, WriteOutcome
 from proctor.store._writer import write_conversation
 from proctor.transcript import PreparedBundle
@@ -74,6 +74,10 @@ class ImportBatch:
         Raises:
             ConversationWriteError: the database refused it; nothing of it was written.
         """
+        with direct_writes():
+            return self._write(prepared, project)
+
+    def _write(self, prepared: PreparedBundle, project: str | None) -> WriteOutcome:
         connection = self._connection
         # The savepoint by its SQL on the driver's cursor (``begin_nested`` compiles a
         # clause for each, ``exec_driver_sql`` builds an execution context).
@@ -119,5 +123,6 @@ class ImportBatch:
         for start in range(0, len(paths), _CHUNK):
             chunk = paths[start : start + _CHUNK]
             connection.execute(delete(t.import_files).where(t.import_files.c.path.in_(chunk)))
-        insert_rows(connection, t.import_files, list(self._files.values()), direct=True)
+        with direct_writes():
+            insert_rows(connection, t.import_files, list(self._files.values()))
         self._files.clear()

@@ -90,8 +90,9 @@ def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
     return hashlib.blake2b(head.encode() + extra, digest_size=16).hexdigest()
 
 
-# The writer's per-conversation reads, run on the driver's cursor (``run_driver``): each
-# returns text and integers only, which SQLAlchemy would hand back unconverted.
+# The writer's per-conversation reads, by ``run_driver`` (on the driver's cursor in an
+# import's batch): each returns text and integers only, which SQLAlchemy would hand back
+# unconverted.
 _HEADER_HASH = "SELECT header_hash FROM conversations WHERE conversation_id = ?"
 _SOURCES_OF = (
     "SELECT source_type, source_id, fingerprint, content_hash, revision "
@@ -144,7 +145,7 @@ def write_conversation(
         "updated_at": now,
     }
     if created:
-        insert_rows(connection, t.conversations, [header | {"imported_at": now}], direct=True)
+        insert_rows(connection, t.conversations, [header | {"imported_at": now}])
     elif header_changed:
         connection.execute(
             update(t.conversations)
@@ -183,7 +184,7 @@ def _replace_details(connection: Connection, prepared: PreparedBundle, *, create
         rows = [row for row in rows if stored.get(row["task_id"]) != row]
     for chunk in _chunks([row["task_id"] for row in rows]):
         connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
-    insert_rows(connection, t.tasks, rows, direct=True)
+    insert_rows(connection, t.tasks, rows)
     if bundle.subagent_run is not None:
         connection.execute(
             delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
@@ -192,7 +193,6 @@ def _replace_details(connection: Connection, prepared: PreparedBundle, *, create
             connection,
             t.subagent_runs,
             [subagent_row(bundle.subagent_run, conversation_id)],
-            direct=True,
         )
 
 
@@ -341,9 +341,9 @@ def _write_sources(
                 kind: [r for r in rows if (kind, r["source_id"]) not in owned_elsewhere]
                 for kind, rows in new_content.items()
             }
-    insert_rows(connection, t.source_versions, new_versions, direct=True)
+    insert_rows(connection, t.source_versions, new_versions)
     for kind, rows in new_content.items():
-        insert_rows(connection, _CONTENT_TABLES[kind], rows, direct=True)
+        insert_rows(connection, _CONTENT_TABLES[kind], rows)
     _update_sources(connection, revised_sources, touched_sources)
     for kind, rows in replaced_content.items():
         _replace_content(connection, _CONTENT_TABLES[kind], rows)
@@ -365,7 +365,7 @@ def _insert_new_sources(
     conversation (``already_stored``: its sources before) checks them with one count
     instead of a lookup of every new id; an append (None) looks up only its new ids.
     """
-    insert_rows(connection, t.sources, rows, skip_conflicts=True, direct=True)
+    insert_rows(connection, t.sources, rows, skip_conflicts=True)
     inserted = [(row["source_type"], row["source_id"]) for row in rows]
     if already_stored is not None:
         now_stored = run_driver(
@@ -420,4 +420,4 @@ def _replace_content(connection: Connection, table: Table, rows: list[Row]) -> N
     ids = [row["source_id"] for row in rows]
     for chunk in _chunks(ids):
         connection.execute(delete(table).where(table.c.source_id.in_(list(chunk))))
-    insert_rows(connection, table, rows, direct=True)
+    insert_rows(connection, table, rows)
