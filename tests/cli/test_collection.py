@@ -4,6 +4,7 @@ the modules' objects walked by the interpreter's last collection at exit
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,33 @@ def test_the_process_freezes_what_it_imported_before_it_exits() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "frozen True"
+
+
+def test_serve_builds_its_app_without_collections_and_freezes_it(
+    monkeypatch: pytest.MonkeyPatch, proctor_home: Path
+) -> None:
+    import uvicorn
+
+    import proctor.api
+
+    seen: dict[str, object] = {}
+
+    def create_app(*_args: object, **_kwargs: object) -> str:
+        seen["collecting while built"] = gc.isenabled()
+        return "app"
+
+    def run(app: object, **_kwargs: object) -> None:
+        seen["collecting while served"] = gc.isenabled()
+        seen["frozen"] = gc.get_freeze_count()
+
+    monkeypatch.setattr(proctor.api, "create_app", create_app)
+    monkeypatch.setattr(uvicorn, "run", run)
+    gc.unfreeze()
+    try:
+        result = CliRunner().invoke(cli_main.cli, ["serve", "--port", "1"], catch_exceptions=False)
+    finally:
+        gc.unfreeze()
+    assert result.exit_code == 0, result.output
+    assert seen["collecting while built"] is False
+    assert seen["collecting while served"] is True
+    assert isinstance(seen["frozen"], int) and seen["frozen"] > 1000

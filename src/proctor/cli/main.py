@@ -13,13 +13,12 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import IO, Any
 
 import click
 
 from proctor import __version__
+from proctor.cli._collection import collection_paused
 from proctor.cli._exit import EXIT_PARTIAL, EXIT_USAGE
 from proctor.errors import ConfigError, ModelError, NotFoundError, ProctorError
 
@@ -76,21 +75,6 @@ class ProctorUsageError(ProctorCliError):
     exit_code = EXIT_USAGE
 
 
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """The garbage collector paused while a command's modules are imported: an import
-    allocates thousands of objects that all stay alive, and each full collection it
-    triggers walks every one imported before (about a third of the CPU of importing the
-    API, the store and the review pipeline). Collections resume after, as they were."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class ProctorGroup(click.Group):
     """Loads subcommands on demand and turns Proctor's errors into messages and exit codes."""
 
@@ -102,7 +86,7 @@ class ProctorGroup(click.Group):
         if target is None:
             return None
         module, attribute = target
-        with _collection_paused():
+        with collection_paused():
             command = getattr(importlib.import_module(module), attribute)
         assert isinstance(command, click.Command)
         return command

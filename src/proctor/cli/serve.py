@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import click
 
+from proctor.cli._collection import collection_paused
 from proctor.cli._duration import Duration
 
 
@@ -65,21 +67,23 @@ def serve_command(
     check_bind(host, token, token_env)
     names = list(allowed_hosts) or allowed_hosts_from_env(os.environ.get(ALLOWED_HOSTS_ENV))
 
-    import uvicorn
+    with collection_paused():
+        import uvicorn
 
-    from proctor.api import create_app
-    from proctor.store import open_store
+        from proctor.api import create_app
+        from proctor.store import open_store
 
-    app = create_app(
-        open_store,
-        token=token,
-        heartbeat_interval=None if no_heartbeat else heartbeat_interval,
-        host=host,
-        port=port,
-        allowed_hosts=names,
-        index_search=index,
-        deliver_webhooks=True,
-    )
+        app = create_app(
+            open_store,
+            token=token,
+            heartbeat_interval=None if no_heartbeat else heartbeat_interval,
+            host=host,
+            port=port,
+            allowed_hosts=names,
+            index_search=index,
+            deliver_webhooks=True,
+        )
+    gc.freeze()  # the app and its modules live as long as the server
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     from proctor.gate import ServerAddress, advertise, withdraw
 
