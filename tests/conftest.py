@@ -6,6 +6,7 @@ SQLite files (``tests/backends.py``).
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +83,27 @@ def datasets_dir() -> Path:
     if not DATASETS_DIR.is_dir():
         pytest.skip(f"{DATASETS_DIR} is not available (set PROCTOR_SHARED_DIR)")
     return DATASETS_DIR
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No garbage collections while the suite is collected: importing every test module
+    (and the library with it) allocates objects that all stay alive, and each full
+    collection walks every one imported before (about 40 % of collecting the suite, in
+    every worker of every pass). See ``pytest_collection_finish``. pytest-xdist's
+    controller collects nothing: it keeps collecting garbage as usual."""
+    controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(
+        config, "workerinput"
+    )
+    if not controller:
+        gc.disable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collections resume once the suite is collected, with everything imported so far
+    frozen: the modules live as long as the process, and the full collections the tests
+    trigger need not walk them again (tests/rules and tests/transcript: 22 % less CPU)."""
+    gc.enable()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
