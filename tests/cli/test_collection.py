@@ -5,6 +5,7 @@ the modules' objects walked by the interpreter's last collection at exit
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,26 @@ def test_serve_builds_its_app_without_collections_and_freezes_it(
     assert seen["collecting while built"] is False
     assert seen["collecting while served"] is True
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 1000
+
+
+def test_the_gate_hook_process_collects_nothing(proctor_home: Path) -> None:
+    payload = (REPO_ROOT / "tests/gate/fixtures/pre_tool_use_read.json").read_bytes()
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 0, "
+        "file=sys.stderr))\n"
+        "sys.argv = ['proctor-gate']\n"
+        "from proctor.gate.__main__ import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PROCTOR_HOME": str(proctor_home), "PROCTOR_GATE_DAEMON": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=payload,
+        capture_output=True,
+        cwd=REPO_ROOT,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().strip().splitlines()[-1] == "False True"

@@ -8,6 +8,8 @@ exit statuses) and starts a warm gate process for the next calls. With options
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 
 
@@ -22,7 +24,13 @@ def main() -> None:
 
 
 def run_hook() -> None:
-    """Answer one hook payload on stdin: the server, else the warm process, else alone."""
+    """Answer one hook payload on stdin: the server, else the warm process, else alone.
+
+    The process answers one payload and ends: no garbage collections run in it (they would
+    walk the modules a decision imports, about a fifth of deciding alone), nor the
+    interpreter's last one at exit."""
+    gc.disable()
+    atexit.register(gc.freeze)
     from proctor.gate._hook import forward
 
     payload = sys.stdin.buffer.read()
