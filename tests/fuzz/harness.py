@@ -30,6 +30,7 @@ from sqlalchemy import Connection, bindparam, text
 from proctor.ingest import IngestReport, ingest
 from proctor.store import SqlStore
 from proctor.transcript import MAX_JSON_DEPTH, SourceIssue, nesting_problem
+from tests.backends import ON_POSTGRES
 from tests.fuzz.families import Family, GenFile, Rec
 from tests.fuzz.mutations import MUTATIONS, Mutation, dump, get, mutate_record, paths
 
@@ -40,6 +41,17 @@ _NONCES = itertools.count(100_000)
 FUZZ_SEED = int(os.environ["PROCTOR_FUZZ_SEED"]) if os.environ.get("PROCTOR_FUZZ_SEED") else None
 """A seed for cases nobody has run before (``PROCTOR_FUZZ_SEED=$RANDOM make fuzz``); unset,
 each fuzz test draws the same fixed-seed cases every run (hypothesis ``derandomize``)."""
+
+
+FUZZ_EXAMPLES = (
+    int(os.environ["PROCTOR_FUZZ_EXAMPLES"])
+    if os.environ.get("PROCTOR_FUZZ_EXAMPLES")
+    else (125 if ON_POSTGRES else 500)
+)
+"""Generated cases per family: ``PROCTOR_FUZZ_EXAMPLES`` when set (``make fuzz``: 10,000);
+else ``make test``'s slice, 500 in its SQLite pass and a quarter of them, the same seed's
+first draws, in its PostgreSQL pass, which checks the same storage of those records on the
+other database (the mutations of every shared real file run whole in both)."""
 
 
 def seeded(test: T) -> T:

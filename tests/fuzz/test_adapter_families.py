@@ -4,8 +4,8 @@ For every family, hypothesis draws folders of records in the format's shapes, mu
 some (numbers past 64 bits, nesting past the limit, NUL, lone surrogates, long strings,
 wrong JSON types, missing fields, unquoted hex, NaN, a BOM, truncation, garbage bytes;
 whole files with CRLF line ends or a BOM) and imports each folder into one real store.
-``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed;
-``PROCTOR_FUZZ_SEED`` draws other cases).
+``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed, 125 on the
+PostgreSQL pass: ``harness.FUZZ_EXAMPLES``; ``PROCTOR_FUZZ_SEED`` draws other cases).
 """
 
 from __future__ import annotations
@@ -24,9 +24,17 @@ from sqlalchemy import Connection
 from proctor.store import SqlStore, open_store
 from tests.backends import raw_connection
 from tests.fuzz.families import FAMILIES, Family
-from tests.fuzz.harness import FUZZ_SEED, Case, cases, import_cases, restart_nonces, seeded
+from tests.fuzz.harness import (
+    FUZZ_EXAMPLES,
+    FUZZ_SEED,
+    Case,
+    cases,
+    import_cases,
+    restart_nonces,
+    seeded,
+)
 
-EXAMPLES = int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500"))
+EXAMPLES = FUZZ_EXAMPLES
 """Cases per family (a case is one folder of files)."""
 BATCH = 20
 """Cases imported together in one run (one hypothesis example)."""

@@ -9,7 +9,6 @@ is named by its request line in the refusal (status 400) and nothing is stored.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,9 +23,9 @@ from proctor.api.routers.intake import stop_analysis_queue
 from proctor.store import open_store
 from tests.backends import raw_connection
 from tests.fuzz.families import FAMILIES
-from tests.fuzz.harness import FUZZ_SEED, Case, cases, held_text, seeded
+from tests.fuzz.harness import FUZZ_EXAMPLES, FUZZ_SEED, Case, cases, held_text, seeded
 
-EXAMPLES = int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500"))
+EXAMPLES = FUZZ_EXAMPLES
 NDJSON = {"Content-Type": "application/x-ndjson"}
 JSON = {"Content-Type": "application/json"}
 EVENTS = next(f for f in FAMILIES if f.name == "proctor_jsonl")
