@@ -46,6 +46,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Literal, cast
 
 from sqlalchemy import Select, and_, bindparam, desc, func, literal_column, select, text
@@ -167,8 +168,11 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in _STOPWORDS))
 
 
-def _names(author: str | None) -> set[str]:
-    return set(query_terms(author)) if author else set()
+@lru_cache(maxsize=4096)
+def _names(author: str | None) -> frozenset[str]:
+    """The words of an author's name. Kept per name: ranking asks it of every candidate
+    (hundreds per query), and a store has few authors."""
+    return frozenset(query_terms(author)) if author else frozenset()
 
 
 def embedded_query(query: str, matches: Sequence[_Match], terms: Sequence[str]) -> str:
