@@ -37,7 +37,6 @@ full-text mode, w = 1. Full-text mode scores the full-text matches.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import threading
@@ -423,7 +422,7 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_M
     if scope.doc_types:
         statement = statement.bindparams(bindparam("doc_types", expanding=True))
         params["doc_types"] = list(scope.doc_types)
-    return [_match_of(row) for row in connection.execute(statement, params)]
+    return [_match_of(row) for row in connection.execute(statement, params).all()]
 
 
 def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
@@ -457,7 +456,7 @@ def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> lis
         asks_column(d).label("asks"),
     ).where(vector.op("@@")(any_term))
     statement = _in_scope(statement, scope).order_by(desc("score")).limit(CANDIDATES)
-    return [_match_of(row) for row in connection.execute(statement)]
+    return [_match_of(row) for row in connection.execute(statement).all()]
 
 
 def _match_of(row: Any) -> _Match:
@@ -622,8 +621,12 @@ def _rank_in_database(
     )
     unplaced: set[int] = set()
     for row_id in core:
-        if row_id in documents:
-            documents[row_id] = dataclasses.replace(documents[row_id], in_scope=True)
+        place = documents.get(row_id)
+        if place is not None:
+            if not place.in_scope:
+                documents[row_id] = _Place(
+                    place.conversation_id, place.position, place.author, True, place.asks
+                )
         elif row_id in matched:
             m = matched[row_id]
             documents[row_id] = _Place(m.conversation_id, m.position, m.author, True, m.asks)
@@ -722,15 +725,14 @@ def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) ->
             )
             .where(d.c.row_id.in_(list(part)))
         )
-        for row in rows:
+        # Plain tuples fetched at once: a search reads thousands of these rows.
+        for row_id, conversation_id, position, author, project_id, doc_type, asks in rows.all():
             inside = (
-                (scope.project_id is None or row.project_id == scope.project_id)
-                and (scope.conversation_id is None or row.conversation_id == scope.conversation_id)
-                and (not scope.doc_types or row.doc_type in scope.doc_types)
+                (scope.project_id is None or project_id == scope.project_id)
+                and (scope.conversation_id is None or conversation_id == scope.conversation_id)
+                and (not scope.doc_types or doc_type in scope.doc_types)
             )
-            found[row.row_id] = _Place(
-                row.conversation_id, row.position, row.author, inside, bool(row.asks)
-            )
+            found[row_id] = _Place(conversation_id, position, author, inside, bool(asks))
     return found
 
 
