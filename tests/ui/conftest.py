@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
@@ -160,9 +161,87 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched.close()
 
 
+class _ModulePage:
+    """One context and page for a module's tests, and what a test may leave behind on them."""
+
+    def __init__(self, browser: Browser, server: str) -> None:
+        self.server = server
+        self.context = browser.new_context(viewport=DESKTOP, base_url=server)
+        self.page = self.context.new_page()
+        self.devtools = self.context.new_cdp_session(self.page)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def listeners(self) -> dict[str, list[Callable[..., Any]]]:
+        """Every listener on the page, by event (Playwright's own among them)."""
+        emitter = self.page._impl_obj
+        return {name: list(emitter.raw_listeners(name)) for name in list(emitter._events)}
+
+    def reset(self) -> None:
+        """Leave the page as a new context's would be: a blank document, nothing cached or
+        stored, no route, permission or cookie, the desktop size and default media."""
+        page = self.page
+        for other in self.context.pages:
+            if other != page:
+                other.close()
+        page.unroute_all(behavior="ignoreErrors")
+        self.context.unroute_all(behavior="ignoreErrors")
+        if page.url.startswith(self.server):
+            page.evaluate("() => { sessionStorage.clear(); localStorage.clear(); }")
+        page.goto("about:blank")
+        self.devtools.send("Network.clearBrowserCache")
+        self.devtools.send(
+            "Storage.clearDataForOrigin", {"origin": self.server, "storageTypes": "all"}
+        )
+        self.context.clear_cookies()
+        self.context.clear_permissions()
+        page.set_viewport_size(DESKTOP)
+        page.emulate_media(color_scheme="light")
+        page.mouse.move(0, 0)
+        page.set_default_timeout(TIMEOUT_MS)
+        self.errors.clear()
+
+
+@pytest.fixture(scope="module")
+def module_page(browser: Browser, server: str) -> Iterator[list[_ModulePage]]:
+    """The module's one page (``page`` hands it to each test, reset), in a list so that
+    ``page`` can replace it when a test left it beyond repair."""
+    shared = [_ModulePage(browser, server)]
+    yield shared
+    shared[0].context.close()
+
+
 @pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    """A desktop-sized page on the server; console errors fail the test."""
+def page(module_page: list[_ModulePage], browser: Browser, server: str) -> Iterator[Page]:
+    """A desktop-sized page on the server; console errors fail the test.
+
+    A new context's first page costs Chromium about a second of CPU (a renderer process,
+    Playwright's scripts), more than most tests' own work: the module's tests take turns
+    on one page instead, which each test's end returns to the state of a new one (a blank
+    document, the HTTP cache, storage, cookies, permissions and routes cleared, the
+    listeners the test added removed, the viewport and media back to the defaults). A test
+    that changes what cannot be undone (``page.clock``, init scripts) takes ``fresh_page``.
+    """
+    shared = module_page[0]
+    opened = shared.page
+    before = shared.listeners()
+    yield opened
+    errors = list(shared.errors)
+    try:
+        for name, listeners in shared.listeners().items():
+            for listener in listeners:
+                if listener not in before.get(name, []):
+                    opened._impl_obj.remove_listener(name, listener)
+        shared.reset()
+    except Exception:  # closed or crashed: the next test gets a new one
+        shared.context.close()
+        module_page[0] = _ModulePage(browser, server)
+    assert errors == [], f"the page threw: {errors}"
+
+
+@pytest.fixture
+def fresh_page(browser: Browser, server: str) -> Iterator[Page]:
+    """``page`` in a context of its own, for a test that changes the page for good."""
     context = browser.new_context(viewport=DESKTOP, base_url=server)
     opened = context.new_page()
     errors: list[str] = []

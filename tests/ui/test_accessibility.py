@@ -8,11 +8,11 @@ show real content: tables, finding cards with severity badges, tool output in co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Literal
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.ui.accessibility import (
     assert_accessible,
@@ -20,7 +20,7 @@ from tests.ui.accessibility import (
     empty_table_headers,
     serious_violations,
 )
-from tests.ui.conftest import DESKTOP, PHONE, TIMEOUT_MS
+from tests.ui.conftest import DESKTOP, PHONE
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +68,12 @@ PAGES: dict[str, Callable[[Page], Locator]] = {
 
 
 @pytest.fixture
-def themed_page(browser: Browser, server: str, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A page at the parametrized size and colour scheme; page errors fail the test."""
+def themed_page(page: Page, request: pytest.FixtureRequest) -> Page:
+    """The page at the parametrized size and colour scheme; page errors fail the test."""
     size, scheme = request.param
-    context = browser.new_context(viewport=size, color_scheme=scheme, base_url=server)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.set_default_timeout(TIMEOUT_MS)
-    yield opened
-    context.close()
-    assert errors == [], f"the page threw: {errors}"
+    page.set_viewport_size(size)
+    page.emulate_media(color_scheme=scheme)
+    return page
 
 
 Scheme = Literal["light", "dark"]

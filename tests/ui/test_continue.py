@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from proctor.models import set_default_connection
 from proctor.store import open_store
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.backends import copy_database
 from tests.ui.accessibility import assert_accessible
-from tests.ui.conftest import DESKTOP, TIMEOUT_MS, screenshot
+from tests.ui.conftest import screenshot
 from tests.ui.private_server import Served, serve_home
 
 QUESTION = "Which command is still failing, and since when?"
@@ -53,17 +53,10 @@ def server(served: Served) -> str:
 
 
 @pytest.fixture
-def clipboard_page(browser: Browser, server: str) -> Iterator[Page]:
-    """A page whose context may read and write the clipboard."""
-    context = browser.new_context(viewport=DESKTOP, base_url=server)
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.set_default_timeout(TIMEOUT_MS)
-    yield opened
-    context.close()
-    assert errors == [], f"the page threw: {errors}"
+def clipboard_page(page: Page, server: str) -> Page:
+    """A page whose context may read and write the clipboard (until the test ends)."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    return page
 
 
 def _draft(page: Page) -> None:

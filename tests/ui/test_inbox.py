@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from proctor.store import open_store
 from proctor.store._findings_inbox import FindingFilter
 from tests.inbox_world import fill_store
 from tests.ui.accessibility import assert_accessible
-from tests.ui.conftest import DESKTOP, PHONE, TIMEOUT_MS, screenshot
+from tests.ui.conftest import PHONE, screenshot
 from tests.ui.private_server import serve_copy
 
 CONVERSATIONS = 24
@@ -58,18 +58,6 @@ def server(inbox_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """One server for the module; tests that change findings undo what they did."""
     with serve_copy(inbox_home, tmp_path_factory.mktemp("inbox-home")) as served:
         yield served.url
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(viewport=DESKTOP, base_url=server)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.set_default_timeout(TIMEOUT_MS)
-    yield opened
-    context.close()
-    assert errors == [], f"the page threw: {errors}"
 
 
 def _total() -> int:
@@ -233,18 +221,14 @@ def test_keyboard_triage_moves_with_j_k_and_acknowledges_and_dismisses(page: Pag
     assert reopened.ok, reopened.text()
 
 
-def test_the_inbox_is_accessible_and_fits_a_phone(browser: Browser, server: str) -> None:
-    context = browser.new_context(viewport=PHONE, base_url=server)
-    phone = context.new_page()
-    try:
-        phone.set_default_timeout(TIMEOUT_MS)
-        _ready(phone)
-        width = phone.evaluate("document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], f"the inbox is {width} px wide at 375 px"
-        assert_accessible(phone, "the inbox at 375 px")
-        screenshot(phone, "inbox-375")
-    finally:
-        context.close()
+def test_the_inbox_is_accessible_and_fits_a_phone(page: Page) -> None:
+    phone = page
+    phone.set_viewport_size(PHONE)
+    _ready(phone)
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the inbox is {width} px wide at 375 px"
+    assert_accessible(phone, "the inbox at 375 px")
+    screenshot(phone, "inbox-375")
 
 
 def test_the_conversations_list_sorts_and_filters_by_open_findings(page: Page) -> None:

@@ -174,8 +174,9 @@ def test_a_start_refused_because_the_app_is_off_shows_the_apis_sentence(
 
 
 def test_polling_runs_only_while_a_review_is_active_and_stops_when_the_page_is_left(
-    page: Page, store: SqlStore
+    fresh_page: Page, store: SqlStore
 ) -> None:
+    page = fresh_page  # the fake clock stays installed in its context
     polls: list[str] = []
     page.on("request", lambda r: polls.append(r.url) if "/api/reviews/execution" in r.url else None)
     page.clock.install()
