@@ -22,6 +22,16 @@ def test_a_scale_of_one_draws_every_case(monkeypatch: pytest.MonkeyPatch) -> Non
     assert properties.examples(300) == 300
 
 
+def test_a_lower_floor_lets_an_expensive_property_draw_its_share_down_to_that_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(properties.SCALE_VARIABLE, raising=False)
+    assert properties.examples(40, floor=20) == 20
+    assert properties.examples(400, floor=20) == 100
+    monkeypatch.setenv(properties.SCALE_VARIABLE, "1")
+    assert properties.examples(40, floor=20) == 40
+
+
 @pytest.mark.parametrize("raw", ["many", "0", "-1"])
 def test_a_scale_that_is_not_a_positive_number_is_refused(
     monkeypatch: pytest.MonkeyPatch, raw: str
