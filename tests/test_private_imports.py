@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -38,9 +39,21 @@ def _private_target(imported: str) -> str | None:
     return None
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks nested in it, expressions skipped: an
+    import is a statement, found only in blocks (``ast.walk`` visited every expression node
+    too: the whole search took 0.9 CPU s that way, 0.6 so)."""
+    for node in body:
+        yield node
+        for block in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(node, block, []))
+        for clause in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            yield from _statements(clause.body)
+
+
 def _imported_modules(tree: ast.Module, module: str, is_package: bool) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -112,6 +125,15 @@ def test_the_private_import_finder_sees_each_form_of_import() -> None:
         "from proctor.search import _query\n"
         "from proctor.store import open_store\n"
         "from . import _own\n"
+        # imports nested in blocks: functions, classes, branches, handlers, match cases
+        "def lazy():\n"
+        "    if TYPE_CHECKING:\n        pass\n    else:\n        import proctor.a._in_else\n"
+        "    with lock:\n        import proctor.b._in_with\n"
+        "class Later:\n    from proctor.c import _in_class\n"
+        "try:\n    pass\nexcept ImportError:\n    import proctor.d._in_handler\n"
+        "finally:\n    import proctor.e._in_finally\n"
+        "for _ in ():\n    pass\nelse:\n    import proctor.f._in_loop_else\n"
+        "match x:\n    case 1:\n        import proctor.g._in_case\n"
     )
     tree = ast.parse(source)
     names = _imported_modules(tree, "proctor.search._index", is_package=False)
@@ -121,4 +143,11 @@ def test_the_private_import_finder_sees_each_form_of_import() -> None:
         "proctor.rules.builtin._shell_words",
         "proctor.search._query",
         "proctor.search._own",
+        "proctor.a._in_else",
+        "proctor.b._in_with",
+        "proctor.c._in_class",
+        "proctor.d._in_handler",
+        "proctor.e._in_finally",
+        "proctor.f._in_loop_else",
+        "proctor.g._in_case",
     }
