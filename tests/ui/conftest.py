@@ -148,7 +148,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """One Chromium for those modules: each test opens a context of its own (``page``)."""
+    """One Chromium for those modules: each module opens a context of its own (``page``)."""
     if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
         pytest.fail(
             f"Chromium is not at {CHROMIUM}: `make test` installs Debian's chromium package "
