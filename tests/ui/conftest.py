@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    Dialog,
+    Page,
+    Playwright,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
@@ -161,6 +169,10 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     launched.close()
 
 
+def _accept(dialog: Dialog) -> None:
+    dialog.accept()
+
+
 class _ModulePage:
     """One context and page for a module's tests, and what a test may leave behind on them."""
 
@@ -188,7 +200,12 @@ class _ModulePage:
         self.context.unroute_all(behavior="ignoreErrors")
         if page.url.startswith(self.server):
             page.evaluate("() => { sessionStorage.clear(); localStorage.clear(); }")
-        page.goto("about:blank")
+        # A page left with unsaved changes asks before it unloads: leave it all the same.
+        page.on("dialog", _accept)
+        try:
+            page.goto("about:blank")
+        finally:
+            page.remove_listener("dialog", _accept)
         self.devtools.send("Network.clearBrowserCache")
         self.devtools.send(
             "Storage.clearDataForOrigin", {"origin": self.server, "storageTypes": "all"}
