@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import threading
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,16 @@ DEFERRED = ("proctor.review", "proctor.jobs", "proctor.heartbeat", "proctor.noti
 
 def _imported_after(code: str, watched: tuple[str, ...] = DEFERRED) -> list[str]:
     """The ``watched`` modules present in a new interpreter after running ``code``."""
-    listing = (
-        f"import json, sys; print(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))"
-    )
+    present = _modules_after(code)
+    return [m for m in watched if m in present]
+
+
+@cache
+def _modules_after(code: str) -> frozenset[str]:
+    """Every module in ``sys.modules`` of a new interpreter after running ``code``: one
+    interpreter per code, however many tests watch it for different modules (each costs
+    about a second of CPU)."""
+    listing = "import json, sys; print(json.dumps(sorted(sys.modules)))"
     completed = subprocess.run(
         [sys.executable, "-c", f"{code}\n{listing}"],
         capture_output=True,
@@ -38,8 +46,7 @@ def _imported_after(code: str, watched: tuple[str, ...] = DEFERRED) -> list[str]
         check=True,
         timeout=120,
     )
-    found: list[str] = json.loads(completed.stdout.strip().splitlines()[-1])
-    return found
+    return frozenset(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
 def test_importing_the_api_package_loads_no_review_jobs_heartbeat_or_webhook_code() -> None:
