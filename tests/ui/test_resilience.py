@@ -17,6 +17,13 @@ def server(read_only_server: str) -> str:
     return read_only_server
 
 
+@pytest.fixture
+def page(fresh_page: Page) -> Page:
+    """A context of its own per test: these tests watch what the page fetches, which a
+    page that earlier tests loaded the modules into could take from its memory cache."""
+    return fresh_page
+
+
 LEDGER = "nightly ledger export"
 """A conversation with two findings and a trace of several turns."""
 

@@ -19,6 +19,13 @@ def server(read_only_server: str) -> str:
     return read_only_server
 
 
+@pytest.fixture
+def page(fresh_page: Page) -> Page:
+    """A context of its own per test: these tests watch what the page fetches, which a
+    page that earlier tests loaded the modules into could take from its memory cache."""
+    return fresh_page
+
+
 GRAPH_DATA = re.compile(r"/api/results/[^/?]+/graph\?")
 NOT_FOR_THE_GRAPH = re.compile(
     r"/ui/(vendor/markdown-it\.min\.js|js/markdown\.js|js/json-view\.js"
