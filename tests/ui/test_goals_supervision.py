@@ -24,6 +24,7 @@ from proctor.testing.scripted_model import ScriptedModelServer
 from tests.backends import copy_database, database_env
 from tests.supervision.goal_transcripts import CHATTER, RE_GOALS, write_session
 from tests.ui.accessibility import axe_violations
+from tests.ui.cli import run_commands
 from tests.ui.conftest import screenshot
 from tests.ui.private_server import Served, serve_home
 
@@ -49,8 +50,8 @@ def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     copy_database(seeded_database, home / "proctor.db")
     sessions = tmp_path_factory.mktemp("ui-goals-sessions")
     write_session(sessions, SESSION, [CHATTER[0].text, REGOAL, EXPAND])
-    _proctor(home, "ingest", str(sessions))
-    _proctor(home, "check", "--all")
+    env = {"PROCTOR_HOME": str(home), **database_env(home), "PATH": os.environ.get("PATH", "")}
+    run_commands(env, [["ingest", str(sessions)], ["check", "--all"]])
     with serve_home(home) as running:
         yield running
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from playwright.sync_api import Dialog, Locator, Page, expect
 
 from tests.backends import copy_database, database_env
+from tests.ui.cli import run_commands
 from tests.ui.conftest import PHONE, screenshot
 from tests.ui.private_server import serve_home
 
@@ -23,47 +22,50 @@ CODEX = "codex:01a20cd6-ef6e-7d2e-ab38-6a552c5d6bae"
 CLAUDE = "cc:session:62154fe7-682b-4c07-870b-f97d004574c6"
 
 
-def _proctor(home: Path, *args: str) -> None:
-    env = {"PROCTOR_HOME": str(home), **database_env(home), "PATH": os.environ.get("PATH", "")}
-    command = [sys.executable, "-m", "proctor.cli.main", *args]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-
-
 @pytest.fixture(scope="module")
 def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The seeded store plus three connections (added with the CLI) and two supervised
     conversations, served with the key variable of one connection set."""
     home = tmp_path_factory.mktemp("ui-settings-home")
     copy_database(seeded_database, home / "proctor.db")
-    _proctor(
-        home,
-        "models",
-        "add",
-        "work",
-        "--model",
-        "gpt-test",
-        "--api-key-env",
-        KEY_VARIABLE,
-        "--default",
+    env = {"PROCTOR_HOME": str(home), **database_env(home), "PATH": os.environ.get("PATH", "")}
+    run_commands(
+        env,
+        [
+            [
+                "models",
+                "add",
+                "work",
+                "--model",
+                "gpt-test",
+                "--api-key-env",
+                KEY_VARIABLE,
+                "--default",
+            ],
+            [
+                "models",
+                "add",
+                "box",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "llama-test",
+            ],
+            [
+                "models",
+                "add",
+                "vectors",
+                "--model",
+                "embed-test",
+                "--kind",
+                "embedding",
+                "--api-key-env",
+                "PROCTOR_UI_UNSET_KEY",
+            ],
+            ["supervise", "enable", CODEX],
+            ["supervise", "enable", CLAUDE, "--mode", "risk", "--budget-calls", "12"],
+        ],
     )
-    _proctor(
-        home, "models", "add", "box", "--base-url", "http://127.0.0.1:9/v1", "--model", "llama-test"
-    )
-    _proctor(
-        home,
-        "models",
-        "add",
-        "vectors",
-        "--model",
-        "embed-test",
-        "--kind",
-        "embedding",
-        "--api-key-env",
-        "PROCTOR_UI_UNSET_KEY",
-    )
-    _proctor(home, "supervise", "enable", CODEX)
-    _proctor(home, "supervise", "enable", CLAUDE, "--mode", "risk", "--budget-calls", "12")
     with serve_home(home, {KEY_VARIABLE: KEY_VALUE}) as served:
         yield served.url
 
