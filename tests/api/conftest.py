@@ -22,6 +22,19 @@ from tests.conftest import EXAMPLES_DIR
 T = TypeVar("T")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each operation schemathesis parametrizes (tests/api/test_openapi_conformance.py) gets
+    its own node id, its label in brackets as its name has it. Under pytest 9 they all had
+    the test function's id, and pytest-xdist, which schedules by node id, ran the first one
+    81 times or, whole files to a worker (``make test``, ``make check``), once: one
+    operation of 81 was checked."""
+    for item in items:
+        label = getattr(item, "operation_label", None)
+        if isinstance(label, str) and item.id.params is None:
+            item._id = item.id.with_params(label)  # pytest 9 keeps a node's id here
+
+
 @pytest.fixture(scope="session")
 def prepared_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The examples ingested, the rules run, the app enabled and a structural review published.
