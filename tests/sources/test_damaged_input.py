@@ -62,6 +62,23 @@ def test_a_byte_order_mark_before_a_json_value_is_ignored() -> None:
     assert parse_json(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
 
 
+@pytest.mark.parametrize(
+    "number",
+    [
+        2**64 + 1,
+        -(2**63) - 1,  # nineteen digits: below a 64-bit integer all the same
+        -(2**63),
+        2**63 - 1,
+        -(10**30) - 7,
+        123456789012345678901234567890,
+    ],
+)
+def test_integers_of_any_size_and_sign_are_read_exactly(number: int) -> None:
+    value = parse_json(f'{{"a": {number}, "b": [{number}], "c": "id-{number}"}}'.encode())
+    assert value == {"a": number, "b": [number], "c": f"id-{number}"}
+    assert type(value["a"]) is int
+
+
 def test_what_python_writes_but_json_forbids_is_read_nan_and_lone_surrogates() -> None:
     value = parse_json(b'{"x": NaN, "y": -Infinity, "s": "a\\ud800b"}')
     assert value["s"] == "a\ud800b"
