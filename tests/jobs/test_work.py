@@ -17,7 +17,14 @@ from sqlalchemy import update
 from proctor.cli.main import cli
 from proctor.errors import BusyError, ModelError, ReviewStateError, StoreError
 from proctor.ingest import ingest
-from proctor.jobs import InProcessJobs, is_transient, jobs_for, run_review_job, uses_queue
+from proctor.jobs import (
+    ExecutingElsewhere,
+    InProcessJobs,
+    is_transient,
+    jobs_for,
+    run_review_job,
+    uses_queue,
+)
 from proctor.review import ReviewRequest, begin_review
 from proctor.store import SqlStore, open_store
 from proctor.store import _schema as t
@@ -135,16 +142,23 @@ def test_a_job_leaves_alone_runs_that_failed_for_a_reason_or_were_paused(store: 
     assert store.review_run(second.run_id).status == "paused"
 
 
-def test_a_job_does_not_execute_a_run_another_live_process_executes(store: SqlStore) -> None:
-    run = begin_review(store, ReviewRequest(), semantic=None)
+def test_a_job_waits_while_another_live_worker_executes_its_run_and_finishes_it_if_that_dies(
+    store: SqlStore,
+) -> None:
+    run = begin_review(store, ReviewRequest(batch_size=5), semantic=None)
     other_worker = f"{socket.gethostname()}:{_live_pid()}"
     _hold_slot_as(store, run.run_id, other_worker)
 
+    with pytest.raises(ExecutingElsewhere, match="another worker"):
+        run_review_job(store, run.run_id, handed_by=None, connection=None, retried=True)
+    assert store.review_slot_held(run.run_id)  # left to its executor
+    assert store.review_run(run.run_id).status == "running"
+    # That worker is killed: the job's next attempt resumes the run and publishes it.
+    _hold_slot_as(store, run.run_id, _dead_owner())
     outcome = run_review_job(store, run.run_id, handed_by=None, connection=None, retried=True)
 
-    assert not outcome.executed
-    assert outcome.note == "executing in another worker"
-    assert store.review_slot_held(run.run_id)
+    assert outcome.executed
+    assert store.review_run(run.run_id).status == "completed"
 
 
 @embedded_only
@@ -195,6 +209,9 @@ def test_the_worker_app_has_every_task_locks_and_the_periodic_schedule() -> None
     assert retry.get_retry_decision(exception=ModelError("timeout", "slow"), job=_Job(0))
     assert retry.get_retry_decision(exception=ModelError("config", "x"), job=_Job(0)) is None
     assert retry.get_retry_decision(exception=StoreError("gone"), job=_Job(5)) is None
+    elsewhere = ExecutingElsewhere("run 1234 is executing in another worker")
+    assert is_transient(elsewhere)
+    assert retry.get_retry_decision(exception=elsewhere, job=_Job(500))  # while it executes
 
 
 def _live_pid() -> int:

@@ -31,7 +31,12 @@ from proctor.jobs._queue import (
     ensure_job_schema,
     run_worker,
 )
-from proctor.jobs._work import ReviewJobOutcome, is_transient, run_review_job
+from proctor.jobs._work import (
+    ExecutingElsewhere,
+    ReviewJobOutcome,
+    is_transient,
+    run_review_job,
+)
 from proctor.review import SemanticLayer
 from proctor.store import ReviewRunRecord, SqlStore
 from proctor.supervision import ScheduleOutcome, queued_analyses
@@ -123,6 +128,7 @@ def queue_analyses(
 __all__ = [
     "JOBS_VARIABLE",
     "AnalysisQueue",
+    "ExecutingElsewhere",
     "InProcessJobs",
     "JobQueue",
     "Jobs",

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from proctor.errors import ConfigError, ProctorError
 from proctor.jobs._work import (
+    ExecutingElsewhere,
     connection_name,
     is_transient,
     run_analyses_job,
@@ -228,6 +229,8 @@ def _retry_strategy() -> Any:
         """Retry transient failures (see ``is_transient``) with a growing wait."""
 
         def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+            if isinstance(exception, ExecutingElsewhere):  # as long as its executor lives
+                return RetryDecision(retry_in={"seconds": int(min(max(stall_seconds(), 2), 30))})
             if job.attempts + 1 >= MAX_ATTEMPTS or not is_transient(exception):
                 return None
             return RetryDecision(retry_in={"seconds": min(2 ** (job.attempts + 1), 60)})
@@ -249,6 +252,9 @@ def build_worker_app(url: str) -> Any:
     def logged(name: str, work: Callable[[], _T]) -> _T:
         try:
             return work()
+        except ExecutingElsewhere as exc:
+            log.info("%s: %s", name, exc)
+            raise
         except ProctorError as exc:
             log.warning("%s: %s", name, exc)
             raise

@@ -43,6 +43,14 @@ INTERRUPTED = "interrupted"
 """How ``fail_interrupted_reviews`` starts the error of a run whose process stopped."""
 
 
+class ExecutingElsewhere(BusyError):
+    """The run is executing in another live worker. The job is retried until that worker
+    stops: when it finished the run, the retry has nothing to do; when it died (killed,
+    machine lost), the retry resumes the run. Ending the job here instead would leave a
+    run whose worker then dies with no job to finish it (a worker whose heartbeat lapsed
+    under load has its job handed to a second worker while it still executes)."""
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether a job that raised ``error`` should be retried later."""
     if isinstance(error, ModelError):
@@ -104,7 +112,10 @@ def run_review_job(
         claimed = store.claim_review_slot(run.run_id, resumable_from=resumable, handed_by=handed_by)
     except BusyError:
         if store.review_slot_held(run.run_id):
-            return ReviewJobOutcome(run.run_id, run.status, False, "executing in another worker")
+            raise ExecutingElsewhere(
+                f"review run {run.run_id[:8]} is executing in another worker; "
+                "this job checks again until that worker stops"
+            ) from None
         holder = store.review_slot_holder(run.scope_key)
         if holder is None or store.review_run(holder).scope_key != run.scope_key:
             raise  # every slot is taken: the queue retries later
