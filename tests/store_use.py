@@ -8,7 +8,9 @@ types. The SQLite pass therefore records, per test, whether it reached the store
 it is bound, subprocesses get their database from ``database_env``), directly or through a
 fixture that did while it was set up, or was skipped (a test may skip on SQLite and run only
 on PostgreSQL). The PostgreSQL pass then leaves out the tests recorded as never reaching one
-and asking for no fixture that did.
+and asking for no fixture that did, and the tests that already ran on both backends in the
+SQLite pass (the contract suites' ``backend_url`` parameters, when that pass had a
+PostgreSQL server).
 
 The record is trusted only when it is whole and current: written by a SQLite pass that
 collected the whole suite (no ``-k``, ``-m`` or paths) and passed; a test it did not
@@ -31,6 +33,8 @@ import pytest
 
 _FOLDER_VARIABLE = "PROCTOR_TEST_STORE_USE"
 _COMPLETE = "complete.json"
+_BOTH_BACKENDS_FIXTURE = "backend_url"
+"""The contract suites' fixture that runs a test on SQLite and on PostgreSQL in one pass."""
 
 _reached: set[str] = set()
 _store_fixtures: set[str] = set()
@@ -101,18 +105,21 @@ def write_record(session: pytest.Session, exitstatus: int, *, on_postgres: bool)
         and session.config.args_source != pytest.Config.ArgsSource.ARGS
     )
     if whole:
-        (folder / _COMPLETE).write_text(json.dumps({"whole": True}))
+        both = bool(os.environ.get("PROCTOR_TEST_POSTGRES_URL", "").strip())
+        (folder / _COMPLETE).write_text(json.dumps({"whole": True, "both_backends": both}))
 
 
 def tests_without_store(root: Path) -> set[str] | None:
-    """Tests the whole, current record shows never reached a store; None without one (or
-    with one that cannot be read: then everything runs)."""
+    """Tests the whole, current record shows never reached a store, or ran on both backends
+    already (``backend_url``, with the server there); None without one (or with one that
+    cannot be read: then everything runs)."""
     folder = record_folder()
     complete = folder / _COMPLETE if folder is not None else None
     if folder is None or complete is None or not complete.is_file():
         return None
     try:
         written = complete.stat().st_mtime
+        both_backends = json.loads(complete.read_text()).get("both_backends") is True
         collected: dict[str, set[str]] = {}
         tests: set[str] = set()
         store_fixtures: set[str] = set()
@@ -133,17 +140,23 @@ def tests_without_store(root: Path) -> set[str] | None:
             unchanged[name] = path.is_file() and path.stat().st_mtime < written
         return unchanged[name]
 
+    def left_out(nodeid: str, fixtures: set[str]) -> bool:
+        if both_backends and _BOTH_BACKENDS_FIXTURE in fixtures:
+            return True
+        return nodeid not in tests and store_fixtures.isdisjoint(fixtures)
+
     return {
         nodeid
         for nodeid, fixtures in collected.items()
-        if nodeid not in tests and store_fixtures.isdisjoint(fixtures) and file_unchanged(nodeid)
+        if left_out(nodeid, fixtures) and file_unchanged(nodeid)
     }
 
 
 def leave_out_tests_without_store(
     config: pytest.Config, items: list[pytest.Item], root: Path
 ) -> None:
-    """On the PostgreSQL pass, deselect the tests recorded as never reaching a store."""
+    """On the PostgreSQL pass, deselect the tests recorded as never reaching a store or as
+    already run on both backends."""
     unused = tests_without_store(root)
     if not unused:
         return

@@ -28,7 +28,13 @@ def _tree(root: Path, *names: str) -> None:
         os.utime(root / name, (1_000_000, 1_000_000))
 
 
-def _complete(folder: Path, collected: dict[str, list[str]], **reached: list[str]) -> None:
+def _complete(
+    folder: Path,
+    collected: dict[str, list[str]],
+    *,
+    both_backends: bool = False,
+    **reached: list[str],
+) -> None:
     # As pytest-xdist writes it: each worker collected the suite, the controller nothing.
     for worker, tests in (("gw0", reached.get("tests", [])), ("gw1", [])):
         (folder / f"reached-{worker}.json").write_text(
@@ -43,7 +49,9 @@ def _complete(folder: Path, collected: dict[str, list[str]], **reached: list[str
     (folder / "reached-main.json").write_text(
         json.dumps({"tests": [], "fixtures": [], "collected": {}})
     )
-    (folder / "complete.json").write_text(json.dumps({"whole": True}))
+    (folder / "complete.json").write_text(
+        json.dumps({"whole": True, "both_backends": both_backends})
+    )
 
 
 def test_only_tests_that_never_reached_a_store_are_left_out(record: Path, tmp_path: Path) -> None:
@@ -73,6 +81,27 @@ def test_only_tests_that_never_reached_a_store_are_left_out(record: Path, tmp_pa
     # The tests of a file changed after the record was written run again.
     (root / "tests/d.py").write_text("def test_y(): pass\n")
     assert "tests/d.py::test_x" not in (store_use.tests_without_store(root) or set())
+
+
+def test_contract_tests_left_out_only_when_the_sqlite_pass_ran_them_on_both_backends(
+    record: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "repo"
+    _tree(root, "tests/search/test_a.py", "tests/api/test_b.py")
+    collected = {
+        "tests/search/test_a.py::test_x[sqlite]": ["backend_url", "store"],
+        "tests/search/test_a.py::test_x[postgresql]": ["backend_url", "store"],
+        "tests/api/test_b.py::test_y": ["store"],
+    }
+    reached = [*collected]
+    _complete(record, collected, tests=reached, both_backends=True)
+    assert store_use.tests_without_store(root) == {
+        "tests/search/test_a.py::test_x[sqlite]",
+        "tests/search/test_a.py::test_x[postgresql]",
+    }
+    # A SQLite pass without the server skipped the postgresql parameters: all run.
+    _complete(record, collected, tests=reached, both_backends=False)
+    assert store_use.tests_without_store(root) == set()
 
 
 def test_without_a_whole_record_everything_runs(record: Path, tmp_path: Path) -> None:
