@@ -4,6 +4,7 @@ REV-7 … REV-12)."""
 from __future__ import annotations
 
 import dataclasses
+import random
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -410,6 +411,27 @@ def test_graph_sources_carry_titles_and_excerpts_and_read_as_gone_once_deleted(
     assert gone is not None and not gone.exists
     with pytest.raises(NotFoundError):
         store.source_text("tool_call", "test:conv-1:call-1")
+
+
+def test_cited_sources_come_in_key_order_whatever_order_they_are_cited_in(
+    store: SqlStore,
+) -> None:
+    from proctor.store._graph_sources import excerpts
+
+    cited = [
+        (kind, f"gone:{n:03d}")
+        for kind in ("tool_call", "message", "task_event")
+        for n in range(40)
+    ]
+    cited.append(("tool_call", "test:conv-1:call-1"))
+    answers = []
+    for seed in range(3):
+        shuffled = cited[:]
+        random.Random(seed).shuffle(shuffled)
+        with store._read() as c:
+            answers.append(list(excerpts(c, set(shuffled))))
+    assert answers[0] == sorted(cited)  # a set's order varies between processes (hash seeds)
+    assert answers[1] == answers[2] == answers[0]
 
 
 def test_source_text_and_context_read_the_full_text_on_demand(

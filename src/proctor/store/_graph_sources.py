@@ -145,8 +145,9 @@ def excerpts(
         )
         titles.update((row[0], row[1]) for row in c.execute(query))
     result: dict[tuple[str, str], SourceExcerpt] = {}
-    for source_type, ids in by_type.items():
-        for source_id in ids:
+    # In key order, not a set's: an answer's bytes (and its ETag) are the same in every process.
+    for source_type, ids in sorted(by_type.items()):
+        for source_id in sorted(ids):
             excerpt = found.get((source_type, source_id))
             if excerpt is None:
                 result[(source_type, source_id)] = SourceExcerpt(
