@@ -294,13 +294,16 @@ def _submit_and_kill(api: httpx.Client, url: str, workers: Workers, started: flo
     rounds = dict.fromkeys(PROJECTS, 0)
     kills_wanted = 3
     while any(n < ROUNDS for n in rounds.values()) or workers.killed < kills_wanted:
-        assert time.monotonic() - started < DEADLINE_S, f"reviews stuck: {rounds}"
+        assert time.monotonic() - started < DEADLINE_S, _stuck(url, rounds, last)
         for project in PROJECTS:
             if rounds[project] >= ROUNDS:
                 continue
             if project in last:
-                status = api.get(f"/api/reviews/{last[project]}").json()["status"]
-                if status != "completed":
+                run = api.get(f"/api/reviews/{last[project]}").json()
+                interrupted = (run.get("error") or "").startswith("interrupted")  # resumed
+                assert run["status"] not in ("cancelled", "paused"), run
+                assert run["status"] != "failed" or interrupted, run
+                if run["status"] != "completed":
                     continue  # its scope is still busy: wait, as a person would
             if rounds[project] > 0:
                 api.post(
@@ -322,6 +325,20 @@ def _submit_and_kill(api: httpx.Client, url: str, workers: Workers, started: flo
                 workers.start()
         time.sleep(0.05)
     return runs
+
+
+def _stuck(url: str, rounds: dict[str, int], last: dict[str, str]) -> str:
+    """What the reviews still waited for: each project's last run and its job."""
+    waiting = {
+        project: _rows(
+            url,
+            "SELECT r.status, r.error, j.status, j.attempts FROM review_runs r "
+            "LEFT JOIN procrastinate_jobs j ON j.args->>'run_id' = r.run_id "
+            f"WHERE r.run_id = '{run_id}'",
+        )
+        for project, run_id in last.items()
+    }
+    return f"reviews stuck: rounds {rounds}; last run and job per project {waiting}"
 
 
 def _wait_for_queue(url: str, runs: list[str], api: httpx.Client, started: float) -> None:
