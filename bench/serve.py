@@ -29,10 +29,21 @@ Then, against a real ``proctor serve`` process (uvicorn on loopback, no token):
    the server's cache of finished answers (the graph and stories routes), the first one
    after a change never is.
 
+3. **Uncached graph page and stories**: ``/api/results/{id}/graph?limit=500`` and
+   ``/api/stories?target=all`` answered afresh, as every user gets them after a change:
+   before each timed request the bench revises an entity of the page (``POST
+   /api/graph/entity/{id}/revise``, a new description; untimed), which changes the store's
+   graph version, so the app's answer cache cannot answer (the graph's ETag is checked to
+   change each time). Imports are warm (one request of each route first). p50/p95 of the
+   wall time and of the server's CPU time over the request alone (all its threads, from
+   ``/proc/PID/task/*/schedstat``), this tree and ``--baseline-src`` each on its own
+   server and copy of the store, their requests alternating.
+
 Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route.
 
     python bench/serve.py                    # 1 GB corpus (builds the store once: minutes)
     python bench/serve.py --size-mb 100      # a quicker look
+    python bench/serve.py --size-mb 20 --uncached-only --baseline-src /tmp/base/src   # (3) only
 """
 
 from __future__ import annotations
@@ -52,7 +63,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -344,6 +355,114 @@ def read_routes(
     return {"routes": figures, "index": json.loads(index)["index"], "index_wait": waited}
 
 
+def _thread_cpu(pid: int) -> dict[str, int]:
+    """CPU time of each thread of a process so far, in nanoseconds (the scheduler's own
+    account, ``/proc/PID/task/*/schedstat``: precise, where ``stat`` counts 10 ms ticks)."""
+    used: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            used[task.name] = int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
+            continue
+    return used
+
+
+def _cpu_between(before: dict[str, int], after: dict[str, int]) -> float:
+    """Seconds of CPU the process's threads used between two ``_thread_cpu`` readings (a
+    thread that ended meanwhile counts as it was last read)."""
+    return (
+        sum(after.get(tid, ns) - ns for tid, ns in before.items()) / 1e9
+        + sum(ns for tid, ns in after.items() if tid not in before) / 1e9
+    )
+
+
+def _post(connection: http.client.HTTPConnection, path: str, document: dict[str, Any]) -> None:
+    body = json.dumps(document).encode()
+    connection.request("POST", path, body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    answer = response.read()
+    if response.status != 200:
+        raise SystemExit(f"POST {path} answered {response.status}: {answer[:300]!r}")
+
+
+UNCACHED = {
+    "GET /api/results/{id}/graph?limit=500": "/api/results/{result_id}/graph?limit=500",
+    "GET /api/stories?target=all": "/api/stories?target=all",
+}
+
+
+def uncached_routes(
+    database: Path, result_id: str, requests: int, variants: dict[str, Path | None]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """The graph page and stories answered afresh, as after every change a user makes:
+    before each timed request the bench revises an entity of the page (``POST
+    /api/graph/entity/{id}/revise`` with a new description: a person's edit, which changes
+    the store's graph version, so the app's answer cache cannot answer), untimed. One
+    server per variant (``src``: None is the installed Proctor), each on its own copy of
+    the store, the variants' requests alternating, after a warm-up request of each route
+    (imports). Per route and variant: p50/p95 of the wall time and of the server's CPU
+    time (all its threads) over the request alone, and the answer's size. The graph's
+    ETag is checked to change every time (a kept answer would repeat it)."""
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="proctor-bench-uncached-") as tmp, ExitStack() as stack:
+        servers: dict[str, tuple[http.client.HTTPConnection, int, str]] = {}
+        for number, (name, src) in enumerate(variants.items()):
+            folder = Path(tmp) / str(number)
+            folder.mkdir()
+            port, _, pid = stack.enter_context(
+                serving(_home_with(database, folder), "--no-index", "--no-heartbeat", src=src)
+            )
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            stack.callback(connection.close)
+            _, page = _timed(
+                connection,
+                UNCACHED["GET /api/results/{id}/graph?limit=500"].format(result_id=result_id),
+            )
+            _timed(connection, UNCACHED["GET /api/stories?target=all"])
+            entity_id = json.loads(page)["entities"][0]["entity_id"]
+            servers[name] = (connection, pid, entity_id)
+        wall: dict[tuple[str, str], list[float]] = {}
+        cpu: dict[tuple[str, str], list[float]] = {}
+        size: dict[tuple[str, str], int] = {}
+        etags: dict[str, set[str]] = {name: set() for name in variants}
+        for round_ in range(requests):
+            for name, (connection, pid, entity_id) in servers.items():
+                for route, path in UNCACHED.items():
+                    _post(
+                        connection,
+                        f"/api/graph/entity/{entity_id}/revise",
+                        {"description": f"bench edit {round_} of {route}"},
+                    )
+                    before = _thread_cpu(pid)
+                    start = time.perf_counter()
+                    connection.request("GET", path.format(result_id=result_id))
+                    response = connection.getresponse()
+                    body = response.read()
+                    took = time.perf_counter() - start
+                    used = _cpu_between(before, _thread_cpu(pid))
+                    if response.status != 200:
+                        raise SystemExit(f"GET {path} answered {response.status}: {body[:300]!r}")
+                    if route.startswith("GET /api/results"):
+                        etags[name].add(response.getheader("ETag") or "")
+                    wall.setdefault((route, name), []).append(took)
+                    cpu.setdefault((route, name), []).append(used)
+                    size[(route, name)] = len(body)
+        for name, seen in etags.items():
+            if len(seen) != requests:
+                raise SystemExit(f"{name}: a graph answer repeated ({len(seen)} ETags)")
+        for (route, name), times in wall.items():
+            used = cpu[(route, name)]
+            figures.setdefault(route, {})[name] = {
+                "p50": _p(times, 0.5),
+                "p95": _p(times, 0.95),
+                "cpu_p50": _p(used, 0.5),
+                "cpu_p95": _p(used, 0.95),
+                "cpu_mean": statistics.fmean(used),
+                "bytes": size[(route, name)],
+            }
+    return figures
+
+
 def main() -> None:
     """Build (or reuse) the store, time the starts and the read routes, print the figures."""
     parser = argparse.ArgumentParser(
@@ -366,6 +485,14 @@ def main() -> None:
         "working tree, so edits during a long run do not mix into it).",
     )
     parser.add_argument("--skip-routes", action="store_true", help="Time the starts only.")
+    parser.add_argument(
+        "--skip-starts", action="store_true", help="Time the read routes only (no cold starts)."
+    )
+    parser.add_argument(
+        "--uncached-only",
+        action="store_true",
+        help="Time only (3): the graph page and stories answered afresh after an edit.",
+    )
     args = parser.parse_args()
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
@@ -388,44 +515,77 @@ def main() -> None:
     for src in (Path(__file__).resolve().parents[1] / "src", args.baseline_src, args.src):
         if src is not None:
             compileall.compile_dir(src, quiet=1)
-    started = cold_starts(database, args.starts, args.baseline_src, args.src)
-    print(f"(1) cold start, {args.starts} starts each (target < 1 s on a quiet machine):")
-    for name, figures in started["variants"].items():
+    if not (args.skip_starts or args.uncached_only):
+        started = cold_starts(database, args.starts, args.baseline_src, args.src)
+        print(f"(1) cold start, {args.starts} starts each (target < 1 s on a quiet machine):")
+        for name, figures in started["variants"].items():
+            print(
+                f"    {name:<10} first 200 of /api/health median {figures['health_median']:.2f} s "
+                f"(max {figures['health_max']:.2f}); of /api/conversations median "
+                f"{figures['first_route_median']:.2f} s (max {figures['first_route_max']:.2f}); "
+                f"CPU to that answer {figures['cpu_median']:.2f} s"
+            )
+        if "baseline" in started["variants"]:
+            ours, base = started["variants"]["this tree"], started["variants"]["baseline"]
+            print(
+                f"    this tree / baseline: health {ours['health_median'] / base['health_median']:.2f}x, "
+                f"first route {ours['first_route_median'] / base['first_route_median']:.2f}x, "
+                f"CPU {ours['cpu_median'] / base['cpu_median']:.2f}x"
+            )
         print(
-            f"    {name:<10} first 200 of /api/health median {figures['health_median']:.2f} s "
-            f"(max {figures['health_max']:.2f}); of /api/conversations median "
-            f"{figures['first_route_median']:.2f} s (max {figures['first_route_max']:.2f}); "
-            f"CPU to that answer {figures['cpu_median']:.2f} s"
+            f"    same run: python -c 'import proctor.cli.main' {started['import_cli'] * 1000:.0f} ms; "
+            f"python -S -c pass {started['python_floor'] * 1000:.0f} ms; "
+            f"load average {os.getloadavg()[0]:.2f}"
         )
-    if "baseline" in started["variants"]:
-        ours, base = started["variants"]["this tree"], started["variants"]["baseline"]
-        print(
-            f"    this tree / baseline: health {ours['health_median'] / base['health_median']:.2f}x, "
-            f"first route {ours['first_route_median'] / base['first_route_median']:.2f}x, "
-            f"CPU {ours['cpu_median'] / base['cpu_median']:.2f}x"
-        )
-    print(
-        f"    same run: python -c 'import proctor.cli.main' {started['import_cli'] * 1000:.0f} ms; "
-        f"python -S -c pass {started['python_floor'] * 1000:.0f} ms; "
-        f"load average {os.getloadavg()[0]:.2f}"
-    )
     if args.skip_routes:
         return
-    measured = read_routes(database, built["result_id"], args.requests, args.src)
-    print(f"(2) read routes, {args.requests} requests each (target p95 ≤ 50 ms):")
-    print(f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>10}{'first ms':>10}")
-    for name, figures in measured["routes"].items():
+    if not args.uncached_only:
+        measured = read_routes(database, built["result_id"], args.requests, args.src)
+        print(f"(2) read routes, {args.requests} requests each (target p95 ≤ 50 ms):")
         print(
-            f"    {name:<42}{figures['p50'] * 1000:>9.1f}{figures['p95'] * 1000:>9.1f}"
-            f"{figures['cpu'] * 1000:>9.1f}{figures['bytes']:>10,}{figures['first'] * 1000:>10.1f}"
+            f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>10}{'first ms':>10}"
         )
-    index = measured["index"]
+        for name, figures in measured["routes"].items():
+            print(
+                f"    {name:<42}{figures['p50'] * 1000:>9.1f}{figures['p95'] * 1000:>9.1f}"
+                f"{figures['cpu'] * 1000:>9.1f}{figures['bytes']:>10,}{figures['first'] * 1000:>10.1f}"
+            )
+        index = measured["index"]
+        print(
+            f"    search index at the end: {index.get('documents', 0):,} documents, "
+            f"{index.get('embedded', 0):,} embedded (search timed after waiting "
+            f"{measured['index_wait']:.1f} s for it to be complete); "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
+    variants: dict[str, Path | None] = {"this tree": args.src}
+    if args.baseline_src is not None:
+        variants["baseline"] = args.baseline_src
     print(
-        f"    search index at the end: {index.get('documents', 0):,} documents, "
-        f"{index.get('embedded', 0):,} embedded (search timed after waiting "
-        f"{measured['index_wait']:.1f} s for it to be complete); "
+        f"(3) graph page and stories answered afresh (uncached: an entity revised before each, "
+        f"untimed), {args.requests} requests each, variants alternating; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    fresh = uncached_routes(database, built["result_id"], args.requests, variants)
+    print(
+        f"    {'route':<42}{'tree':>11}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'CPU p50':>9}{'CPU p95':>9}{'CPU mean':>9}{'bytes':>10}"
+    )
+    for route, by_variant in fresh.items():
+        for name, figures in by_variant.items():
+            print(
+                f"    {route:<42}{name:>11}{figures['p50'] * 1000:>9.1f}"
+                f"{figures['p95'] * 1000:>9.1f}{figures['cpu_p50'] * 1000:>9.1f}"
+                f"{figures['cpu_p95'] * 1000:>9.1f}{figures['cpu_mean'] * 1000:>9.1f}"
+                f"{figures['bytes']:>10,}"
+            )
+        if "baseline" in by_variant:
+            ours, base = by_variant["this tree"], by_variant["baseline"]
+            print(
+                f"    {'':<42}{'ratio':>11}{ours['p50'] / base['p50']:>8.2f}x"
+                f"{ours['p95'] / base['p95']:>8.2f}x{ours['cpu_p50'] / base['cpu_p50']:>8.2f}x"
+                f"{ours['cpu_p95'] / base['cpu_p95']:>8.2f}x{ours['cpu_mean'] / base['cpu_mean']:>8.2f}x"
+            )
+    print(f"    load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
