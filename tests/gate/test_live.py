@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -228,3 +229,111 @@ def test_the_quick_path_answers_only_a_held_session_whose_log_grew_a_little(
     log.write_bytes(b"".join(lines[:10]))  # cut shorter: only a whole read will do
     assert live.try_decide(_bash(log, "d")) is None
     assert live.counters.full_reads == 1
+
+
+def _turn(number: int, parent: str) -> tuple[bytes, bytes, GateRequest]:
+    """One agent turn of a synthetic Claude Code session: a Bash call, then its result."""
+    call = f"toolu_{number:04d}"
+    stamp = f"2026-01-01T{number // 3600:02d}:{number // 60 % 60:02d}:{number % 60:02d}"
+    envelope = {"sessionId": "growing", "isSidechain": False}
+    asked = {
+        **envelope,
+        "type": "assistant",
+        "uuid": f"a-{number}",
+        "parentUuid": parent,
+        "timestamp": f"{stamp}.000Z",
+        "message": {
+            "id": f"msg_{number:04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": call,
+                    "name": "Bash",
+                    "input": {"command": f"ls src/part{number}"},
+                }
+            ],
+        },
+    }
+    answered = {
+        **envelope,
+        "type": "user",
+        "uuid": f"u-{number}",
+        "parentUuid": f"a-{number}",
+        "timestamp": f"{stamp}.500Z",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": f"module{number}.py"}
+            ],
+        },
+    }
+    request = GateRequest(
+        conversation_id="cc:session:growing",
+        tool_name="Bash",
+        tool_input={"command": f"ls src/part{number}"},
+        call_id=call,
+        call_source_id=f"cc:tool:{call}",
+        transcript_format="claude_code",
+    )
+    return (json.dumps(asked) + "\n").encode(), (json.dumps(answered) + "\n").encode(), request
+
+
+def _work_per_request(folder: Path, history: int, asked: int = 8) -> tuple[float, float]:
+    """Python calls and transcript bytes per quick decision, after ``history`` turns."""
+    log = folder / "growing.jsonl"
+    start = {
+        "sessionId": "growing",
+        "isSidechain": False,
+        "type": "user",
+        "uuid": "u-start",
+        "parentUuid": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "List the parts."},
+    }
+    written = [(json.dumps(start) + "\n").encode()]
+    parent = "u-start"
+    for number in range(history):
+        call, result, _ = _turn(number, parent)
+        written += [call, result]
+        parent = f"u-{number}"
+    call, result, request = _turn(history, parent)
+    log.write_bytes(b"".join(written) + call)
+    live = LiveGate(policy=DEFAULT_POLICY)
+    live.decide(request.model_copy(update={"transcript_path": str(log)}), None)
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    parsed = live.counters.bytes_parsed
+    for number in range(history + 1, history + 1 + asked):
+        call, next_result, request = _turn(number, f"u-{number - 1}")
+        with log.open("ab") as handle:
+            handle.write(result + call)  # the last call's result, then the next call
+        result = next_result
+        asking = request.model_copy(update={"transcript_path": str(log)})
+        sys.setprofile(count)
+        try:
+            decided = live.try_decide(asking)
+        finally:
+            sys.setprofile(None)
+        assert decided is not None  # the quick path: no whole read
+    assert live.counters.full_reads == 1
+    return calls / asked, (live.counters.bytes_parsed - parsed) / asked
+
+
+def test_a_decision_costs_what_the_log_gained_not_what_the_session_holds(tmp_path: Path) -> None:
+    # The same growth after 10 and after 400 turns: the live path (reading the new lines,
+    # feeding their events, the rules' decision) must not do more for the longer session.
+    # Counted, not timed: every Python and C function call of `try_decide`.
+    (tmp_path / "short").mkdir()
+    (tmp_path / "long").mkdir()
+    short_calls, short_bytes = _work_per_request(tmp_path / "short", 10)
+    long_calls, long_bytes = _work_per_request(tmp_path / "long", 400)
+    assert long_bytes <= short_bytes * 1.05
+    assert long_calls <= short_calls * 1.1, (short_calls, long_calls)
