@@ -27,7 +27,9 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     the warm process's CPU per call (``/proc/<pid>/schedstat`` before and after each call)
     and the wall time per call, the growing log's answers compared with the alone rows'
     call by call; the http hook's latency on a session log growing line by line
-    (target p99 ≤ 10 ms);
+    (target p99 ≤ 10 ms), the bench's own garbage collector paused inside each timed
+    request (its collections walk every trace this process loaded; a hook's caller carries
+    none of them);
 (f) the same decisions: every AgentDojo call decided in process as in (a) and by the
     server's ``LiveGate`` reading the run's prefix as a transcript file.
 
@@ -49,6 +51,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import gc
 import json
 import logging
 import os
@@ -480,9 +483,13 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                         body = json.loads(payload)
                         body.update(tool_name=block["name"], tool_input=block.get("input") or {},
                                     tool_use_id=block["id"])  # fmt: skip
+                        # The bench's own collections (its heap holds every AgentDojo
+                        # trace) run between the timed calls, not inside them.
+                        gc.disable()
                         started = time.perf_counter_ns()
                         answer = client.post(url, json=body)
                         elapsed = time.perf_counter_ns() - started
+                        gc.enable()
                         answer.raise_for_status()
                         kind = (
                             answer.json()
@@ -491,9 +498,11 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                         )
                         decided[kind] = decided.get(kind, 0) + 1
                         (http if first else first).append(elapsed)
+                        gc.disable()
                         started = time.perf_counter_ns()  # the same server's lightest route
                         client.get(f"http://127.0.0.1:{port}/api/health").raise_for_status()
                         health.append(time.perf_counter_ns() - started)
+                        gc.enable()
                         if len(http) >= http_calls:
                             break
                     if len(http) >= http_calls:
