@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,3 +173,24 @@ def test_bad_payloads_are_refused_with_4xx_and_other_hook_events_ignored(
     assert "no tool_input" in refused.json()["detail"]
     post_tool = payload("post_tool_use.json", project=project, transcript_path=None)
     assert api.post(HOOK_URL, json=post_tool).json() == {}
+
+
+def test_proctor_serve_freezes_what_a_whole_read_leaves_and_nothing_else(
+    api: Api, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `proctor serve` sets the flag; an app made in a process that makes many (these tests)
+    # freezes nothing, or every app alive at that moment would never be collected.
+    freezes: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
+    transcript = write_session(tmp_path / "projects", "session.jsonl", project=project)
+    hook = payload("pre_tool_use_read.json", project=project, transcript_path=str(transcript))
+    api.post(HOOK_URL, json=hook).raise_for_status()
+    assert not freezes, "frozen without the flag"
+    api.app.state.live_gate = None  # the next request reads the session whole again
+    api.app.state.gate_freezes_reads = True
+    api.post(HOOK_URL, json=hook).raise_for_status()
+    assert len(freezes) == 1
+    with transcript.open("a") as log:
+        log.write(transcript.read_text().splitlines(keepends=True)[-1])
+    api.post(HOOK_URL, json=hook).raise_for_status()  # the quick path: nothing read whole
+    assert len(freezes) == 1

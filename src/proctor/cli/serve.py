@@ -84,6 +84,7 @@ def serve_command(
             deliver_webhooks=True,
         )
     gc.freeze()  # the app and its modules live as long as the server
+    app.state.gate_freezes_reads = True  # and so do the gate's, read on its first request
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     from proctor.gate import ServerAddress, advertise, withdraw
 
