@@ -25,7 +25,7 @@ from proctor.rules import Event, Trace, TraceContext
 from proctor.transcript import ConversationBundle, SourceIssue
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported only when a database exists
-    from proctor.sources import SourceAdapter
+    from proctor.sources import ReadUnit, SourceAdapter
     from proctor.store import StoredTranscript, StoreReader
 
 
@@ -162,15 +162,51 @@ def read_transcript_file(
     path: Path, format_name: str | None, project: str | None, notes: list[str]
 ) -> Trace | None:
     """The trace of the main conversation in one transcript file; problems go to ``notes``."""
-    from proctor.sources import plan_import, prepare_bundle, read_unit
+    from proctor.sources import plan_import
 
     # Only the one adapter: importing every format would slow the hook down on every call.
     adapter = _adapter(format_name)
     plan = plan_import([path], [adapter], format_name=adapter.name)
-    bundles: list[ConversationBundle] = []
-    problems: list[SourceIssue] = list(plan.issues)
+    return _main_trace(plan.units, list(plan.issues), project, notes)
+
+
+def read_fragment(path: Path, format_name: str | None, project: str | None) -> Trace | None:
+    """``read_transcript_file`` of a file the live gate wrote itself: a log's new lines,
+    never empty, alone in a folder of its own; what cannot be read is left out unsaid.
+
+    Planned as ``plan_import`` plans one explicit file of a given format (a binary file is
+    no unit; the adapter's own plan, else one unit per file), less what a walk over many
+    files needs: resolving and checking the path, and dropping the sample's parse of the
+    first lines before the read (for a fragment that is every line, parsed twice).
+    """
+    from proctor.sources import Sample, SourceAdapter
+
+    adapter = _adapter(format_name)
+    sample = Sample(path)
     try:
-        for item in (i for a, unit in plan.units for i in read_unit(a, unit)):
+        if sample.is_binary:
+            return None
+    except (ProctorError, OSError):
+        return None
+    files = [(path, sample)]
+    try:
+        units = adapter.plan(files)
+    except Exception:  # as plan_import: each file read on its own
+        units = SourceAdapter.plan(adapter, files)
+    return _main_trace([(adapter, unit) for unit in units], [], project, [])
+
+
+def _main_trace(
+    units: Sequence[tuple[SourceAdapter, ReadUnit]],
+    problems: list[SourceIssue],
+    project: str | None,
+    notes: list[str],
+) -> Trace | None:
+    from proctor.sources import prepare_bundle, read_unit
+
+    bundles: list[ConversationBundle] = []
+    try:
+        for item in (i for a, unit in units for i in read_unit(a, unit)):
             if isinstance(item, ConversationBundle):
                 bundles.append(item)
             elif item.severity == "error":

@@ -38,7 +38,7 @@ import orjson
 
 from proctor.errors import ConfigError
 from proctor.gate._decide import policy_unusable
-from proctor.gate._history import StoredReader, load_history, read_transcript_file
+from proctor.gate._history import StoredReader, load_history, read_fragment
 from proctor.gate._request import GateRequest
 from proctor.gate._state import GateService, HeldConversation, PolicyCache
 from proctor.rules import Event, GateDecision, Policy, Rule
@@ -303,7 +303,7 @@ class LiveGate:
         try:
             target.write_bytes(fragment)
             self.counters.bytes_parsed += len(fragment)
-            trace = read_transcript_file(target, request.transcript_format, request.project, [])
+            trace = read_fragment(target, request.transcript_format, request.project)
         finally:
             with contextlib.suppress(OSError):
                 target.unlink()
