@@ -1,7 +1,8 @@
 """The import's plain ``executemany`` writes the very rows SQLAlchemy's statements write.
 
 The reference path is what the writer did before it bound rows itself:
-``connection.execute(insert(table), rows)`` (``ON CONFLICT DO NOTHING`` for sources).
+``connection.execute(insert(table), rows)`` (``ON CONFLICT DO NOTHING`` for sources),
+each row a dict (the writer's tuples of a table's columns are made dicts for it).
 Both import the same files — every shared transcript, sessions made from a real one, files
 with planted secrets and reasoning in every format — then import them again after edits
 (new revisions, updated sources, appended lines), and every stored row is compared.
@@ -45,6 +46,23 @@ def reference_insert_rows(
     connection.execute(statement, list(rows))
 
 
+def reference_insert_values(
+    connection: Connection,
+    table: Table,
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[Any, ...]],
+    *,
+    skip_conflicts: bool = False,
+) -> None:
+    """``reference_insert_rows`` of rows given as tuples of the values of ``columns``."""
+    reference_insert_rows(
+        connection,
+        table,
+        [dict(zip(columns, row, strict=True)) for row in rows],
+        skip_conflicts=skip_conflicts,
+    )
+
+
 def _inputs(folder: Path, transcripts_dir: Path) -> Path:
     """The same files at the same place (stored paths name them) for each import."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -86,6 +104,7 @@ def test_every_stored_row_is_the_row_sqlalchemy_statements_store(
     folder = tmp_path / "input"
     ours = _import_twice(_inputs(folder, transcripts_dir), tmp_path / "ours.db")
     monkeypatch.setattr(_writer, "insert_rows", reference_insert_rows)
+    monkeypatch.setattr(_writer, "insert_values", reference_insert_values)
     reference = _import_twice(_inputs(folder, transcripts_dir), tmp_path / "reference.db")
     assert len(ours["messages"]) > 900
     assert len(ours["source_versions"]) > len(ours["sources"])  # revisions were written

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from proctor.errors import ConversationWriteError
 from proctor.ingest._reading import (
-    PreparedItem,
+    RowsItem,
     UnitTask,
     auto_jobs,
     fewer_collections,
@@ -35,8 +35,8 @@ from proctor.sources import (
     plan_import,
     unreadable_unit,
 )
-from proctor.store import ImportBatch, ImportedFile, ImportRecord, Store
-from proctor.transcript import PreparedBundle, SourceIssue, clean_text
+from proctor.store import ConversationRows, ImportBatch, ImportedFile, ImportRecord, Store
+from proctor.transcript import SourceIssue, clean_text
 
 ProgressCallback = Callable[[int, str], None]
 """Called after each read unit with the bytes it covered and its path."""
@@ -299,7 +299,7 @@ class _Batches:
 def _write_unit(
     store: ImportBatch,
     task: UnitTask,
-    items: Iterable[PreparedItem],
+    items: Iterable[RowsItem],
     report: IngestReport,
     project: str | None,
 ) -> None:
@@ -328,7 +328,7 @@ def _write_unit(
         )
 
 
-def _guarded(task: UnitTask, items: Iterable[PreparedItem]) -> Iterator[PreparedItem]:
+def _guarded(task: UnitTask, items: Iterable[RowsItem]) -> Iterator[RowsItem]:
     """``items``, with a failure the adapter or preparation did not foresee (a bug to
     report) turned into one issue for the unit: what came before it is still written."""
     try:
@@ -339,14 +339,13 @@ def _guarded(task: UnitTask, items: Iterable[PreparedItem]) -> Iterator[Prepared
 
 def _write_bundle(
     store: ImportBatch,
-    prepared: PreparedBundle,
+    rows: ConversationRows,
     report: IngestReport,
     stats: FormatStats,
     project: str | None,
 ) -> str:
-    bundle = prepared.bundle
-    outcome = store.write_conversation(prepared, project=project)
-    report.issues.extend(bundle.issues)
+    outcome = store.write_rows(rows, project=project)
+    report.issues.extend(rows.issues)
     report.conversations += 1
     report.conversation_ids.append(outcome.conversation_id)
     report.conversations_written += outcome.changed
@@ -354,20 +353,20 @@ def _write_bundle(
     report.sources_revised += outcome.revised
     report.sources_unchanged += outcome.unchanged
     report.sources_updated += outcome.updated
-    report.redactions += prepared.redactions
-    for kind, count in prepared.redactions_by_kind.items():
+    report.redactions += rows.redactions
+    for kind, count in rows.redactions_by_kind.items():
         report.redactions_by_kind[kind] = report.redactions_by_kind.get(kind, 0) + count
-    report.truncated += prepared.truncated
-    report.reasoning_removed += prepared.reasoning_removed
+    report.truncated += rows.truncated
+    report.reasoning_removed += rows.reasoning_removed
     stats.conversations += 1
-    stats.messages += len(bundle.messages)
-    stats.tool_calls += len(bundle.tool_calls)
-    stats.subagents += bundle.subagent_run is not None
+    stats.messages += rows.messages
+    stats.tool_calls += rows.tool_calls
+    stats.subagents += rows.subagent_run is not None
     stats.written += outcome.changed
     if outcome.shared:
         report.issues.append(
             SourceIssue(
-                bundle.origin or bundle.conversation_id,
+                rows.origin or rows.conversation_id,
                 f"{len(outcome.shared)} message(s) already belong to another conversation "
                 "(a resumed session copies them); they were kept with their first conversation",
                 severity="warning",

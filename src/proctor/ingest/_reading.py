@@ -43,6 +43,7 @@ from proctor.sources import (
     read_unit,
     unreadable_unit,
 )
+from proctor.store import ConversationRows, conversation_rows
 from proctor.transcript import (
     Conversation,
     ConversationBundle,
@@ -58,6 +59,8 @@ from proctor.transcript import (
 )
 
 PreparedItem = PreparedBundle | SourceIssue
+RowsItem = ConversationRows | SourceIssue
+"""What a unit's reader hands the writer: each conversation as its rows, or an issue."""
 
 _WINDOW_PER_JOB = 8
 """Units in flight per worker: enough that one large session does not idle the others."""
@@ -87,6 +90,7 @@ def _pickle_by_fields(cls: type[Any]) -> None:
 
 
 for _travelling in (
+    ConversationRows,
     PreparedBundle,
     PreparedSource,
     ConversationBundle,
@@ -166,14 +170,22 @@ def read_prepared(
         yield prepared
 
 
-def _read_all(task: UnitTask, limits: Limits | None) -> tuple[UnitTask, list[PreparedItem]]:
+def read_rows(adapter: SourceAdapter, unit: ReadUnit, limits: Limits | None) -> Iterator[RowsItem]:
+    """``read_prepared``, each bundle as the rows the store writes (``conversation_rows``):
+    tuples of plain values, which travel from a worker process without a Python call per
+    message or tool call."""
+    for item in read_prepared(adapter, unit, limits):
+        yield item if isinstance(item, SourceIssue) else conversation_rows(item)
+
+
+def _read_all(task: UnitTask, limits: Limits | None) -> tuple[UnitTask, list[RowsItem]]:
     """The task with its digest and everything its unit yields, in a worker process; a
     failure the adapter did not foresee ends only this unit (what it yielded before is
     kept), never the import."""
     task = _with_digest(task)
-    items: list[PreparedItem] = []
+    items: list[RowsItem] = []
     try:
-        items.extend(read_prepared(task.adapter, task.unit, limits))
+        items.extend(read_rows(task.adapter, task.unit, limits))
     except Exception as exc:  # RecursionError included
         items.append(unreadable_unit(task.adapter, task.unit, exc))
     return task, items
@@ -234,15 +246,15 @@ def auto_jobs(total_bytes: int) -> int:
 
 def prepared_units(
     tasks: Iterable[UnitTask], limits: Limits | None, jobs: int
-) -> Iterator[tuple[UnitTask, Iterable[PreparedItem]]]:
+) -> Iterator[tuple[UnitTask, Iterable[RowsItem]]]:
     """Each task with its prepared items, in order; ``jobs > 1`` reads in worker processes."""
     if jobs <= 1:
         for task in tasks:
             task = _with_digest(task)
-            yield task, read_prepared(task.adapter, task.unit, limits)
+            yield task, read_rows(task.adapter, task.unit, limits)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    window: deque[Future[tuple[UnitTask, list[PreparedItem]]]] = deque()
+    window: deque[Future[tuple[UnitTask, list[RowsItem]]]] = deque()
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context(method),

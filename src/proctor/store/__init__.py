@@ -130,6 +130,7 @@ if TYPE_CHECKING:
         Trigger,
     )
     from proctor.store._review_store import slot_owner
+    from proctor.store._rows import ConversationRows, conversation_rows
     from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
     from proctor.store._store import (
         ReadRepositories,
@@ -235,6 +236,8 @@ _WHERE = {
     "NotificationReads": "_notifications",
     "NotificationRepository": "_notifications",
     "WebhookState": "_notifications",
+    "ConversationRows": "_rows",
+    "conversation_rows": "_rows",
     "ConversationSummary": "_records",
     "ExcerptRequest": "_records",
     "ImportedFile": "_records",
@@ -343,6 +346,7 @@ __all__ = [
     "ConversationReads",
     "ConversationRecords",
     "ConversationRepository",
+    "ConversationRows",
     "ConversationSort",
     "ConversationSummary",
     "Database",
@@ -452,6 +456,7 @@ __all__ = [
     "WebhookState",
     "WriteOutcome",
     "configured_database_url",
+    "conversation_rows",
     "database_exists",
     "database_location",
     "derived_id",

@@ -52,27 +52,35 @@ class _Statement:
     positional: bool
     by_value: tuple[bool, ...] = ()
     """For each processor: its column's values are bound by distinct value (``_bound``)."""
+    given: tuple[int, ...] | None = None
+    """Where each of ``keys`` is in a row of values given in the order the statement
+    was asked for (``insert_values``); None when that order is ``keys``."""
 
     def parameters(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
         """The driver's parameters for ``rows``: tuples (qmark) or dicts (pyformat)."""
-        keys = self.keys
+        return self._bound_columns(list(zip(*map(_values(self.keys), rows), strict=True)), rows)
+
+    def value_parameters(self, rows: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """The driver's parameters for ``rows`` of values in the order the statement was
+        asked for (``_statement``'s ``keys``)."""
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        if self.given is not None and columns:
+            columns = [columns[index] for index in self.given]
+        return self._bound_columns(columns, rows)
+
+    def _bound_columns(self, columns: list[Sequence[Any]], rows: Sequence[Any]) -> list[Any]:
+        """Rows of ``columns`` (the values of ``keys``, column by column) bound.
+
+        Column by column, in C where it can be: each column bound (``_bound``), columns
+        back to rows (tuples for qmark, dicts for pyformat)."""
+        if not columns:
+            return [() if self.positional else {} for _ in rows]
+        for (index, _key, process), by_value in zip(self.processors, self.by_value, strict=True):
+            columns[index] = _bound(process, by_value, columns[index])
         if self.positional:
-            # Column by column, in C where it can be: rows to columns (``zip``), each
-            # column bound (``_bound``), columns back to rows.
-            columns: list[Sequence[Any]] = list(zip(*map(_values(keys), rows), strict=True))
-            if not columns:
-                return [() for _ in rows]
-            for (index, _key, process), by_value in zip(
-                self.processors, self.by_value, strict=True
-            ):
-                columns[index] = _bound(process, by_value, columns[index])
             return list(zip(*columns, strict=True))
-        named = [{key: row[key] for key in keys} for row in rows]
-        for (_index, key, process), by_value in zip(self.processors, self.by_value, strict=True):
-            bound = _bound(process, by_value, [mapping[key] for mapping in named])
-            for mapping, value in zip(named, bound, strict=True):
-                mapping[key] = value
-        return named
+        keys = self.keys
+        return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 def _bound(process: Processor, by_value: bool, column: Sequence[Any]) -> list[Any]:
@@ -96,6 +104,8 @@ def _values(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]
     if len(keys) == 1:
         only = keys[0]
         return lambda row: (row[only],)
+    if not keys:
+        return lambda _row: ()
     return operator.itemgetter(*keys)
 
 
@@ -187,8 +197,9 @@ def _compile(dialect: Dialect, table: Table, keys: tuple[str, ...], skip: bool) 
         if process is not None:
             processors.append((index, key, process))
             by_value.append(isinstance(column_type, UTCDateTime | Boolean))
+    given = None if order == keys else tuple(keys.index(key) for key in order)
     return _Statement(
-        compiled.string, order, tuple(processors), compiled.positional, tuple(by_value)
+        compiled.string, order, tuple(processors), compiled.positional, tuple(by_value), given
     )
 
 
@@ -217,7 +228,26 @@ def insert_rows(
     if not rows:
         return
     statement = _statement(connection.dialect, table, tuple(rows[0]), skip_conflicts)
-    parameters = statement.parameters(rows)
+    _run_insert(connection, statement, statement.parameters(rows))
+
+
+def insert_values(
+    connection: Connection,
+    table: Table,
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[Any, ...]],
+    *,
+    skip_conflicts: bool = False,
+) -> None:
+    """``insert_rows`` for rows given as tuples of the values of ``columns``, in that
+    order: the same statement and binds, without a dict per row."""
+    if not rows:
+        return
+    statement = _statement(connection.dialect, table, columns, skip_conflicts)
+    _run_insert(connection, statement, statement.value_parameters(rows))
+
+
+def _run_insert(connection: Connection, statement: _Statement, parameters: list[Any]) -> None:
     if len(parameters) == 1:
         run_driver(connection, statement.sql, parameters[0])
     else:

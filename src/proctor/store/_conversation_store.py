@@ -33,7 +33,7 @@ from proctor.store._records import (
     WriteOutcome,
 )
 from proctor.store._writer import write_conversation
-from proctor.transcript import Message, PreparedBundle
+from proctor.transcript import Conversation, Message, PreparedBundle
 
 DEFAULT_PROJECT = "default"
 
@@ -146,7 +146,7 @@ class ConversationRepository(ConversationReads):
         """Write one conversation in one transaction; unchanged sources are not written."""
         try:
             with self._write() as c:
-                name = project or project_for(c, prepared)
+                name = project or project_for(c, prepared.bundle.conversation)
                 return write_conversation(c, prepared, name, utcnow())
         except ConversationWriteError as exc:
             raise ConversationWriteError(
@@ -161,7 +161,7 @@ class ConversationRepository(ConversationReads):
         with self._write() as c:
             for one in prepared:
                 try:
-                    name = project or project_for(c, one)
+                    name = project or project_for(c, one.bundle.conversation)
                     outcomes.append(write_conversation(c, one, name, utcnow()))
                 except (ConversationWriteError, IntegrityError) as exc:
                     reason = exc.orig if isinstance(exc, IntegrityError) else exc
@@ -184,7 +184,7 @@ class ConversationRepository(ConversationReads):
             for one in appends:
                 bundle = one.prepared.bundle
                 try:
-                    name = project or project_for(c, one.prepared)
+                    name = project or project_for(c, bundle.conversation)
                     written = write_conversation(c, one.prepared, name, utcnow(), places=one.places)
                 except (ConversationWriteError, IntegrityError) as exc:
                     reason = exc.orig if isinstance(exc, IntegrityError) else exc
@@ -219,10 +219,9 @@ class ConversationRepository(ConversationReads):
             batch.finish()
 
 
-def project_for(connection: Connection, prepared: PreparedBundle) -> str:
+def project_for(connection: Connection, conversation: Conversation) -> str:
     """The project a conversation goes to: its parent's, the one it is in, its hint or
     ``DEFAULT_PROJECT``."""
-    conversation = prepared.bundle.conversation
     parent_id = conversation.parent_conversation_id
     if parent_id is not None:
         parent_project = connection.execute(

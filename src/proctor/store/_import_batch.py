@@ -27,13 +27,14 @@ from proctor.errors import ConversationWriteError
 from proctor.store import _schema as t
 from proctor.store._bulk import direct_writes, insert_rows, run_driver
 from proctor.store._records import ImportedFile, WriteOutcome
-from proctor.store._writer import write_conversation
-from proctor.transcript import PreparedBundle
+from proctor.store._rows import ConversationRows, conversation_rows
+from proctor.store._writer import write_rows
+from proctor.transcript import Conversation, PreparedBundle
 
 _SAVEPOINT = "proctor_conversation"
 _CHUNK = 400  # paths per IN (...) clause
 
-ProjectFor = Callable[[Connection, PreparedBundle], str]
+ProjectFor = Callable[[Connection, Conversation], str]
 """The project a conversation goes to when the import names none."""
 
 
@@ -74,32 +75,35 @@ class ImportBatch:
         Raises:
             ConversationWriteError: the database refused it; nothing of it was written.
         """
-        with direct_writes():
-            return self._write(prepared, project)
+        return self.write_rows(conversation_rows(prepared), project=project)
 
-    def _write(self, prepared: PreparedBundle, project: str | None) -> WriteOutcome:
+    def write_rows(self, rows: ConversationRows, *, project: str | None = None) -> WriteOutcome:
+        """``write_conversation`` of a conversation's rows (``conversation_rows``: what
+        an import's worker processes send)."""
+        with direct_writes():
+            return self._write(rows, project)
+
+    def _write(self, rows: ConversationRows, project: str | None) -> WriteOutcome:
         connection = self._connection
         # The savepoint by its SQL on the driver's cursor (``begin_nested`` compiles a
         # clause for each, ``exec_driver_sql`` builds an execution context).
         run_driver(connection, f"SAVEPOINT {_SAVEPOINT}")
         try:
-            name = project or self._project_for(connection, prepared)
-            outcome = write_conversation(
-                connection, prepared, name, utcnow(), projects=self._projects
-            )
+            name = project or self._project_for(connection, rows.conversation)
+            outcome = write_rows(connection, rows, name, utcnow(), projects=self._projects)
         except BaseException as exc:
             run_driver(connection, f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
             run_driver(connection, f"RELEASE SAVEPOINT {_SAVEPOINT}")
             self._projects.clear()  # one created in the savepoint is gone with it
             if isinstance(exc, IntegrityError):
                 raise ConversationWriteError(
-                    f"conversation {prepared.bundle.conversation_id!r} could not be stored: "
+                    f"conversation {rows.conversation_id!r} could not be stored: "
                     f"the write was refused and rolled back ({exc.orig}); "
                     "nothing of it was stored"
                 ) from exc
             raise
         run_driver(connection, f"RELEASE SAVEPOINT {_SAVEPOINT}")
-        self.sources += len(prepared.sources)
+        self.sources += len(rows.sources)
         return outcome
 
     def record_imported_file(self, imported: ImportedFile) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -10,6 +12,8 @@ import orjson
 from proctor.transcript import (
     Conversation,
     Message,
+    PreparedBundle,
+    SourceIssue,
     SubagentRun,
     Task,
     TaskEvent,
@@ -19,6 +23,104 @@ from proctor.transcript import (
 )
 
 Row = dict[str, Any]
+
+SourceRow = tuple[str, str, str, str, int, int, Any, tuple[Any, ...]]
+"""One source to write: its type, id, fingerprint, content hash, redactions, place
+(``seq``), time (``occurred_at``) and the values of its content row (``MESSAGE_COLUMNS``,
+``TOOL_CALL_COLUMNS`` or ``TASK_EVENT_COLUMNS``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRows:
+    """A prepared conversation as the writer takes it (``conversation_rows``): its
+    header's parts and one ``SourceRow`` per prepared source.
+
+    Plain tuples of plain values: a worker process's conversations reach the writing
+    process by pickle without a Python call per message or tool call, and the writer
+    binds them without a dict per row."""
+
+    conversation: Conversation
+    sources: tuple[SourceRow, ...]
+    tasks: tuple[Task, ...] = ()
+    subagent_run: SubagentRun | None = None
+    origin: str | None = None
+    issues: tuple[SourceIssue, ...] = ()
+    redactions: int = 0
+    redactions_by_kind: Mapping[str, int] = field(default_factory=dict)
+    truncated: int = 0
+    reasoning_removed: int = 0
+    messages: int = 0
+    """Messages of the bundle (written or not)."""
+    tool_calls: int = 0
+    """Tool calls of the bundle (written or not)."""
+    append: bool = False
+    """Only some of the conversation's sources, at the places given (a live append):
+    the stored sources are read by id, not by conversation."""
+
+    @property
+    def conversation_id(self) -> str:
+        """Shortcut for ``conversation.conversation_id``."""
+        return self.conversation.conversation_id
+
+
+def conversation_rows(
+    prepared: PreparedBundle, places: Mapping[tuple[str, str], int] | None = None
+) -> ConversationRows:
+    """The rows of ``prepared`` (``ConversationRows``).
+
+    ``places``: the ``seq`` of each of the bundle's sources, for an append that carries
+    only part of the conversation (default: each source's index in the bundle). Only
+    the prepared sources get a row (the bundle's other items are context); where two
+    items share a source id, the last one's row is every such source's.
+    """
+    bundle = prepared.bundle
+    conversation_id = bundle.conversation_id
+    written = {(s.source_type, s.source_id) for s in prepared.sources}
+    content: dict[tuple[str, str], tuple[int, Any, tuple[Any, ...]]] = {}
+    for index, message in enumerate(bundle.messages):
+        key = ("message", message.source_id)
+        if key in written:
+            seq = index if places is None else places[key]
+            content[key] = (
+                seq,
+                message.created_at,
+                message_values(message, conversation_id, seq),
+            )
+    for index, call in enumerate(bundle.tool_calls):
+        key = ("tool_call", call.source_id)
+        if key in written:
+            seq = index if places is None else places[key]
+            content[key] = (seq, call.created_at, tool_call_values(call, conversation_id, seq))
+    for index, event in enumerate(bundle.task_events):
+        key = ("task_event", event.source_id)
+        if key in written:
+            seq = index if places is None else places[key]
+            content[key] = (seq, event.created_at, task_event_values(event, conversation_id, seq))
+    return ConversationRows(
+        conversation=bundle.conversation,
+        sources=tuple(
+            (
+                s.source_type,
+                s.source_id,
+                s.fingerprint,
+                s.content_hash,
+                s.redactions,
+                *content[(s.source_type, s.source_id)],
+            )
+            for s in prepared.sources
+        ),
+        tasks=bundle.tasks,
+        subagent_run=bundle.subagent_run,
+        origin=bundle.origin,
+        issues=bundle.issues,
+        redactions=prepared.redactions,
+        redactions_by_kind=prepared.redactions_by_kind,
+        truncated=prepared.truncated,
+        reasoning_removed=prepared.reasoning_removed,
+        messages=len(bundle.messages),
+        tool_calls=len(bundle.tool_calls),
+        append=places is not None,
+    )
 
 
 def header_hash(conversation: Conversation, project_id: str, redactions: int) -> str:
@@ -59,65 +161,128 @@ def conversation_row(conversation: Conversation, project_id: str) -> Row:
     }
 
 
-def message_row(message: Message, conversation_id: str, seq: int) -> Row:
-    """A ``messages`` row."""
+MESSAGE_COLUMNS = (
+    "source_id",
+    "conversation_id",
+    "seq",
+    "parent_source_id",
+    "role",
+    "kind",
+    "author",
+    "text",
+    "created_at",
+    "on_active_branch",
+    "derived",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "attributes",
+)
+"""The columns of a ``messages`` row (``message_values``), in the table's order."""
+
+
+def message_values(message: Message, conversation_id: str, seq: int) -> tuple[Any, ...]:
+    """A ``messages`` row: the values of ``MESSAGE_COLUMNS``."""
     usage = message.usage
-    return {
-        "source_id": message.source_id,
-        "conversation_id": conversation_id,
-        "seq": seq,
-        "parent_source_id": message.parent_source_id,
-        "role": message.role,
-        "kind": message.kind,
-        "author": message.author,
-        "text": message.text,
-        "created_at": message.created_at,
-        "on_active_branch": message.on_active_branch,
-        "derived": message.derived,
-        "model": message.model,
-        "input_tokens": None if usage is None else usage.input_tokens,
-        "output_tokens": None if usage is None else usage.output_tokens,
-        "cache_read_tokens": None if usage is None else usage.cache_read_tokens,
-        "cache_write_tokens": None if usage is None else usage.cache_write_tokens,
-        "reasoning_tokens": None if usage is None else usage.reasoning_tokens,
-        "attributes": dict(message.attributes),
-    }
+    if usage is None:
+        tokens: tuple[int | None, ...] = (None, None, None, None, None)
+    else:
+        tokens = (
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.reasoning_tokens,
+        )
+    return (
+        message.source_id,
+        conversation_id,
+        seq,
+        message.parent_source_id,
+        message.role,
+        message.kind,
+        message.author,
+        message.text,
+        message.created_at,
+        message.on_active_branch,
+        message.derived,
+        message.model,
+        *tokens,
+        dict(message.attributes),
+    )
 
 
-def tool_call_row(call: ToolCall, conversation_id: str, seq: int) -> Row:
-    """A ``tool_calls`` row."""
-    return {
-        "source_id": call.source_id,
-        "conversation_id": conversation_id,
-        "seq": seq,
-        "message_source_id": call.message_source_id,
-        "call_id": call.call_id,
-        "name": call.name,
-        "arguments": call.arguments,
-        "status": call.status,
-        "exit_code": call.exit_code,
-        "result_text": call.result_text,
-        "result_size": call.result_size,
-        "created_at": call.created_at,
-        "completed_at": call.completed_at,
-        "on_active_branch": call.on_active_branch,
-        "attributes": dict(call.attributes),
-    }
+TOOL_CALL_COLUMNS = (
+    "source_id",
+    "conversation_id",
+    "seq",
+    "message_source_id",
+    "call_id",
+    "name",
+    "arguments",
+    "status",
+    "exit_code",
+    "result_text",
+    "result_size",
+    "created_at",
+    "completed_at",
+    "on_active_branch",
+    "attributes",
+)
+"""The columns of a ``tool_calls`` row (``tool_call_values``), in the table's order."""
 
 
-def task_event_row(event: TaskEvent, conversation_id: str, seq: int) -> Row:
-    """A ``task_events`` row."""
-    return {
-        "source_id": event.source_id,
-        "conversation_id": conversation_id,
-        "seq": seq,
-        "task_id": event.task_id,
-        "kind": event.kind,
-        "status": event.status,
-        "text": event.text,
-        "created_at": event.created_at,
-        "attributes": dict(event.attributes),
-    }
+def tool_call_values(call: ToolCall, conversation_id: str, seq: int) -> tuple[Any, ...]:
+    """A ``tool_calls`` row: the values of ``TOOL_CALL_COLUMNS``."""
+    return (
+        call.source_id,
+        conversation_id,
+        seq,
+        call.message_source_id,
+        call.call_id,
+        call.name,
+        call.arguments,
+        call.status,
+        call.exit_code,
+        call.result_text,
+        call.result_size,
+        call.created_at,
+        call.completed_at,
+        call.on_active_branch,
+        dict(call.attributes),
+    )
+
+
+TASK_EVENT_COLUMNS = (
+    "source_id",
+    "conversation_id",
+    "seq",
+    "task_id",
+    "kind",
+    "status",
+    "text",
+    "created_at",
+    "attributes",
+)
+"""The columns of a ``task_events`` row (``task_event_values``), in the table's order."""
+
+
+def task_event_values(event: TaskEvent, conversation_id: str, seq: int) -> tuple[Any, ...]:
+    """A ``task_events`` row: the values of ``TASK_EVENT_COLUMNS``."""
+    return (
+        event.source_id,
+        conversation_id,
+        seq,
+        event.task_id,
+        event.kind,
+        event.status,
+        event.text,
+        event.created_at,
+        dict(event.attributes),
+    )
 
 
 def task_row(task: Task, conversation_id: str, seq: int) -> Row:

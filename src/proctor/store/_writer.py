@@ -29,25 +29,27 @@ from sqlalchemy import Table, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from proctor.store import _schema as t
-from proctor.store._bulk import driver_sql, insert_rows, run_driver
+from proctor.store._bulk import driver_sql, insert_rows, insert_values, run_driver
 from proctor.store._records import SourceKey, WriteOutcome
 from proctor.store._rows import (
+    MESSAGE_COLUMNS,
+    TASK_EVENT_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    ConversationRows,
     Row,
     conversation_row,
+    conversation_rows,
     header_hash,
-    message_row,
     subagent_row,
-    task_event_row,
     task_row,
-    tool_call_row,
 )
-from proctor.transcript import PreparedBundle, PreparedSource, canonical_time
+from proctor.transcript import PreparedBundle, canonical_time
 
 _CHUNK = 400  # ids per IN (...) clause, well under every backend's parameter limit
 
 
-def _stored_hash(source: PreparedSource, seq: int) -> str:
-    return hashlib.blake2b(f"{source.content_hash}:{seq}".encode(), digest_size=16).hexdigest()
+def _stored_hash(content_hash: str, seq: int) -> str:
+    return hashlib.blake2b(f"{content_hash}:{seq}".encode(), digest_size=16).hexdigest()
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
@@ -69,8 +71,7 @@ def ensure_project(connection: Connection, name: str, now: datetime) -> str:
     return project_id
 
 
-def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
-    bundle = prepared.bundle
+def _details_hash(bundle: ConversationRows, project_id: str) -> str:
     tasks = [
         (
             task.task_id,
@@ -86,7 +87,7 @@ def _details_hash(prepared: PreparedBundle, project_id: str) -> str:
     run = bundle.subagent_run
     run_row = None if run is None else subagent_row(run, bundle.conversation_id)
     extra = orjson.dumps((tasks, run_row), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    head = header_hash(bundle.conversation, project_id, prepared.redactions)
+    head = header_hash(bundle.conversation, project_id, bundle.redactions)
     return hashlib.blake2b(head.encode() + extra, digest_size=16).hexdigest()
 
 
@@ -121,14 +122,26 @@ def write_conversation(
     ``projects``: project ids by name already found or created in this transaction
     (a transaction that writes many conversations looks each project up once).
     """
-    bundle = prepared.bundle
-    conversation_id = bundle.conversation_id
+    rows = conversation_rows(prepared, places)
+    return write_rows(connection, rows, project_name, now, projects=projects)
+
+
+def write_rows(
+    connection: Connection,
+    rows: ConversationRows,
+    project_name: str,
+    now: datetime,
+    *,
+    projects: dict[str, str] | None = None,
+) -> WriteOutcome:
+    """``write_conversation`` of a conversation's rows (``conversation_rows``)."""
+    conversation_id = rows.conversation_id
     project_id = None if projects is None else projects.get(project_name)
     if project_id is None:
         project_id = ensure_project(connection, project_name, now)
         if projects is not None:
             projects[project_name] = project_id
-    details = _details_hash(prepared, project_id)
+    details = _details_hash(rows, project_id)
 
     found = run_driver(
         connection,
@@ -138,9 +151,9 @@ def write_conversation(
     existing = found[0][0] if found else None
     created = existing is None
     header_changed = not created and existing != details
-    header = conversation_row(bundle.conversation, project_id) | {
-        "origin": bundle.origin,
-        "redactions": prepared.redactions,
+    header = conversation_row(rows.conversation, project_id) | {
+        "origin": rows.origin,
+        "redactions": rows.redactions,
         "header_hash": details,
         "updated_at": now,
     }
@@ -153,25 +166,24 @@ def write_conversation(
             .values(**header)
         )
     if created or header_changed:
-        _replace_details(connection, prepared, created=created)
+        _replace_details(connection, rows, created=created)
 
-    counts = _write_sources(connection, prepared, now, places, created=created)
+    counts = _write_sources(connection, rows, now, created=created)
     return WriteOutcome(
         conversation_id=conversation_id,
         created=created,
         header_changed=header_changed,
-        redactions=prepared.redactions,
+        redactions=rows.redactions,
         **counts,
     )
 
 
-def _replace_details(connection: Connection, prepared: PreparedBundle, *, created: bool) -> None:
+def _replace_details(connection: Connection, bundle: ConversationRows, *, created: bool) -> None:
     """Upsert the conversation's tasks and sub-agent record; unchanged tasks are not written.
 
     Tasks missing from this bundle are kept: another file of the same conversation (an
     OTel log export beside its trace export) may have brought them.
     """
-    bundle = prepared.bundle
     conversation_id = bundle.conversation_id
     rows = [task_row(task, conversation_id, seq) for seq, task in enumerate(bundle.tasks)]
     if rows and not created:
@@ -196,40 +208,26 @@ def _replace_details(connection: Connection, prepared: PreparedBundle, *, create
         )
 
 
-def _content_rows(
-    prepared: PreparedBundle, places: Mapping[SourceKey, int] | None
-) -> dict[SourceKey, tuple[Row, int]]:
-    """The row and place of every source to write (the others of the bundle are context)."""
-    bundle = prepared.bundle
-    conversation_id = bundle.conversation_id
-    written = {(s.source_type, s.source_id) for s in prepared.sources}
-    rows: dict[SourceKey, tuple[Row, int]] = {}
-
-    def place(key: SourceKey, index: int) -> int | None:
-        if key not in written:
-            return None
-        return index if places is None else places[key]
-
-    for index, message in enumerate(bundle.messages):
-        key = ("message", message.source_id)
-        if (seq := place(key, index)) is not None:
-            rows[key] = (message_row(message, conversation_id, seq), seq)
-    for index, call in enumerate(bundle.tool_calls):
-        key = ("tool_call", call.source_id)
-        if (seq := place(key, index)) is not None:
-            rows[key] = (tool_call_row(call, conversation_id, seq), seq)
-    for index, event in enumerate(bundle.task_events):
-        key = ("task_event", event.source_id)
-        if (seq := place(key, index)) is not None:
-            rows[key] = (task_event_row(event, conversation_id, seq), seq)
-    return rows
-
-
-_CONTENT_TABLES: dict[str, Table] = {
-    "message": t.messages,
-    "tool_call": t.tool_calls,
-    "task_event": t.task_events,
+_CONTENT_TABLES: dict[str, tuple[Table, tuple[str, ...]]] = {
+    "message": (t.messages, MESSAGE_COLUMNS),
+    "tool_call": (t.tool_calls, TOOL_CALL_COLUMNS),
+    "task_event": (t.task_events, TASK_EVENT_COLUMNS),
 }
+"""Each source type's content table and the columns of its rows (``SourceRow``)."""
+
+_SOURCE_COLUMNS = (
+    "source_type",
+    "source_id",
+    "conversation_id",
+    "fingerprint",
+    "content_hash",
+    "revision",
+    "redactions",
+    "occurred_at",
+    "first_seen_at",
+    "updated_at",
+)
+_VERSION_COLUMNS = ("source_type", "source_id", "revision", "fingerprint", "recorded_at")
 
 
 def _stored_sources(
@@ -259,74 +257,74 @@ def _stored_sources(
 
 
 def _write_sources(
-    connection: Connection,
-    prepared: PreparedBundle,
-    now: datetime,
-    places: Mapping[SourceKey, int] | None,
-    *,
-    created: bool,
+    connection: Connection, rows: ConversationRows, now: datetime, *, created: bool
 ) -> dict[str, Any]:
-    conversation_id = prepared.bundle.conversation_id
-    content = _content_rows(prepared, places)
-    keys = None if places is None else list(content)
+    conversation_id = rows.conversation_id
+    keys = [(source[0], source[1]) for source in rows.sources] if rows.append else None
     stored = {} if created else _stored_sources(connection, conversation_id, keys)
-    new_sources: list[Row] = []
-    new_versions: list[Row] = []
-    new_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
+    new_sources: list[tuple[Any, ...]] = []
+    new_versions: list[tuple[Any, ...]] = []
+    new_content: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _CONTENT_TABLES}
     revised_sources: list[Row] = []
     touched_sources: list[Row] = []
-    replaced_content: dict[str, list[Row]] = {kind: [] for kind in _CONTENT_TABLES}
+    replaced_content: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _CONTENT_TABLES}
     added = revised = unchanged = updated = 0
     shared: list[str] = []
 
-    for source in prepared.sources:
-        key = (source.source_type, source.source_id)
-        row, seq = content[key]
-        stored_hash = _stored_hash(source, seq)
-        occurred_at = row.get("created_at")
-        previous = stored.get(key)
+    for (
+        source_type,
+        source_id,
+        fingerprint,
+        content_hash,
+        redactions,
+        seq,
+        occurred_at,
+        row,
+    ) in rows.sources:
+        stored_hash = _stored_hash(content_hash, seq)
+        previous = stored.get((source_type, source_id))
         if previous is None:
             added += 1
             new_sources.append(
-                {
-                    "source_type": source.source_type,
-                    "source_id": source.source_id,
-                    "conversation_id": conversation_id,
-                    "fingerprint": source.fingerprint,
-                    "content_hash": stored_hash,
-                    "revision": 1,
-                    "redactions": source.redactions,
-                    "occurred_at": occurred_at,
-                    "first_seen_at": now,
-                    "updated_at": now,
-                }
+                (
+                    source_type,
+                    source_id,
+                    conversation_id,
+                    fingerprint,
+                    stored_hash,
+                    1,
+                    redactions,
+                    occurred_at,
+                    now,
+                    now,
+                )
             )
-            new_versions.append(_version(source, 1, now))
-            new_content[source.source_type].append(row)
+            new_versions.append((source_type, source_id, 1, fingerprint, now))
+            new_content[source_type].append(row)
             continue
-        fingerprint, old_hash, revision = previous
-        if fingerprint == source.fingerprint and old_hash == stored_hash:
+        old_fingerprint, old_hash, revision = previous
+        if old_fingerprint == fingerprint and old_hash == stored_hash:
             unchanged += 1
             continue
-        key_values = {"b_type": source.source_type, "b_id": source.source_id}
-        if fingerprint != source.fingerprint:
+        key_values = {"b_type": source_type, "b_id": source_id}
+        if old_fingerprint != fingerprint:
             revised += 1
             revised_sources.append(
                 key_values
                 | {
-                    "fingerprint": source.fingerprint,
+                    "fingerprint": fingerprint,
                     "content_hash": stored_hash,
                     "revision": revision + 1,
-                    "redactions": source.redactions,
+                    "redactions": redactions,
                     "occurred_at": occurred_at,
                     "updated_at": now,
                 }
             )
-            new_versions.append(_version(source, revision + 1, now))
+            new_versions.append((source_type, source_id, revision + 1, fingerprint, now))
         else:
             updated += 1
             touched_sources.append(key_values | {"content_hash": stored_hash, "updated_at": now})
-        replaced_content[source.source_type].append(row)
+        replaced_content[source_type].append(row)
 
     if new_sources:
         already = None if keys is not None else len(stored)
@@ -334,19 +332,19 @@ def _write_sources(
         if owned_elsewhere:
             shared = [source_id for _, source_id in owned_elsewhere]
             added -= len(owned_elsewhere)
-            new_versions = [
-                v for v in new_versions if (v["source_type"], v["source_id"]) not in owned_elsewhere
-            ]
+            new_versions = [v for v in new_versions if (v[0], v[1]) not in owned_elsewhere]
             new_content = {
-                kind: [r for r in rows if (kind, r["source_id"]) not in owned_elsewhere]
-                for kind, rows in new_content.items()
+                kind: [r for r in content if (kind, r[0]) not in owned_elsewhere]
+                for kind, content in new_content.items()
             }
-    insert_rows(connection, t.source_versions, new_versions)
-    for kind, rows in new_content.items():
-        insert_rows(connection, _CONTENT_TABLES[kind], rows)
+    insert_values(connection, t.source_versions, _VERSION_COLUMNS, new_versions)
+    for kind, content in new_content.items():
+        table, columns = _CONTENT_TABLES[kind]
+        insert_values(connection, table, columns, content)
     _update_sources(connection, revised_sources, touched_sources)
-    for kind, rows in replaced_content.items():
-        _replace_content(connection, _CONTENT_TABLES[kind], rows)
+    for kind, content in replaced_content.items():
+        table, columns = _CONTENT_TABLES[kind]
+        _replace_content(connection, table, columns, content)
     return {
         "added": added,
         "revised": revised,
@@ -357,16 +355,20 @@ def _write_sources(
 
 
 def _insert_new_sources(
-    connection: Connection, rows: list[Row], conversation_id: str, already_stored: int | None
+    connection: Connection,
+    rows: list[tuple[Any, ...]],
+    conversation_id: str,
+    already_stored: int | None,
 ) -> set[SourceKey]:
-    """Insert source rows, skipping ids another conversation owns; return the skipped keys.
+    """Insert source rows (``_SOURCE_COLUMNS``), skipping ids another conversation owns;
+    return the skipped keys.
 
     Conflicts are rare (a resumed Claude Code session copying messages). A whole
     conversation (``already_stored``: its sources before) checks them with one count
     instead of a lookup of every new id; an append (None) looks up only its new ids.
     """
-    insert_rows(connection, t.sources, rows, skip_conflicts=True)
-    inserted = [(row["source_type"], row["source_id"]) for row in rows]
+    insert_values(connection, t.sources, _SOURCE_COLUMNS, rows, skip_conflicts=True)
+    inserted = [(row[0], row[1]) for row in rows]
     if already_stored is not None:
         now_stored = run_driver(
             connection, driver_sql(connection.dialect, _COUNT_SOURCES), (conversation_id,)
@@ -375,16 +377,6 @@ def _insert_new_sources(
             return set()
     keys = None if already_stored is not None else inserted
     return set(inserted) - set(_stored_sources(connection, conversation_id, keys))
-
-
-def _version(source: PreparedSource, revision: int, now: datetime) -> Row:
-    return {
-        "source_type": source.source_type,
-        "source_id": source.source_id,
-        "revision": revision,
-        "fingerprint": source.fingerprint,
-        "recorded_at": now,
-    }
 
 
 def _update_sources(connection: Connection, revised: list[Row], touched: list[Row]) -> None:
@@ -414,10 +406,12 @@ def _update_sources(connection: Connection, revised: list[Row], touched: list[Ro
         )
 
 
-def _replace_content(connection: Connection, table: Table, rows: list[Row]) -> None:
+def _replace_content(
+    connection: Connection, table: Table, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
     if not rows:
         return
-    ids = [row["source_id"] for row in rows]
+    ids = [row[0] for row in rows]  # every content table's first column: source_id
     for chunk in _chunks(ids):
         connection.execute(delete(table).where(table.c.source_id.in_(list(chunk))))
-    insert_rows(connection, table, rows)
+    insert_values(connection, table, columns, rows)
