@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import Select, bindparam, exists, func, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from proctor.graph import SourceRef
 from proctor.graph.views import (
@@ -36,13 +36,16 @@ from proctor.store import _schema as t
 from proctor.store._graph_result import event_order
 from proctor.store._graph_rows import (
     among,
+    bound_ids,
     change_view,
     entity_view,
     event_view,
     experience_view,
+    fetch,
     open_item_view,
     relation_view,
     story_line_view,
+    view_columns,
     view_select,
 )
 
@@ -54,7 +57,7 @@ _NO_CUTOFF = 2**62
 """A ref id above every real one: an object with few references keeps them all."""
 
 
-def is_published(rid: str, object_type: str, column: Any) -> ColumnElement[bool]:
+def is_published(rid: Any, object_type: str, column: Any) -> ColumnElement[bool]:
     """``column`` names an object of ``object_type`` the result published: one primary-key
     lookup per row (``IN (published …)`` would first list every id the result published)."""
     return exists().where(
@@ -80,59 +83,68 @@ def cited_refs(
 ) -> dict[str, tuple[tuple[SourceRef, ...], int]]:
     """The first ``SOURCES_PER_OBJECT`` references the result recorded for each object, in
     the order written, and how many it recorded."""
-    sr = t.source_refs.c
-    # Per object: how many references, and the id of the last one kept (the N-th), read
-    # from the (object, result) index; then the kept ones are a range of that index each.
-    # (Numbering every reference with a window function sorts them all: a file read in
-    # thousands of tool calls has thousands.)
-    later = t.source_refs.alias("later")
-    nth = (
-        select(later.c.ref_id)
-        .where(
-            later.c.object_type == object_type,
-            later.c.object_id == sr.object_id,
-            later.c.result_id == rid,
-        )
-        .order_by(later.c.ref_id)
-        .limit(1)
-        .offset(SOURCES_PER_OBJECT - 1)
-        .scalar_subquery()
-    )
-    totals: dict[str, int] = {}
-    found: dict[str, list[tuple[int, SourceRef]]] = defaultdict(list)
     if not ids:
         return {}
-    objects = (
-        select(
-            sr.object_id.label("object_id"),
-            func.count().label("total"),
-            func.coalesce(nth, _NO_CUTOFF).label("last_ref_id"),
+
+    def build() -> Select[Any]:
+        sr = t.source_refs.c
+        result_id: BindParameter[str] = bindparam("rid", rid)
+        # Per object: how many references, and the id of the last one kept (the N-th), read
+        # from the (object, result) index; then the kept ones are a range of that index each.
+        # (Numbering every reference with a window function sorts them all: a file read in
+        # thousands of tool calls has thousands.)
+        later = t.source_refs.alias("later")
+        nth = (
+            select(later.c.ref_id)
+            .where(
+                later.c.object_type == object_type,
+                later.c.object_id == sr.object_id,
+                later.c.result_id == result_id,
+            )
+            .order_by(later.c.ref_id)
+            .limit(1)
+            .offset(SOURCES_PER_OBJECT - 1)
+            .scalar_subquery()
         )
-        .where(sr.object_type == object_type, among(c, sr.object_id, ids), sr.result_id == rid)
-        .group_by(sr.object_id)
-        .subquery()
-    )
-    # The kept references themselves, in the same statement (not their ids, then the
-    # rows by id in a second round of statements).
-    for row in c.execute(
-        select(
-            sr.ref_id,
-            sr.object_id,
-            sr.source_type,
-            sr.source_id,
-            sr.field,
-            sr.start_offset,
-            sr.end_offset,
-            objects.c.total,
+        objects = (
+            select(
+                sr.object_id.label("object_id"),
+                func.count().label("total"),
+                func.coalesce(nth, _NO_CUTOFF).label("last_ref_id"),
+            )
+            .where(
+                sr.object_type == object_type,
+                among(c, sr.object_id, ids, name="ids"),
+                sr.result_id == result_id,
+            )
+            .group_by(sr.object_id)
+            .subquery()
         )
-        .join(objects, sr.object_id == objects.c.object_id)
-        .where(
-            sr.object_type == object_type,
-            sr.result_id == rid,
-            sr.ref_id <= objects.c.last_ref_id,
+        # The kept references themselves, in the same statement (not their ids, then the
+        # rows by id in a second round of statements).
+        return (
+            select(
+                sr.ref_id,
+                sr.object_id,
+                sr.source_type,
+                sr.source_id,
+                sr.field,
+                sr.start_offset,
+                sr.end_offset,
+                objects.c.total,
+            )
+            .join(objects, sr.object_id == objects.c.object_id)
+            .where(
+                sr.object_type == object_type,
+                sr.result_id == result_id,
+                sr.ref_id <= objects.c.last_ref_id,
+            )
         )
-    ):
-        ref_id, object_id, source_type, source_id, field, start, end, total = row
+
+    totals: dict[str, int] = {}
+    found: dict[str, list[tuple[int, SourceRef]]] = defaultdict(list)
+    rows = fetch(c, ("cited_refs", object_type), build, rid=rid, ids=bound_ids(c, ids))
+    for ref_id, object_id, source_type, source_id, field, start, end, total in rows:
         found[object_id].append((ref_id, SourceRef(source_type, source_id, field, start, end)))
         totals[object_id] = total
     return {
@@ -140,46 +152,80 @@ def cited_refs(
     }
 
 
-def _rows(c: Connection, table: Any, column: str, ids: Sequence[str]) -> list[Any]:
+def _rows(c: Connection, table: Any, column: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The view's columns of the rows of ``table`` whose ``column`` is one of ``ids``."""
     if not ids:
         return []
-    return list(c.execute(view_select(table).where(among(c, table.c[column], ids))).mappings())
+
+    def build() -> Select[Any]:
+        return view_select(table).where(among(c, table.c[column], ids, name="ids"))  # type: ignore[no-any-return]
+
+    names = view_columns(table)
+    return [
+        dict(zip(names, row, strict=True))
+        for row in fetch(c, ("rows", table.name, column), build, ids=bound_ids(c, ids))
+    ]
 
 
-def events_of(c: Connection, rid: str, event_ids: Sequence[str]) -> list[EventView]:
-    """The shown events with their entities, story lines and references, oldest first."""
+def event_links(c: Connection, event_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """The (event, entity) links of the events, by event then entity."""
+    if not event_ids:
+        return []
     ee = t.event_entities.c
+
+    def build() -> Select[Any]:
+        return (
+            select(ee.event_id, ee.entity_id)
+            .where(among(c, ee.event_id, event_ids, name="ids"))
+            .order_by(ee.event_id, ee.entity_id)
+        )
+
+    return fetch(c, "event_links", build, ids=bound_ids(c, event_ids))
+
+
+def events_of(
+    c: Connection,
+    rid: str,
+    event_ids: Sequence[str],
+    links: Sequence[tuple[str, str]] | None = None,
+) -> list[EventView]:
+    """The shown events with their entities, story lines and references, oldest first
+    (``links``: their ``event_links`` when already read)."""
     entities: dict[str, list[str]] = defaultdict(list)
     lines: dict[str, list[str]] = defaultdict(list)
     if event_ids:
-        for event_id, entity_id in c.execute(
-            select(ee.event_id, ee.entity_id)
-            .where(among(c, ee.event_id, event_ids))
-            .order_by(ee.event_id, ee.entity_id)
-        ):
+        for event_id, entity_id in event_links(c, event_ids) if links is None else links:
             entities[event_id].append(entity_id)
-        for event_id, line_id in c.execute(
-            select(_SLE.event_id, _SLE.story_line_id)
-            .where(
-                among(c, _SLE.event_id, event_ids),
-                is_published(rid, "story_line", _SLE.story_line_id),
+
+        def build() -> Select[Any]:
+            return (
+                select(_SLE.event_id, _SLE.story_line_id)
+                .where(
+                    among(c, _SLE.event_id, event_ids, name="ids"),
+                    is_published(bindparam("rid", rid), "story_line", _SLE.story_line_id),
+                )
+                .order_by(_SLE.event_id, _SLE.story_line_id)
             )
-            .order_by(_SLE.event_id, _SLE.story_line_id)
+
+        for event_id, line_id in fetch(
+            c, "event_lines", build, rid=rid, ids=bound_ids(c, event_ids)
         ):
             lines[event_id].append(line_id)
     refs = cited_refs(c, rid, "event", event_ids)
-    return sorted(
-        (
+    no_refs: tuple[tuple[SourceRef, ...], int] = ((), 0)
+    views = []
+    for row in _rows(c, t.graph_events, "event_id", event_ids):
+        event_id = row["event_id"]
+        views.append(
             event_view(
                 row,
-                tuple(entities.get(row["event_id"], ())),
-                tuple(lines.get(row["event_id"], ())),
-                *refs.get(row["event_id"], ((), 0)),
+                tuple(entities.get(event_id, ())),
+                tuple(lines.get(event_id, ())),
+                *refs.get(event_id, no_refs),
             )
-            for row in _rows(c, t.graph_events, "event_id", event_ids)
-        ),
-        key=event_order,
-    )
+        )
+    views.sort(key=event_order)
+    return views
 
 
 def _lines(
@@ -192,19 +238,25 @@ def _lines(
             shown[line_id].append(event.event_id)
     totals: dict[str, tuple[int, datetime | None, datetime | None]] = {}
     if line_ids:
-        for line_id, count, first_at, last_at in c.execute(
-            select(
-                _SLE.story_line_id,
-                func.count(),
-                func.min(_GE.occurred_at),
-                func.max(_GE.occurred_at),
+
+        def build() -> Select[Any]:
+            return (
+                select(
+                    _SLE.story_line_id,
+                    func.count(),
+                    func.min(_GE.occurred_at),
+                    func.max(_GE.occurred_at),
+                )
+                .join(t.graph_events, _GE.event_id == _SLE.event_id)
+                .where(
+                    among(c, _SLE.story_line_id, line_ids, name="ids"),
+                    is_published(bindparam("rid", rid), "event", _SLE.event_id),
+                )
+                .group_by(_SLE.story_line_id)
             )
-            .join(t.graph_events, _GE.event_id == _SLE.event_id)
-            .where(
-                among(c, _SLE.story_line_id, line_ids),
-                is_published(rid, "event", _SLE.event_id),
-            )
-            .group_by(_SLE.story_line_id)
+
+        for line_id, count, first_at, last_at in fetch(
+            c, "line_totals", build, rid=rid, ids=bound_ids(c, line_ids)
         ):
             totals[line_id] = (count, first_at, last_at)
     views = [
@@ -229,7 +281,7 @@ def _experience_event_ids(
             select(xe.experience_id, xe.event_id)
             .where(among(c, xe.experience_id, experience_ids))
             .order_by(xe.experience_id, xe.event_id)
-        ):
+        ).all():
             members[experience_id].append(event_id)
     wanted = sorted({e for ids in members.values() for e in ids})
     times: dict[str, datetime | None] = {}

@@ -8,13 +8,13 @@ kept and it reads as gone (``exists=False``) rather than failing the whole view.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import func, select
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy import Select, func, select
+from sqlalchemy.engine import Connection
 
 from proctor._util.text import one_line
 from proctor.errors import NotFoundError
@@ -26,7 +26,7 @@ from proctor.graph.views import (
     SourceText,
 )
 from proctor.store import _schema as t
-from proctor.store._graph_rows import among
+from proctor.store._graph_rows import among, bound_ids, fetch
 
 EXCERPT_CHARS = 240
 _PREFIX_CHARS = 2000
@@ -45,43 +45,37 @@ def _arguments_text(arguments: Any) -> str:
     return orjson.dumps(arguments, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _message_title(row: RowMapping) -> str:
+def _message_title(row: Mapping[Any, Any]) -> str:
     return f"{row['role']} message"
 
 
-def _tool_title(row: RowMapping) -> str:
+def _tool_title(row: Mapping[Any, Any]) -> str:
     exit_code = "" if row["exit_code"] is None else f", exit {row['exit_code']}"
     return f"tool {row['name']} ({row['status']}{exit_code})"
 
 
-def _task_title(row: RowMapping) -> str:
+def _task_title(row: Mapping[Any, Any]) -> str:
     return f"task event {row['kind']}"
 
 
-_Render = Callable[[RowMapping], str]
+_Render = Callable[[Mapping[Any, Any]], str]
 
 
-def _plain_text(row: RowMapping) -> str:
+def _plain_text(row: Mapping[Any, Any]) -> str:
     return str(row["text"] or "")
 
 
-def _tool_excerpt(row: RowMapping) -> str:
+def _tool_excerpt(row: Mapping[Any, Any]) -> str:
     arguments = _arguments_text(row["arguments"])[:_PREFIX_CHARS]
     return f"{arguments} → {row['result_text'] or ''}"
 
 
-def excerpts(
-    c: Connection, cited: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], SourceExcerpt]:
-    """Titles and short excerpts of cited sources; missing ones read as gone."""
-    by_type: dict[str, set[str]] = {}
-    for source_type, source_id in cited:
-        by_type.setdefault(source_type, set()).add(source_id)
-    found: dict[tuple[str, str], SourceExcerpt] = {}
-    conversations: set[str] = set()
+def _excerpt_select(source_type: str) -> tuple[Select[Any], Any, _Render, _Render] | None:
+    """What a view reads of a cited source of ``source_type``: the statement, its id
+    column, and how its title and excerpt are made (None: a type views do not quote)."""
     m, tc, te = t.messages.c, t.tool_calls.c, t.task_events.c
-    queries: dict[str, tuple[Any, Any, _Render, _Render]] = {
-        "message": (
+    if source_type == "message":
+        return (
             select(
                 m.source_id,
                 m.conversation_id,
@@ -92,8 +86,9 @@ def excerpts(
             m.source_id,
             _message_title,
             _plain_text,
-        ),
-        "tool_call": (
+        )
+    if source_type == "tool_call":
+        return (
             select(
                 tc.source_id,
                 tc.conversation_id,
@@ -107,8 +102,9 @@ def excerpts(
             tc.source_id,
             _tool_title,
             _tool_excerpt,
-        ),
-        "task_event": (
+        )
+    if source_type == "task_event":
+        return (
             select(
                 te.source_id,
                 te.conversation_id,
@@ -119,31 +115,52 @@ def excerpts(
             te.source_id,
             _task_title,
             _plain_text,
-        ),
-    }
+        )
+    return None
+
+
+def excerpts(
+    c: Connection, cited: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], SourceExcerpt]:
+    """Titles and short excerpts of cited sources; missing ones read as gone."""
+    by_type: dict[str, set[str]] = {}
+    for source_type, source_id in cited:
+        by_type.setdefault(source_type, set()).add(source_id)
+    found: dict[tuple[str, str], tuple[str, str, str, datetime | None]] = {}
+    """(type, id) → conversation, title, excerpt, time."""
     for source_type, ids in by_type.items():
-        spec = queries.get(source_type)
+        spec = _excerpt_select(source_type)
         if spec is None:
             continue
         query, key, title, text = spec
-        for row in c.execute(query.where(among(c, key, sorted(ids)))).mappings():
-            conversations.add(row["conversation_id"])
-            found[(source_type, row["source_id"])] = SourceExcerpt(
-                source_type=source_type,
-                source_id=row["source_id"],
-                exists=True,
-                conversation_id=row["conversation_id"],
-                title=title(row),
-                excerpt=_clip(text(row)),
-                occurred_at=row["created_at"],
+        names = tuple(column.name for column in query.selected_columns)
+
+        def build(query: Select[Any] = query, key: Any = key, ids: set[str] = ids) -> Select[Any]:
+            return query.where(among(c, key, ids, name="ids"))
+
+        for values in fetch(c, ("excerpts", source_type), build, ids=bound_ids(c, sorted(ids))):
+            row = dict(zip(names, values, strict=True))
+            found[(source_type, row["source_id"])] = (
+                row["conversation_id"],
+                title(row),
+                _clip(text(row)),
+                row["created_at"],
             )
     titles: dict[str, str | None] = {}
-    cv = t.conversations.c
+    conversations = sorted({conversation_id for conversation_id, *_ in found.values()})
     if conversations:
-        query = select(cv.conversation_id, cv.title).where(
-            among(c, cv.conversation_id, sorted(conversations))
+        cv = t.conversations.c
+        titles.update(
+            (row[0], row[1])
+            for row in fetch(
+                c,
+                "excerpt_conversations",
+                lambda: select(cv.conversation_id, cv.title).where(
+                    among(c, cv.conversation_id, conversations, name="ids")
+                ),
+                ids=bound_ids(c, conversations),
+            )
         )
-        titles.update((row[0], row[1]) for row in c.execute(query))
     result: dict[tuple[str, str], SourceExcerpt] = {}
     # In key order, not a set's: an answer's bytes (and its ETag) are the same in every process.
     for source_type, ids in sorted(by_type.items()):
@@ -154,15 +171,16 @@ def excerpts(
                     source_type, source_id, exists=False, title="source deleted"
                 )
             else:
+                conversation_id, heading, quoted, occurred_at = excerpt
                 result[(source_type, source_id)] = SourceExcerpt(
-                    source_type=excerpt.source_type,
-                    source_id=excerpt.source_id,
+                    source_type=source_type,
+                    source_id=source_id,
                     exists=True,
-                    conversation_id=excerpt.conversation_id,
-                    conversation_title=titles.get(excerpt.conversation_id or ""),
-                    title=excerpt.title,
-                    excerpt=excerpt.excerpt,
-                    occurred_at=excerpt.occurred_at,
+                    conversation_id=conversation_id,
+                    conversation_title=titles.get(conversation_id or ""),
+                    title=heading,
+                    excerpt=quoted,
+                    occurred_at=occurred_at,
                 )
     return result
 

@@ -15,9 +15,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from proctor.errors import ConfigError, NotFoundError
 from proctor.graph.views import GraphTotals, GraphView, ResultSummary
@@ -26,11 +26,12 @@ from proctor.store._graph_objects import (
     Involved,
     assemble,
     capped,
+    event_links,
     events_of,
     is_published,
 )
 from proctor.store._graph_result import load_result_graph, published
-from proctor.store._graph_rows import among
+from proctor.store._graph_rows import among, bound_ids, fetch
 
 _RO = t.result_objects.c
 _GE = t.graph_events.c
@@ -111,57 +112,114 @@ def _view_events(rid: str, line_ids: Sequence[str] | None) -> Select[Any]:
     return query
 
 
-def _window(c: Connection, events: Select[Any], limit: int | None, offset: int) -> list[str]:
-    """The shown events: the newest ``limit`` after skipping the ``offset`` newest."""
-    scope = events.subquery()
-    query = (
-        select(_GE.event_id)
-        .join(scope, scope.c.object_id == _GE.event_id)
-        .order_by(_GE.occurred_at.is_(None).desc(), _GE.occurred_at.desc(), _GE.event_id.desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    return list(c.execute(query).scalars())
+def _window(
+    c: Connection, rid: str, line_ids: Sequence[str] | None, limit: int | None, offset: int
+) -> list[str]:
+    """The shown events of the view (``_view_events``): the newest ``limit`` after skipping
+    the ``offset`` newest."""
+
+    def build() -> Select[Any]:
+        events = select(_RO.object_id).where(
+            _RO.result_id == bindparam("rid", rid), _RO.object_type == "event"
+        )
+        if line_ids is not None:
+            lines = among(c, _SLE.story_line_id, line_ids, name="lines")
+            events = events.where(_RO.object_id.in_(select(_SLE.event_id).where(lines)))
+        scope = events.subquery()
+        query = (
+            select(_GE.event_id)
+            .join(scope, scope.c.object_id == _GE.event_id)
+            .order_by(_GE.occurred_at.is_(None).desc(), _GE.occurred_at.desc(), _GE.event_id.desc())
+            .offset(bindparam("offset", offset))
+        )
+        return query if limit is None else query.limit(bindparam("limit", limit))
+
+    key = ("window", line_ids is None, limit is None)
+    values: dict[str, Any] = {"rid": rid, "offset": offset}
+    if line_ids is not None:
+        values["lines"] = bound_ids(c, line_ids)
+    if limit is not None:
+        values["limit"] = limit
+    return [row[0] for row in fetch(c, key, build, **values)]
 
 
-def _involved(c: Connection, rid: str, event_ids: Ids) -> Involved:
-    """What the events involve (the rules are ``GraphView``'s)."""
+def _involved(
+    c: Connection, rid: str, event_ids: Ids, links: Sequence[tuple[str, str]] | None = None
+) -> Involved:
+    """What the events involve (the rules are ``GraphView``'s; ``links``: the events'
+    ``event_links`` when already read)."""
     ee = t.event_entities.c
-    # Not DISTINCT: SQLite would walk the entity index in order, every link of every event.
-    linked: set[str] = set(
-        c.execute(select(ee.entity_id).where(_in(c, ee.event_id, event_ids))).scalars()
-    )
+    linked: set[str]
+    if links is not None:
+        linked = {entity_id for _, entity_id in links}
+    else:
+        # Not DISTINCT: SQLite would walk the entity index in order, every link of every event.
+        linked = set(
+            c.execute(select(ee.entity_id).where(_in(c, ee.event_id, event_ids))).scalars().all()
+        )
     ordered = sorted(linked)
     entities: set[str] = set()
     relations: set[str] = set()
     changes: set[str] = set()
     r, ch = t.relations.c, t.entity_changes.c
     if ordered:
+        entity_ids = bound_ids(c, ordered)
+        result_id: BindParameter[str] = bindparam("rid", rid)
         entities.update(
-            c.execute(published(rid, "entity").where(among(c, _RO.object_id, ordered))).scalars()
-        )
-        for relation_id, to_entity_id in c.execute(
-            select(r.relation_id, r.to_entity_id).where(
-                among(c, r.from_entity_id, ordered), is_published(rid, "relation", r.relation_id)
+            row[0]
+            for row in fetch(
+                c,
+                "involved_entities",
+                lambda: select(_RO.object_id).where(
+                    _RO.result_id == result_id,
+                    _RO.object_type == "entity",
+                    among(c, _RO.object_id, ordered, name="ids"),
+                ),
+                rid=rid,
+                ids=entity_ids,
             )
+        )
+        for relation_id, to_entity_id in fetch(
+            c,
+            "involved_relations",
+            lambda: select(r.relation_id, r.to_entity_id).where(
+                among(c, r.from_entity_id, ordered, name="ids"),
+                is_published(result_id, "relation", r.relation_id),
+            ),
+            rid=rid,
+            ids=entity_ids,
         ):
             if to_entity_id in linked:
                 relations.add(relation_id)
         changes.update(
-            c.execute(
-                select(ch.change_id).where(
-                    among(c, ch.entity_id, ordered),
-                    is_published(rid, "entity_change", ch.change_id),
-                )
-            ).scalars()
+            row[0]
+            for row in fetch(
+                c,
+                "involved_changes",
+                lambda: select(ch.change_id).where(
+                    among(c, ch.entity_id, ordered, name="ids"),
+                    is_published(result_id, "entity_change", ch.change_id),
+                ),
+                rid=rid,
+                ids=entity_ids,
+            )
         )
     oi = t.open_items.c
     open_items = {
         key
-        for key, entity_ids in c.execute(
-            select(oi.item_key, oi.entity_ids).where(oi.item_key.in_(published(rid, "open_item")))
+        for key, item_entities in fetch(
+            c,
+            "involved_open_items",
+            lambda: select(oi.item_key, oi.entity_ids).where(
+                oi.item_key.in_(
+                    select(_RO.object_id).where(
+                        _RO.result_id == bindparam("rid", rid), _RO.object_type == "open_item"
+                    )
+                )
+            ),
+            rid=rid,
         )
-        if linked.intersection(entity_ids or ())
+        if linked.intersection(item_entities or ())
     }
     xe = t.experience_events.c
     experiences = set(
@@ -190,18 +248,20 @@ def read_graph(
         if offset == 0 and (limit is None or totals.events <= limit):
             view = capped(load_result_graph(c, result))
             return dataclasses.replace(view, totals=totals, limit=limit, offset=offset)
-        shown_ids = _window(c, _view_events(rid, None), limit, offset)
-        shown = _involved(c, rid, shown_ids)
-        events = events_of(c, rid, shown_ids)
+        shown_ids = _window(c, rid, None, limit, offset)
+        links = event_links(c, shown_ids)
+        shown = _involved(c, rid, shown_ids, links)
+        events = events_of(c, rid, shown_ids, links)
         lines = sorted({line_id for event in events for line_id in event.story_line_ids})
     else:
         parents = _story_line_parents(c, rid)
         story_line_id = match_story_line(rid, story_line_id, sorted(parents))
         line_ids = subtree(story_line_id, parents)
         scope = _view_events(rid, line_ids)
-        shown_ids = _window(c, scope, limit, offset)
-        shown = _involved(c, rid, shown_ids)
-        events = events_of(c, rid, shown_ids)
+        shown_ids = _window(c, rid, line_ids, limit, offset)
+        links = event_links(c, shown_ids)
+        shown = _involved(c, rid, shown_ids, links)
+        events = events_of(c, rid, shown_ids, links)
         total = c.execute(select(func.count()).select_from(scope.subquery())).scalar_one()
         if len(shown_ids) == total:
             everything, lines = shown, line_ids
