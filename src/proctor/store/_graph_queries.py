@@ -30,11 +30,13 @@ from proctor.store import _schema as t
 from proctor.store._graph_result import event_order
 from proctor.store._graph_rows import (
     among,
+    bound_ids,
     change_view,
     chunks,
     coverage_from_json,
     entity_view,
     event_view,
+    fetch,
     ref_from_row,
     relation_view,
     story_line_view,
@@ -222,15 +224,28 @@ def _with_events(c: Connection, rows: Sequence[RowMapping]) -> list[StoryLineVie
     pairs: list[tuple[str, str]] = []
     times: dict[str, datetime | None] = {}
     if ids:
+        lines = bound_ids(c, ids)
         pairs.extend(
-            (line_id, event_id)
-            for line_id, event_id in c.execute(
-                select(sle.story_line_id, sle.event_id).where(among(c, sle.story_line_id, ids))
+            fetch(
+                c,
+                "story_line_events",
+                lambda: select(sle.story_line_id, sle.event_id).where(
+                    among(c, sle.story_line_id, ids, name="ids")
+                ),
+                ids=lines,
             )
         )
-        of_lines = select(sle.event_id).where(among(c, sle.story_line_id, ids))
         times.update(
-            c.execute(select(ev.event_id, ev.occurred_at).where(ev.event_id.in_(of_lines))).all()
+            fetch(
+                c,
+                "story_line_times",
+                lambda: select(ev.event_id, ev.occurred_at).where(
+                    ev.event_id.in_(
+                        select(sle.event_id).where(among(c, sle.story_line_id, ids, name="ids"))
+                    )
+                ),
+                ids=lines,
+            )
         )
     for line_id, event_id in pairs:
         if event_id in times:  # the join's condition: an event that exists
