@@ -29,7 +29,7 @@ adapter and ``prepare_bundle``, as ``proctor ingest`` would), in one run:
     call by call; the http hook's latency on a session log growing line by line
     (target p99 ≤ 10 ms), the bench's own garbage collector paused inside each timed
     request (its collections walk every trace this process loaded; a hook's caller carries
-    none of them);
+    none of them), and the server's CPU around each request (every thread's schedstat);
 (f) the same decisions: every AgentDojo call decided in process as in (a) and by the
     server's ``LiveGate`` reading the run's prefix as a transcript file.
 
@@ -473,6 +473,8 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
             http: list[int] = []
             first: list[int] = []
             health: list[int] = []
+            gate_cpu: list[int] = []  # the server's CPU around each timed hook request
+            health_cpus: list[int] = []
             decided: dict[str, int] = {}
             server_cpu = _process_cpu_ns(server.pid)
             with httpx.Client(timeout=30) as client:
@@ -485,11 +487,13 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                                     tool_use_id=block["id"])  # fmt: skip
                         # The bench's own collections (its heap holds every AgentDojo
                         # trace) run between the timed calls, not inside them.
+                        spent = _threads_cpu_ns(server.pid)
                         gc.disable()
                         started = time.perf_counter_ns()
                         answer = client.post(url, json=body)
                         elapsed = time.perf_counter_ns() - started
                         gc.enable()
+                        (gate_cpu if first else []).append(_threads_cpu_ns(server.pid) - spent)
                         answer.raise_for_status()
                         kind = (
                             answer.json()
@@ -498,11 +502,13 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                         )
                         decided[kind] = decided.get(kind, 0) + 1
                         (http if first else first).append(elapsed)
+                        spent = _threads_cpu_ns(server.pid)
                         gc.disable()
                         started = time.perf_counter_ns()  # the same server's lightest route
                         client.get(f"http://127.0.0.1:{port}/api/health").raise_for_status()
                         health.append(time.perf_counter_ns() - started)
                         gc.enable()
+                        health_cpus.append(_threads_cpu_ns(server.pid) - spent)
                         if len(http) >= http_calls:
                             break
                     if len(http) >= http_calls:
@@ -520,6 +526,11 @@ def hook_modes(runs: int, http_calls: int) -> tuple[dict[str, list[int]], list[s
                 f"(e) server CPU per request: http hook {per_gate:.2f} ms, GET /api/health "
                 f"{per_health:.2f} ms ({per_gate / per_health:.1f}×; over {asked} of each, "
                 f"from /proc, 10 ms ticks)"
+            )
+            notes.append(
+                f"(e) server CPU around each request (every thread, ns): http hook median "
+                f"{percentile(gate_cpu, 0.5):.2f} ms, mean {statistics.mean(gate_cpu) / 1e6:.2f} "
+                f"ms; GET /api/health median {percentile(health_cpus, 0.5):.2f} ms"
             )
             p99 = percentile(http, 0.99) / percentile(health, 0.99)  # as in the table
             notes.append(f"(e) http hook p99 / GET /api/health p99: {p99:.2f}")
@@ -637,6 +648,19 @@ def _grow(log: Path, later: Iterator[bytes], payload: bytes) -> bytes:
                         tool_input=block.get("input") or {}, tool_use_id=block["id"])  # fmt: skip
             return json.dumps(body).encode()
     raise SystemExit("the session has too few tool calls for --hook-runs")
+
+
+def _threads_cpu_ns(pid: int) -> int:
+    """CPU time every thread of a running process has used, in nanoseconds: the sum of
+    ``/proc/<pid>/task/<tid>/schedstat`` (10 ms ticks of ``/proc/<pid>/stat`` where missing)."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                total += int((task / "schedstat").read_text().split()[0])
+    except OSError:
+        return _process_cpu_ns(pid)
+    return total or _process_cpu_ns(pid)
 
 
 def _process_cpu_ns(pid: int, *, precise: bool = False) -> int:
