@@ -168,8 +168,13 @@ pytest-postgresql: $(STAMP) $(LOCAL) $(EMBED) ui-assets browser postgres
 	$(WITH_PG) $(STORE_USE) PROCTOR_TEST_BACKEND=postgresql $(PYTEST) $(PG_PASS)
 
 # The fuzz suite has its own targets: a slice of it in `make test`, all of it in `make fuzz`.
+# The inner loop draws a tenth of each property's cases (tests/properties.py: at least 40,
+# the API conformance 8 random examples per operation and mode, its coverage phase whole);
+# `make test` draws a quarter. UNIT_PROPERTY_SCALE=0.25 runs make test's counts here.
+UNIT_PROPERTY_SCALE ?= 0.1
 unit: $(STAMP) $(EMBED) ui-assets
-	$(PYTEST) -m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
+	PROCTOR_PROPERTY_SCALE=$(UNIT_PROPERTY_SCALE) $(PYTEST) \
+		-m "not browser and not postgres and not local_model and not slow" --ignore=tests/fuzz
 
 # The fuzz suite at full size (tests/fuzz; `make test` runs a fixed-seed slice of it), then
 # every hypothesis property test at full size (`make test` draws a quarter of each case
