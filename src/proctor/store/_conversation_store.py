@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from proctor._util.clock import utcnow
 from proctor.errors import ConversationWriteError
 from proctor.store import _reader as reads
-from proctor.store import _schema as t
 from proctor.store._base import Repository
+from proctor.store._bulk import driver_sql, run_driver
 from proctor.store._deletion import delete_conversations, with_subagents
 from proctor.store._import_batch import ImportBatch, store_imported_file
 from proctor.store._records import (
@@ -219,23 +218,23 @@ class ConversationRepository(ConversationReads):
             batch.finish()
 
 
+_PROJECT_OF = (
+    "SELECT projects.name FROM projects JOIN conversations "
+    "ON conversations.project_id = projects.project_id "
+    "WHERE conversations.conversation_id = ?"
+)
+
+
 def project_for(connection: Connection, conversation: Conversation) -> str:
     """The project a conversation goes to: its parent's, the one it is in, its hint or
-    ``DEFAULT_PROJECT``."""
-    parent_id = conversation.parent_conversation_id
-    if parent_id is not None:
-        parent_project = connection.execute(
-            select(t.projects.c.name)
-            .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
-            .where(t.conversations.c.conversation_id == parent_id)
-        ).scalar_one_or_none()
-        if parent_project is not None:
-            return str(parent_project)
-    current = connection.execute(
-        select(t.projects.c.name)
-        .join(t.conversations, t.conversations.c.project_id == t.projects.c.project_id)
-        .where(t.conversations.c.conversation_id == conversation.conversation_id)
-    ).scalar_one_or_none()
-    if current is not None:
-        return str(current)
+    ``DEFAULT_PROJECT``.
+
+    Read by ``run_driver`` (on the driver's cursor in an import's batch: two reads per
+    conversation, which SQLAlchemy's statement machinery cost more than the database)."""
+    sql = driver_sql(connection.dialect, _PROJECT_OF)
+    for conversation_id in (conversation.parent_conversation_id, conversation.conversation_id):
+        if conversation_id is not None:
+            found = run_driver(connection, sql, (conversation_id,))
+            if found:
+                return str(found[0][0])
     return conversation.project_hint or DEFAULT_PROJECT

@@ -91,9 +91,9 @@ def _details_hash(bundle: ConversationRows, project_id: str) -> str:
     return hashlib.blake2b(head.encode() + extra, digest_size=16).hexdigest()
 
 
-# The writer's per-conversation reads, by ``run_driver`` (on the driver's cursor in an
-# import's batch): each returns text and integers only, which SQLAlchemy would hand back
-# unconverted.
+# The writer's per-conversation statements, by ``run_driver`` (on the driver's cursor in
+# an import's batch): the reads return text and integers only, which SQLAlchemy would hand
+# back unconverted; the deletes bind text only.
 _HEADER_HASH = "SELECT header_hash FROM conversations WHERE conversation_id = ?"
 _SOURCES_OF = (
     "SELECT source_type, source_id, fingerprint, content_hash, revision "
@@ -104,6 +104,8 @@ _SOURCES_BY_ID = (
     "FROM sources WHERE source_type = ? AND source_id IN ({})"
 )
 _COUNT_SOURCES = "SELECT count(*) FROM sources WHERE conversation_id = ?"
+_DELETE_TASKS = "DELETE FROM tasks WHERE task_id IN ({})"
+_DELETE_RUN = "DELETE FROM subagent_runs WHERE conversation_id = ?"
 
 
 def write_conversation(
@@ -194,13 +196,13 @@ def _replace_details(connection: Connection, bundle: ConversationRows, *, create
             ).mappings()
         }
         rows = [row for row in rows if stored.get(row["task_id"]) != row]
+    dialect = connection.dialect
     for chunk in _chunks([row["task_id"] for row in rows]):
-        connection.execute(delete(t.tasks).where(t.tasks.c.task_id.in_(list(chunk))))
+        sql = driver_sql(dialect, _DELETE_TASKS.format(", ".join("?" * len(chunk))))
+        run_driver(connection, sql, tuple(chunk))
     insert_rows(connection, t.tasks, rows)
     if bundle.subagent_run is not None:
-        connection.execute(
-            delete(t.subagent_runs).where(t.subagent_runs.c.conversation_id == conversation_id)
-        )
+        run_driver(connection, driver_sql(dialect, _DELETE_RUN), (conversation_id,))
         insert_rows(
             connection,
             t.subagent_runs,
