@@ -17,7 +17,7 @@ import bisect
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -187,23 +187,13 @@ def iter_jsonl(
             except Exception as exc:
                 if not (_corrupt(exc) or isinstance(exc, OSError)):
                     raise
-                yield SourceIssue(
-                    shown,
-                    f"the compressed data is damaged after this line ({exc}); the rest was skipped",
-                    number,
-                )
+                yield _damaged(shown, exc, number)
                 return
             if not raw:
                 return
             number += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = handle.readline(MAX_LINE_BYTES)
-                yield SourceIssue(
-                    shown,
-                    f"line longer than {_size(MAX_LINE_BYTES)} skipped (one record may not exceed it)",
-                    number,
-                )
+                yield _overlong(handle, raw, shown, number)
                 continue
             stripped = raw.strip()
             if stripped.startswith(BOM):
@@ -213,24 +203,93 @@ def iter_jsonl(
             try:
                 value = _parse_json(stripped)
             except JSONProblem as exc:
-                if exc.position is not None and not raw.endswith(b"\n"):
-                    yield SourceIssue(
-                        shown,
-                        "truncated last line (the file may still be being written); it was skipped",
-                        number,
-                        severity="warning",
-                    )
-                elif exc.position is not None:
-                    yield SourceIssue(shown, f"invalid JSON ({exc.reason}); line skipped", number)
-                else:
-                    yield SourceIssue(shown, f"{exc.reason}; line skipped", number)
+                yield _line_problem(shown, exc, raw, number)
                 continue
             if not isinstance(value, dict):
-                yield SourceIssue(
-                    shown, f"expected a JSON object, got {_json_kind(value)}; line skipped", number
-                )
+                yield _not_an_object(shown, value, number)
                 continue
             yield number, value
+
+
+def read_jsonl_objects(
+    path: Path, add: Callable[[dict[str, Any], int], object], issues: list[SourceIssue]
+) -> None:
+    """``iter_jsonl`` for a reader that takes every line (a Claude Code file): each object
+    line is handed to ``add`` with its number, each issue appended to ``issues``, in file
+    order: the same objects and issues, without a generator's resume, a tuple and a type
+    test per line (the hot loop of an import)."""
+    shown = str(path)
+    with open_binary(path, buffering=LINE_BUFFER_BYTES) as handle:
+        readline = handle.readline
+        number = 0
+        while True:
+            try:
+                raw = readline(MAX_LINE_BYTES + 1)
+            except Exception as exc:
+                if not (_corrupt(exc) or isinstance(exc, OSError)):
+                    raise
+                issues.append(_damaged(shown, exc, number))
+                return
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                issues.append(_overlong(handle, raw, shown, number))
+                continue
+            stripped = raw.strip()
+            if stripped.startswith(BOM):
+                stripped = without_bom(stripped)
+            if not stripped:
+                continue
+            try:
+                value = _parse_json(stripped)
+            except JSONProblem as exc:
+                issues.append(_line_problem(shown, exc, raw, number))
+                continue
+            if type(value) is dict or isinstance(value, dict):
+                add(value, number)
+            else:
+                issues.append(_not_an_object(shown, value, number))
+
+
+def _damaged(shown: str, exc: Exception, number: int) -> SourceIssue:
+    """The issue of a read that failed after line ``number`` (damaged compressed data)."""
+    return SourceIssue(
+        shown,
+        f"the compressed data is damaged after this line ({exc}); the rest was skipped",
+        number,
+    )
+
+
+def _overlong(handle: IO[bytes], raw: bytes, shown: str, number: int) -> SourceIssue:
+    """Skip the rest of an overlong line (``raw`` its start); the issue naming it."""
+    while raw and not raw.endswith(b"\n"):
+        raw = handle.readline(MAX_LINE_BYTES)
+    return SourceIssue(
+        shown,
+        f"line longer than {_size(MAX_LINE_BYTES)} skipped (one record may not exceed it)",
+        number,
+    )
+
+
+def _line_problem(shown: str, exc: JSONProblem, raw: bytes, number: int) -> SourceIssue:
+    """The issue of a line that is not JSON Proctor reads (``raw``: the line as read)."""
+    if exc.position is not None and not raw.endswith(b"\n"):
+        return SourceIssue(
+            shown,
+            "truncated last line (the file may still be being written); it was skipped",
+            number,
+            severity="warning",
+        )
+    if exc.position is not None:
+        return SourceIssue(shown, f"invalid JSON ({exc.reason}); line skipped", number)
+    return SourceIssue(shown, f"{exc.reason}; line skipped", number)
+
+
+def _not_an_object(shown: str, value: Any, number: int) -> SourceIssue:
+    return SourceIssue(
+        shown, f"expected a JSON object, got {_json_kind(value)}; line skipped", number
+    )
 
 
 def load_json_document(path: Path) -> Any:

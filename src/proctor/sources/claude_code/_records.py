@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from proctor.sources._files import RecordLines, iter_jsonl
+from proctor.sources._files import RecordLines, read_jsonl_objects
 from proctor.sources.claude_code._content import (
     assistant_parts,
     content_problem,
@@ -78,22 +78,15 @@ _MAX_META_STRING = 300
 def read_jsonl(path: Path) -> ParsedFile:
     """Read a session or sub-agent JSONL file."""
     parsed = ParsedFile(path)
-    collector = _Collector(parsed)
-    shown = str(path)
-    for item in iter_jsonl(path):
-        if isinstance(item, SourceIssue):
-            parsed.issues.append(item)
-            continue
-        line, record = item
-        collector.add(record, line, shown)
+    read_jsonl_objects(path, _Collector(parsed, str(path)).add, parsed.issues)
     return parsed
 
 
 def read_records(path: Path, records: Iterable[Any]) -> ParsedFile:
     """Read records held in a JSON document (the web ``{"loglines": [...]}`` export)."""
     parsed = ParsedFile(path)
-    collector = _Collector(parsed)
     shown = str(path)
+    collector = _Collector(parsed, shown)
     lines = RecordLines(path, "loglines")
     for index, record in enumerate(records):
         line = lines.of(index) or index + 1  # the line it starts on (else its position)
@@ -107,18 +100,21 @@ def read_records(path: Path, records: Iterable[Any]) -> ParsedFile:
                 SourceIssue(shown, f"loglines[{index}]: {too_deep}; skipped", line)
             )
             continue
-        collector.add(record, line, shown)
+        collector.add(record, line)
     return parsed
 
 
 class _Collector:
     """Turns records into nodes; kept as a class so the per-line path stays flat and fast."""
 
-    def __init__(self, parsed: ParsedFile) -> None:
+    def __init__(self, parsed: ParsedFile, shown: str) -> None:
         self.parsed = parsed
+        self.shown = shown
+        """The file, as issues name it."""
         self.seen_sessions: set[str] = set()
 
-    def add(self, record: dict[str, Any], line: int, shown: str) -> None:
+    def add(self, record: dict[str, Any], line: int) -> None:
+        shown = self.shown
         kind = record.get("type")
         if not isinstance(kind, str) and kind is not None:
             reason = f'field "type" is {json_type(kind)}, not a record type; line skipped'
