@@ -177,7 +177,8 @@ def read_fragment(path: Path, format_name: str | None, project: str | None) -> T
     Planned as ``plan_import`` plans one explicit file of a given format (a binary file is
     no unit; the adapter's own plan, else one unit per file), less what a walk over many
     files needs: resolving and checking the path, and dropping the sample's parse of the
-    first lines before the read (for a fragment that is every line, parsed twice).
+    first lines between planning and reading (a fragment lies within the sample, so the
+    read parsed every line of it once more).
     """
     from proctor.sources import Sample, SourceAdapter
 
