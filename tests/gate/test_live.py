@@ -28,6 +28,9 @@ SESSIONS = [
     "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
     "claude-code/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/"
     "71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl",
+    # A sub-agent's own log: its fragments are planned as an agent file.
+    "claude-code/claude-code-log/real_projects/-experiments-worktrees/"
+    "ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a36efb2a1231c41e2.jsonl",
 ]
 
 
