@@ -377,9 +377,17 @@ def _cpu_between(before: dict[str, int], after: dict[str, int]) -> float:
 
 
 def _post(connection: http.client.HTTPConnection, path: str, document: dict[str, Any]) -> None:
+    """POST ``document``; once again on a new connection when the server closed the idle
+    one (uvicorn closes a keep-alive connection idle 5 s: the other variant's turn can
+    take that long on a loaded machine)."""
     body = json.dumps(document).encode()
-    connection.request("POST", path, body, {"Content-Type": "application/json"})
-    response = connection.getresponse()
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+    except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+        connection.close()
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
     answer = response.read()
     if response.status != 200:
         raise SystemExit(f"POST {path} answered {response.status}: {answer[:300]!r}")
