@@ -194,3 +194,7 @@ def test_proctor_serve_freezes_what_a_whole_read_leaves_and_nothing_else(
         log.write(transcript.read_text().splitlines(keepends=True)[-1])
     api.post(HOOK_URL, json=hook).raise_for_status()  # the quick path: nothing read whole
     assert len(freezes) == 1
+    # Without a log the stored conversation is read whole on every request: no freeze.
+    api.post(HOOK_URL, json=rm_root(project)).raise_for_status()
+    api.post(HOOK_URL, json=rm_root(project)).raise_for_status()
+    assert len(freezes) == 1

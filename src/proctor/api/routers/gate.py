@@ -32,8 +32,9 @@ router = APIRouter(prefix="/gate", tags=["gate"])
 _service_lock = threading.Lock()
 
 FREEZE_READS = "gate_freezes_reads"
-"""``app.state`` flag (``proctor serve`` sets it): after reading a session's history whole,
-``gc.freeze()`` what is alive. Not for an app in a process that makes many apps (tests)."""
+"""``app.state`` flag (``proctor serve`` sets it): after reading a session's log whole,
+collect, then ``gc.freeze()`` what is alive. Not for an app in a process that makes many
+apps (tests), whose apps would never be collected."""
 
 
 class GateFinding(WireModel):
@@ -110,11 +111,19 @@ def _decide_with_store(live: LiveGate, request: Request, asked: GateRequest) -> 
     store: SqlStore = request.app.state.store_holder.get()  # as StoreDep, in this thread
     reads = live.counters.full_reads
     decision = live.decide(asked, store)
-    if live.counters.full_reads != reads and getattr(request.app.state, FREEZE_READS, False):
-        # What a whole read leaves behind lives on: the modules the gate imported on first
-        # use (rules, the adapter) and the session's history (no cycles: freed by reference
-        # counting when the session goes). Frozen, full collections stop walking them: one
-        # took 7-11 ms in a server holding one session, paid by whichever request ran it.
+    if (
+        asked.transcript_path
+        and live.counters.full_reads != reads
+        and getattr(request.app.state, FREEZE_READS, False)
+    ):
+        # What a whole read of a log leaves lives on: the modules the gate imported on first
+        # use (rules, the adapter) and the session's history, which later requests only
+        # extend (no cycles: freed by reference counting when the session goes). Frozen,
+        # full collections stop walking them: one took about 30 ms of CPU in a server
+        # holding one 2.7 MB session, paid by whichever request ran it. Collected first, so
+        # no garbage is frozen; a request without a log reads the store whole every time
+        # and freezes nothing.
+        gc.collect()
         gc.freeze()
     return decision
 
