@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -340,3 +341,28 @@ def test_a_decision_costs_what_the_log_gained_not_what_the_session_holds(tmp_pat
     long_calls, long_bytes = _work_per_request(tmp_path / "long", 400)
     assert long_bytes <= short_bytes * 1.05
     assert long_calls <= short_calls * 1.1, (short_calls, long_calls)
+
+
+def test_a_new_live_gate_removes_the_scratch_folders_of_stopped_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proctor.gate import _live
+
+    monkeypatch.setattr(_live, "_memory_folder", lambda: str(tmp_path))
+    stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)  # fmt: skip
+    left_behind = tmp_path / f"proctor-gate-{stopped.stdout.strip()}-x1y2"
+    (left_behind / "3").mkdir(parents=True)  # a killed server's folder, a fragment inside
+    running = tmp_path / f"proctor-gate-{os.getppid()}-a1b2"  # a live process's: kept
+    running.mkdir()
+    unrelated = tmp_path / "proctor-gate-kept"
+    unrelated.mkdir()
+
+    live = LiveGate()
+    try:
+        own = [p for p in tmp_path.iterdir() if p.name.startswith(f"proctor-gate-{os.getpid()}-")]
+        assert not left_behind.exists()
+        assert running.is_dir() and unrelated.is_dir()
+        assert len(own) == 1 and own[0].is_dir()
+    finally:
+        live.close()
+    assert not own[0].exists()

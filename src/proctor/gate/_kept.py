@@ -103,7 +103,7 @@ def decide_keeping(
         if warn is not None:
             warn(note)
 
-    live = LiveGate(policy=policy, max_sessions=1, stored_reader=from_file)
+    live = LiveGate(policy=policy, max_sessions=1, stored_reader=from_file, sweep_stale=False)
     try:
         if kept is not None:
             session, kept_notes = kept
