@@ -103,8 +103,10 @@ def bound_ids(c: Connection, ids: Iterable[str]) -> Any:
     return orjson.dumps(values).decode() if c.dialect.name == "sqlite" else values
 
 
-_Process = Callable[[Any], Any]
-_COMPILED: dict[tuple[str, Any], tuple[str, tuple[str, ...] | None, dict[str, Any], Any]] = {}
+_Processors = tuple[tuple[int, Callable[[Any], Any]], ...]
+_COMPILED: dict[
+    tuple[str, Any], tuple[str, tuple[str, ...] | None, dict[str, Any], _Processors]
+] = {}
 """Statements ``fetch`` compiled, by dialect and key: SQL, parameter order (positional
 drivers), default parameters, and the result columns' processors."""
 
@@ -126,7 +128,7 @@ def fetch(
     if entry is None:
         statement = build()
         compiled = statement.compile(dialect=dialect)
-        processors = tuple(
+        processors: _Processors = tuple(
             (index, processor)
             for index, column in enumerate(statement.selected_columns)
             if (processor := column.type._cached_result_processor(dialect, None)) is not None
@@ -147,8 +149,8 @@ def fetch(
     converted: list[tuple[Any, ...]] = []
     for row in rows:
         cells = list(row)
-        for index, processor in processors:
-            cells[index] = processor(cells[index])
+        for index, process in processors:
+            cells[index] = process(cells[index])
         converted.append(tuple(cells))
     return converted
 
