@@ -120,6 +120,7 @@ def assert_conversation(store: SqlStore, conversation_id: str) -> None:
     assert len(store.list_conversations()) == 1
 
 
+@pytest.mark.slow  # a real `proctor serve` process; the same spans in process: the tests below
 def test_a_real_instrumented_agent_is_stored_and_supervised_live_over_otlp_protobuf(
     provider: TracerProvider, proctor_home: Path
 ) -> None:

@@ -99,6 +99,7 @@ def _run(*args: str) -> Any:
 
 
 @pytest.mark.shared
+@pytest.mark.slow  # imports every shared transcript (worker processes): ~12 CPU s
 def test_search_right_after_importing_every_shared_transcript_answers_without_embedding(
     transcripts_dir: Path, started: _Started
 ) -> None:
