@@ -91,6 +91,11 @@ def pytest_configure(config: pytest.Config) -> None:
     collection walks every one imported before (about 40 % of collecting the suite, in
     every worker of every pass). See ``pytest_collection_finish``. pytest-xdist's
     controller collects nothing: it keeps collecting garbage as usual."""
+    # Module- and session-wide fixtures run outside ``proctor_home``'s monkeypatch: they must
+    # not start a detached search indexer or a warm gate process either (one left running
+    # from tests/cli/test_narrow_tables.py's store used ~10 CPU s of a pass).
+    os.environ["PROCTOR_BACKGROUND_INDEXING"] = "0"
+    os.environ["PROCTOR_GATE_DAEMON"] = "0"
     controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(
         config, "workerinput"
     )

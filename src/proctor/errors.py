@@ -16,6 +16,7 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
     │   └── ConversationWriteError  one conversation's data was refused; nothing of it written
     ├── NotFoundError          an id given by the user does not exist
     ├── BusyError              another run holds the one execution slot
+    │   └── ExecutingElsewhere  a job's run executes in another live worker (retried)
     ├── ReviewStateError       a review run cannot do that now (resume a cancelled run)
     ├── SuggestionError        phrasing or saving suggestions failed; the published graph stands
     ├── SuggestionStateError   a suggestion was decided the other way (accept an ignored one)
@@ -29,7 +30,8 @@ what to do. The CLI prints these without a traceback; anything else is a bug.
 
 The classes outside this module live next to their one use: ``knowledge`` (EntryNameError,
 ReadOnlyBaseError, StaleEntryError), ``ingest`` (PayloadError), ``store`` (UndoRefusedError),
-``mcp`` (ToolRefusal) and ``review.semantic`` (SemanticBatchError). A test
+``mcp`` (ToolRefusal), ``review.semantic`` (SemanticBatchError) and ``jobs``
+(ExecutingElsewhere). A test
 (``tests/test_errors.py``) checks this drawing against every ``ProctorError`` subclass in
 the code and the kinds against ``ModelErrorKind``.
 
