@@ -32,6 +32,16 @@ def test_a_lower_floor_lets_an_expensive_property_draw_its_share_down_to_that_fl
     assert properties.examples(40, floor=20) == 40
 
 
+def test_make_checks_tenth_lowers_the_floor_in_proportion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(properties.SCALE_VARIABLE, "0.1")  # make check (UNIT_PROPERTY_SCALE)
+    assert properties.examples(300) == 40
+    assert properties.examples(3000) == 300
+    assert properties.examples(40, floor=20) == 8
+    assert properties.examples(3, floor=2) == 1  # never below one case
+
+
 @pytest.mark.parametrize("raw", ["many", "0", "-1"])
 def test_a_scale_that_is_not_a_positive_number_is_refused(
     monkeypatch: pytest.MonkeyPatch, raw: str
