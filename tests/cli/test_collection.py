@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -52,13 +53,14 @@ def test_serve_builds_its_app_without_collections_and_freezes_it(
 
     seen: dict[str, object] = {}
 
-    def create_app(*_args: object, **_kwargs: object) -> str:
+    def create_app(*_args: object, **_kwargs: object) -> SimpleNamespace:
         seen["collecting while built"] = gc.isenabled()
-        return "app"
+        return SimpleNamespace(state=SimpleNamespace())
 
-    def run(app: object, **_kwargs: object) -> None:
+    def run(app: SimpleNamespace, **_kwargs: object) -> None:
         seen["collecting while served"] = gc.isenabled()
         seen["frozen"] = gc.get_freeze_count()
+        seen["gate freezes its reads"] = app.state.gate_freezes_reads
 
     monkeypatch.setattr(proctor.api, "create_app", create_app)
     monkeypatch.setattr(uvicorn, "run", run)
@@ -71,6 +73,7 @@ def test_serve_builds_its_app_without_collections_and_freezes_it(
     assert seen["collecting while built"] is False
     assert seen["collecting while served"] is True
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 1000
+    assert seen["gate freezes its reads"] is True  # only a served app: tests' apps do not
 
 
 def test_the_gate_hook_process_collects_nothing(proctor_home: Path) -> None:
