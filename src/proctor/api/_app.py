@@ -17,6 +17,7 @@ from proctor.api._base_models import WireModel
 from proctor.api._deps import stop_review_runner
 from proctor.api._guard import SAFE_METHODS, RequestGuard, server_hosts
 from proctor.api._parameters import NulParameters
+from proctor.api._quiet import RequestActivity, RequestActivityMiddleware
 from proctor.api._routers import DeferredRouter
 from proctor.api._ui import SecurityHeaders, mount_ui
 from proctor.errors import (
@@ -140,11 +141,18 @@ class _Service(Protocol):
 
 class DeferredStart:
     """Builds and starts a background service ``delay`` seconds after ``start``, on a timer
-    thread; ``stop`` before then means it never starts."""
+    thread (then at a quiet moment of ``activity``'s requests, when given); ``stop`` before
+    then means it never starts."""
 
-    def __init__(self, make: Callable[[], _Service], delay: float = START_DELAY_SECONDS) -> None:
+    def __init__(
+        self,
+        make: Callable[[], _Service],
+        delay: float = START_DELAY_SECONDS,
+        activity: RequestActivity | None = None,
+    ) -> None:
         self._make = make
         self._delay = delay
+        self._activity = activity
         self._lock = threading.Lock()
         self._stopped = False
         self._service: _Service | None = None
@@ -161,6 +169,8 @@ class DeferredStart:
         self._timer.start()
 
     def _start(self) -> None:
+        if self._activity is not None and not self._activity.wait_quiet():
+            return  # the app stopped meanwhile
         with self._lock:
             if self._stopped:
                 return
@@ -177,11 +187,19 @@ class DeferredStart:
             service.stop()
 
 
-def _webhook_thread(store: Callable[[], SqlStore]) -> Callable[[], _Service]:
+def _webhook_thread(
+    store: Callable[[], SqlStore], activity: RequestActivity
+) -> Callable[[], _Service]:
+    def quiet_store() -> SqlStore:
+        # The thread asks for the store before each poll (every few seconds, a few ms of
+        # Python): it polls in a quiet moment of the requests, not in the middle of one.
+        activity.wait_quiet()
+        return store()
+
     def make() -> _Service:
         from proctor.notify import WebhookThread  # and httpx: imported on the timer's thread
 
-        return WebhookThread(store)
+        return WebhookThread(quiet_store)
 
     return make
 
@@ -255,8 +273,17 @@ def create_app(
     from proctor.api.routers import overview
 
     holder = StoreHolder(store_opener)
-    loop = None if heartbeat_interval is None else HeartbeatLoop(holder.get, heartbeat_interval)
-    webhooks = DeferredStart(_webhook_thread(holder.get)) if deliver_webhooks else None
+    activity = RequestActivity()  # background work waits for a quiet moment (``_quiet``)
+    loop = (
+        None
+        if heartbeat_interval is None
+        else HeartbeatLoop(holder.get, heartbeat_interval, activity=activity)
+    )
+    webhooks = (
+        DeferredStart(_webhook_thread(holder.get, activity), activity=activity)
+        if deliver_webhooks
+        else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -265,6 +292,7 @@ def create_app(
         if webhooks is not None:
             webhooks.start()
         yield
+        activity.close()  # background work waiting for a quiet moment stops waiting
         if webhooks is not None:
             await anyio.to_thread.run_sync(webhooks.stop)
         if loop is not None:
@@ -290,6 +318,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.store_holder = holder
+    app.state.request_activity = activity
     app.state.heartbeat = loop
     app.state.search_index_at_start = index_search
     app.add_exception_handler(ProctorError, _proctor_error)
@@ -310,4 +339,5 @@ def create_app(
     hosts = server_hosts(host, port, token=bool(token), extra=allowed_hosts)
     app.add_middleware(RequestGuard, hosts=hosts)  # outside the token: refusals need none
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(RequestActivityMiddleware, activity=activity)  # outermost: every request
     return app

@@ -22,6 +22,7 @@ from proctor._util.clock import utcnow
 from proctor.errors import ProctorError
 
 if TYPE_CHECKING:
+    from proctor.api._quiet import RequestActivity
     from proctor.store import SqlStore
 
 logger = logging.getLogger("proctor.api.heartbeat")
@@ -55,8 +56,15 @@ class HeartbeatState:
 class HeartbeatLoop:
     """Runs due plans on a background thread until stopped."""
 
-    def __init__(self, store: Callable[[], SqlStore], interval: float) -> None:
+    def __init__(
+        self,
+        store: Callable[[], SqlStore],
+        interval: float,
+        *,
+        activity: RequestActivity | None = None,
+    ) -> None:
         self._store = store
+        self._activity = activity  # each pass starts in a quiet moment of its requests
         # ``heartbeat.worker_owner``'s form, without importing the heartbeat (and the review
         # pipeline) while the server starts: the first pass imports them, on its thread.
         owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -78,12 +86,18 @@ class HeartbeatLoop:
 
     def tick(self) -> None:
         """One pass: run the plans due now (nothing while the app is off)."""
-        from proctor.heartbeat import app_enabled, run_due
+        from proctor.heartbeat import app_enabled
 
         store = self._store()
         enabled = app_enabled(store)
         self.state.last_app_enabled = enabled
         if enabled:
+            # The scheduler (and the review pipeline and model callers it imports) only when
+            # there is something to run: with the app off, importing it on the first pass
+            # took 115-250 ms of CPU, holding the interpreter while the server answered its
+            # first requests (gate hooks among them).
+            from proctor.heartbeat import run_due
+
             for outcome in run_due(store, now=utcnow(), owner=self.state.owner, clock=utcnow):
                 self.state.plans_run += 1
                 logger.info("heartbeat plan %s: %s", outcome.plan_name, outcome.status)
@@ -96,6 +110,8 @@ class HeartbeatLoop:
         # server's first requests.
         self._stop.wait(min(self.state.interval, FIRST_PASS_DELAY_SECONDS))
         while not self._stop.is_set():
+            if self._activity is not None and not self._activity.wait_quiet(stop=self._stop):
+                break
             try:
                 self.state.passing = True
                 self.tick()
