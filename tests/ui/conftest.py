@@ -2,9 +2,10 @@
 
 The store is seeded once per test process (the bundled examples ingested, the rules run, a
 structural review published, and a transcript carrying script-injection payloads). A module
-whose tests change the store gets its own copy and its own server (``server``); the modules
-that only read share one server per process (``read_only_server``), which fails the module
-whose tests changed its store after all. Screenshots go to ``$PROCTOR_SCREENSHOTS``
+whose tests change the store gets its own copy and its own server (``server``, started
+while the module before it ran: ``SpareServers``); the modules that only read share one
+server per process (``read_only_server``), which fails the module whose tests changed its
+store after all. Screenshots go to ``$PROCTOR_SCREENSHOTS``
 (default ``build/screenshots``), the test run's artifacts.
 """
 
@@ -14,6 +15,8 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +35,10 @@ from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
+from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
-from tests.ui.private_server import Served, serve_copy
+from tests.loopback import serving
+from tests.ui.private_server import Served, serve_copy, served_at, server_command
 
 CHROMIUM = os.environ.get("PROCTOR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -74,12 +79,92 @@ def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+class SpareServers:
+    """Servers on private copies of the seeded store, each started while the module before
+    it runs: a module takes one that already listens instead of waiting for a new server to
+    import the app (a second or more of the module's setup, while this process idles).
+
+    Each is a fresh copy that nothing has asked anything of until a module takes it; the
+    copy and the server's environment are made in this thread (they note the store use of
+    the test being set up, ``tests/store_use.py``), only the start and the wait for the
+    port in the background. One spare is left over when the modules leave the package; it
+    is stopped then.
+    """
+
+    def __init__(self, seed: Path, homes: pytest.TempPathFactory) -> None:
+        self._seed = seed
+        self._homes = homes
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ui-spare-server")
+        self._next: Future[tuple[ExitStack, Served]] | None = None
+
+    def _prepare(self) -> Future[tuple[ExitStack, Served]]:
+        home = self._homes.mktemp("ui-home")
+        copy_database(self._seed, home / "proctor.db")
+        command, env, port = server_command(home)
+        return self._starter.submit(self._start, command, env, port, served_at(home, port))
+
+    @staticmethod
+    def _start(
+        command: list[str], env: dict[str, str], port: int, served: Served
+    ) -> tuple[ExitStack, Served]:
+        running = ExitStack()
+        running.enter_context(serving(command, env, port))  # stops it if it does not listen
+        return running, served
+
+    @contextmanager
+    def take(self, more_to_come: bool = True) -> Iterator[Served]:
+        """A listening server on a fresh copy of the seeded store, for the block; the next
+        one starts meanwhile unless no later test asks for one (``more_to_come``)."""
+        taken = self._next if self._next is not None else self._prepare()
+        self._next = self._prepare() if more_to_come else None
+        running, served = taken.result()
+        with running:
+            yield served
+
+    def close(self) -> None:
+        """Stop the spare nobody took."""
+        left, self._next = self._next, None
+        try:
+            if left is not None:
+                running, _ = left.result()
+                running.close()
+        finally:
+            self._starter.shutdown()
+
+
+@pytest.fixture(scope="package")
+def spare_servers(
+    seeded_database: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SpareServers]:
+    """The browser modules' private servers on copies of the seeded store (``SpareServers``)."""
+    spares = SpareServers(seeded_database, tmp_path_factory)
+    try:
+        yield spares
+    finally:
+        spares.close()
+
+
 @pytest.fixture(scope="module")
-def server(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``proctor serve`` on a private copy of the seeded store; yields its base URL."""
-    home = tmp_path_factory.mktemp("ui-home")
-    with serve_copy(seeded_database, home) as served:
-        yield served.url
+def served_copy(spare_servers: SpareServers, request: pytest.FixtureRequest) -> Iterator[Served]:
+    """``proctor serve`` on a private copy of the seeded store, for the module."""
+    with spare_servers.take(_asked_for_later("served_copy", request)) as served:
+        yield served
+
+
+def _asked_for_later(fixture: str, request: pytest.FixtureRequest) -> bool:
+    """Whether a test after the requesting module's asks for ``fixture``: in a serial run,
+    whether one will; under pytest-xdist, a worker knows only what the suite holds."""
+    items = request.session.items
+    module = request.node.path
+    mine = [index for index, item in enumerate(items) if item.path == module]
+    later = items[max(mine) + 1 :] if mine else items
+    return any(fixture in getattr(item, "fixturenames", ()) for item in later)
+
+
+@pytest.fixture(scope="module")
+def server(served_copy: Served) -> str:
+    """The module's private server (``served_copy``); yields its base URL."""
+    return served_copy.url
 
 
 @pytest.fixture(scope="session")

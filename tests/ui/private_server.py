@@ -1,8 +1,9 @@
 """A ``proctor serve`` whose home a test can also open: for browser tests that arrange state
 the API cannot (a review slot held by another process, the app switched off, plans run).
 
-Modules that need it define ``served`` with :func:`serve_copy` and override ``server`` to
-return its URL, so the ``page`` fixture talks to this server.
+Modules that need it define ``served`` (with ``served_copy``, tests/ui/conftest.py, on a copy
+of the seeded store, or :func:`serve_home` on a store of their own) and override ``server``
+to return its URL, so the ``page`` fixture talks to this server.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ class Served(NamedTuple):
         return self.home / "proctor.db"
 
 
-@contextmanager
-def serve_home(home: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Served]:
-    """Run ``proctor serve`` on the store in ``home`` for the block (no model requests)."""
+def server_command(
+    home: Path, extra_env: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str], int]:
+    """The command, environment and port of a ``proctor serve`` on the store in ``home``
+    (no model requests), for :func:`tests.loopback.serving`."""
     port = free_port()
     command = [
         sys.executable,
@@ -50,8 +53,20 @@ def serve_home(home: Path, extra_env: Mapping[str, str] | None = None) -> Iterat
         "PATH": os.environ.get("PATH", ""),
         **(extra_env or {}),
     }
+    return command, env, port
+
+
+def served_at(home: Path, port: int) -> Served:
+    """The server on ``port`` serving ``home``."""
+    return Served(f"http://127.0.0.1:{port}", home)
+
+
+@contextmanager
+def serve_home(home: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Served]:
+    """Run ``proctor serve`` on the store in ``home`` for the block (no model requests)."""
+    command, env, port = server_command(home, extra_env)
     with serving(command, env, port):
-        yield Served(f"http://127.0.0.1:{port}", home)
+        yield served_at(home, port)
 
 
 @contextmanager

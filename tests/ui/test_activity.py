@@ -4,8 +4,6 @@ filter and paging, in a real browser."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -16,28 +14,26 @@ from proctor._util.clock import utcnow
 from proctor.heartbeat import run_now, worker_owner
 from proctor.store import open_store
 from tests.ui.conftest import PHONE, screenshot
-from tests.ui.private_server import Served, serve_copy
+from tests.ui.private_server import Served
 
 MORNING_RUNS = 21
 
 
 @pytest.fixture(scope="module")
-def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(served_copy: Served) -> Served:
     """Two plans: "morning" ran 21 times and "evening" once, besides the seeded manual review."""
-    with serve_copy(seeded_database, tmp_path_factory.mktemp("ui-activity")) as running:
-        for name, project in (("morning", "ledger-sync"), ("evening", "invoice-service")):
-            body = {"name": name, "recurrence": "daily", "time": "07:00", "project": project}
-            assert (
-                httpx.post(timeout=30, url=f"{running.url}/api/plans", json=body).status_code == 201
-            )
-        store = open_store(running.database)
-        try:
-            for _ in range(MORNING_RUNS):
-                run_now(store, "morning", now=utcnow(), owner=worker_owner())
-            run_now(store, "evening", now=utcnow(), owner=worker_owner())
-        finally:
-            store.close()
-        yield running
+    running = served_copy
+    for name, project in (("morning", "ledger-sync"), ("evening", "invoice-service")):
+        body = {"name": name, "recurrence": "daily", "time": "07:00", "project": project}
+        assert httpx.post(timeout=30, url=f"{running.url}/api/plans", json=body).status_code == 201
+    store = open_store(running.database)
+    try:
+        for _ in range(MORNING_RUNS):
+            run_now(store, "morning", now=utcnow(), owner=worker_owner())
+        run_now(store, "evening", now=utcnow(), owner=worker_owner())
+    finally:
+        store.close()
+    return running
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ its requests to the Proctor server are same-origin and carry ``Host: attacker.te
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,7 +22,7 @@ from playwright.sync_api import Browser, Playwright, Request, Response
 from proctor.store import open_store
 from tests.ui.attacker_site import attack_page, attacker_site, rebinding_page
 from tests.ui.conftest import CHROMIUM, CHROMIUM_FLAGS, TIMEOUT_MS
-from tests.ui.private_server import Served, serve_copy
+from tests.ui.private_server import Served
 
 LOCAL_NETWORK_CHECKS = (
     "LocalNetworkAccessChecks",
@@ -34,9 +33,8 @@ LOCAL_NETWORK_CHECKS = (
 
 
 @pytest.fixture(scope="module")
-def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve_copy(seeded_database, tmp_path_factory.mktemp("cross-site")) as running:
-        yield running
+def served(served_copy: Served) -> Served:
+    return served_copy
 
 
 @pytest.fixture(scope="module")

@@ -68,10 +68,13 @@ def model() -> Iterator[ScriptedModelServer]:
         yield scripted
 
 
-def _conversation_id(served: Served) -> str:
+@pytest.fixture(scope="module")
+def conversation_id(served: Served) -> str:
+    """The re-goaling session's id, as ``proctor goals`` gives it: asked once for the
+    module (a CLI start is about a second of CPU), since no test changes it."""
     listed = json.loads(_proctor(served.home, "goals", SESSION, "--json"))
-    conversation_id: str = listed["conversation_id"]
-    return conversation_id
+    found: str = listed["conversation_id"]
+    return found
 
 
 def _open(page: Page, conversation_id: str) -> None:
@@ -80,9 +83,9 @@ def _open(page: Page, conversation_id: str) -> None:
 
 
 def test_the_goal_panel_shows_the_versions_and_links_each_to_its_user_turn(
-    page: Page, served: Served
+    page: Page, conversation_id: str
 ) -> None:
-    _open(page, _conversation_id(served))
+    _open(page, conversation_id)
     goal = page.locator("section.goal-panel")
 
     expect(goal.locator(".goal-current .goal-text")).to_contain_text("Switching gears")
@@ -112,9 +115,8 @@ def test_the_goal_panel_shows_the_versions_and_links_each_to_its_user_turn(
 
 
 def test_supervision_is_enabled_run_and_paused_by_its_budget_from_the_panel(
-    page: Page, served: Served, model: ScriptedModelServer
+    page: Page, served: Served, model: ScriptedModelServer, conversation_id: str
 ) -> None:
-    conversation_id = _conversation_id(served)
     _open(page, conversation_id)
     panel = page.locator("section.supervision-panel")
     expect(panel.locator(".supervision-no-model")).to_contain_text("No model connection")

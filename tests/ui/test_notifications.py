@@ -1,9 +1,10 @@
 """The notifications badge and panel, live, in a real browser (SPEC SUP-8).
 
-A separate ``proctor ingest`` and ``proctor check`` (subprocesses, as a user's terminal
-would run them) store a transcript whose agent wiped a system folder; the badge in the
-page already open counts it without a reload, the panel lists it, its link leads to the
-finding on its conversation's page, and marking read clears the badge.
+``proctor ingest`` and ``proctor check``, in another process (each as a user's terminal
+would run it, one after the other: ``tests/ui/cli.py``), store a transcript whose agent
+wiped a system folder; the badge in the page already open counts it without a reload, the
+panel lists it, its link leads to the finding on its conversation's page, and marking read
+clears the badge.
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +19,9 @@ from playwright.sync_api import Page, expect
 
 from tests.backends import database_env
 from tests.ui.accessibility import assert_accessible
+from tests.ui.cli import run_commands
 from tests.ui.conftest import PHONE, screenshot
-from tests.ui.private_server import Served, serve_copy
+from tests.ui.private_server import Served
 
 
 def _transcript(folder: Path, name: str, command: str) -> Path:
@@ -68,27 +67,21 @@ def _transcript(folder: Path, name: str, command: str) -> Path:
     return path
 
 
-def _proctor(served: Served, *args: str) -> None:
+def _proctor(served: Served, *commands: list[str]) -> None:
+    """Run ``commands`` (``proctor``'s arguments) in turn in one other process: one
+    interpreter start and CLI import for them all (about a second of CPU each)."""
     env = {
         **os.environ,
         "PROCTOR_HOME": str(served.home),
         **database_env(served.home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "proctor.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_commands(env, commands)
 
 
 @pytest.fixture(scope="module")
-def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve_copy(seeded_database, tmp_path_factory.mktemp("notifications-home")) as running:
-        yield running
+def served(served_copy: Served) -> Served:
+    return served_copy
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +104,7 @@ def test_a_new_finding_stored_by_another_process_reaches_the_badge_without_a_rel
     page.evaluate("window.__sameDocument = true")
 
     wipe = _transcript(tmp_path, "db", "rm -rf /var/lib/postgresql/data")
-    _proctor(served, "ingest", str(wipe))
-    _proctor(served, "check", "pj:wipe-db")
+    _proctor(served, ["ingest", str(wipe)], ["check", "pj:wipe-db"])
 
     expect(badge).to_have_text(str(before + 1))
     assert page.evaluate("window.__sameDocument") is True, "the page was reloaded"

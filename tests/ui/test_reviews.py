@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -15,13 +14,12 @@ from proctor.heartbeat import set_app_enabled
 from proctor.review import ReviewRequest, begin_review
 from proctor.store import ReviewRunRecord, SqlStore, open_store
 from tests.ui.conftest import PHONE, screenshot
-from tests.ui.private_server import Served, serve_copy
+from tests.ui.private_server import Served
 
 
 @pytest.fixture(scope="module")
-def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve_copy(seeded_database, tmp_path_factory.mktemp("ui-reviews")) as running:
-        yield running
+def served(served_copy: Served) -> Served:
+    return served_copy
 
 
 @pytest.fixture(scope="module")
