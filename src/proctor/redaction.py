@@ -221,6 +221,14 @@ class Redactor:
         """
         return len(text) >= 8 and bool(_anchors_in(text))
 
+    @staticmethod
+    def may_find_in_ascii(data: bytes) -> bool:
+        """``may_find(data.decode())`` for ASCII ``data`` (a serialised JSON value), without
+        decoding it and encoding it again: its UTF-8 is ``data`` itself."""
+        return len(data) >= 8 and bool(
+            _ANCHOR_FINDER.find_matches_as_indexes(data.lower(), overlapping=True)
+        )
+
     def _replace(self, match: re.Match[str], kind: str, group: int, needs_random: bool) -> str:
         whole = match.group(0)
         if needs_random and not _looks_random(whole):

@@ -11,7 +11,7 @@ import pytest
 
 import proctor.ingest._reading as reading
 from proctor.ingest import ingest
-from proctor.sources import prepare_bundle
+from proctor.sources import prepare_imported_bundle
 from proctor.store import open_store
 from proctor.transcript import ConversationBundle, PreparedBundle
 
@@ -36,14 +36,14 @@ def test_a_record_that_cannot_be_prepared_is_named_and_its_neighbours_are_import
     ]
     path = tmp_path / "records.json"
     path.write_text(json.dumps(records))
-    real = prepare_bundle
+    real = prepare_imported_bundle
 
     def failing(bundle: ConversationBundle, *args: Any) -> PreparedBundle:
         if bundle.conversation_id == "rjudge:1":
             raise OverflowError("Integer exceeds 64-bit range")
         return real(bundle, *args)
 
-    monkeypatch.setattr(reading, "prepare_bundle", failing)
+    monkeypatch.setattr(reading, "prepare_imported_bundle", failing)
     store = open_store(tmp_path / "proctor.db")
     try:
         report = ingest(store, [path], format_name="r_judge")

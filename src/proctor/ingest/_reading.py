@@ -39,7 +39,7 @@ from proctor.sources import (
     Limits,
     ReadUnit,
     SourceAdapter,
-    prepare_bundle,
+    prepare_imported_bundle,
     read_unit,
     unreadable_unit,
 )
@@ -159,7 +159,7 @@ def read_prepared(
             yield item
             continue
         try:
-            prepared = prepare_bundle(item, limits)
+            prepared = prepare_imported_bundle(item, limits)
         except Exception as exc:  # RecursionError included: one record, not the unit
             yield SourceIssue(
                 str(unit.path),

@@ -20,7 +20,7 @@ from proctor.sources._files import (
     parse_json,
 )
 from proctor.sources._fit import fit_bundle, fit_id
-from proctor.sources._prepare import Limits, bound_text, prepare_bundle
+from proctor.sources._prepare import Limits, bound_text, prepare_bundle, prepare_imported_bundle
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ __all__ = [
     "parse_json",
     "plan_import",
     "prepare_bundle",
+    "prepare_imported_bundle",
     "read_paths",
     "read_unit",
     "unreadable_unit",

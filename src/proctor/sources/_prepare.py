@@ -93,13 +93,29 @@ def _base64_run_in(data: bytes) -> bool:
 
 
 def _trailing_blank_in(dumped: bytes) -> bool:
-    """``_TRAILING_BLANK.search(dumped)``, tried only where it may match."""
-    return any(end in dumped for end in _TRAILING_BLANK_ENDS) and (
-        _TRAILING_BLANK.search(dumped) is not None
-    )
+    """``_TRAILING_BLANK.search(dumped)``, tried only where it may match (one substring
+    test per ending of ``_TRAILING_BLANK_ENDS``, written out: no generator per call)."""
+    return (
+        b' "' in dumped
+        or b'\\t"' in dumped
+        or b'\\n"' in dumped
+        or b'\\r"' in dumped
+        or b'\\f"' in dumped
+        or b"\\u00" in dumped
+    ) and _TRAILING_BLANK.search(dumped) is not None
 
 
-def _unchanged(value: Any, limit: int) -> Any:
+_OWNED_DUMPS = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+"""How ``_unchanged`` serialises a value the import owns: a datetime, a dataclass or a
+subclass of ``str``, ``int``, ``dict`` or ``list`` is not serialised (no parser makes
+one), so such a value is walked, as without ``owned``."""
+
+
+def _unchanged(value: Any, limit: int, *, owned: bool = False) -> Any:
     """A copy of a parsed JSON object or list that ``_Sanitizer.value`` would store as it
     is, or None when it may change anything (then it is walked value by value).
 
@@ -109,9 +125,16 @@ def _unchanged(value: Any, limit: int) -> Any:
     blanks, no string over ``limit``, no nesting as deep as ``MAX_STORED_DEPTH``, and not
     one redaction anchor (``Redactor.may_find``: a pattern is tried only where one
     occurs); parsed back, it equals the value (``NaN`` and infinities, written as
-    ``null``, do not)."""
+    ``null``, do not).
+
+    ``owned``: the value was parsed by the import that prepares it and nobody else holds
+    it (``prepare_imported_bundle``'s tool arguments). Then, when its text holds no
+    ``null`` (a ``NaN`` or an infinity is written so), it is returned itself: the copy
+    and the comparison are what a value shared with a caller needs, and a parsed value's
+    copy equals it (the stored text is the same either way: the store binds JSON by
+    orjson, which writes a tuple, which no parser makes, as the list it would become)."""
     try:
-        dumped = orjson.dumps(value)
+        dumped = orjson.dumps(value, option=_OWNED_DUMPS) if owned else orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         return None
     size = len(dumped)
@@ -123,8 +146,10 @@ def _unchanged(value: Any, limit: int) -> Any:
         return None
     if _LONG_DIGITS in dumped.translate(_DIGIT_SHAPE) or _trailing_blank_in(dumped):
         return None
-    if Redactor.may_find(dumped.decode()):
+    if Redactor.may_find_in_ascii(dumped):
         return None
+    if owned and b"null" not in dumped:
+        return value
     copy = orjson.loads(dumped)
     return copy if copy == value else None
 
@@ -205,6 +230,15 @@ class _Sanitizer:
                 text = stripped
         return text
 
+    def owned_value(self, value: Any, limit: int) -> Any:
+        """``value`` for a JSON value the import parsed and owns (see ``_unchanged``)."""
+        kind = type(value)
+        if (kind is dict or kind is list) and value:
+            same = _unchanged(value, limit, owned=True)
+            if same is not None:
+                return same
+        return self.value(value, limit)
+
     def value(self, value: Any, limit: int, depth: int = 0) -> Any:
         """A JSON value redacted, bounded and in its stored form (``transcript.storable``)."""
         kind = type(value)
@@ -256,7 +290,24 @@ def _title_from_first_prompt(messages: list[Message], limit: int = 80) -> str | 
 
 
 def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> PreparedBundle:
-    """Redact, bound and fingerprint every source of ``bundle``."""
+    """Redact, bound and fingerprint every source of ``bundle``.
+
+    The prepared bundle shares no JSON value with ``bundle``: a value stored as it is
+    comes back as a copy."""
+    return _prepare(bundle, limits, owned=False)
+
+
+def prepare_imported_bundle(
+    bundle: ConversationBundle, limits: Limits | None = None
+) -> PreparedBundle:
+    """``prepare_bundle`` for the import path only, of a bundle an adapter has just read
+    from a file and nobody else holds: tool arguments stored as they are keep the parsed
+    objects instead of a copy (``_unchanged``'s ``owned``). The same stored rows."""
+    return _prepare(bundle, limits, owned=True)
+
+
+def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) -> PreparedBundle:
+    """``prepare_bundle``; ``owned``: the bundle's tool arguments may be kept uncopied."""
     limits = limits or Limits()
     clean = _Sanitizer(limits)
     bundle = fit_bundle(bundle)
@@ -306,7 +357,11 @@ def prepare_bundle(bundle: ConversationBundle, limits: Limits | None = None) -> 
     tool_calls: list[ToolCall] = []
     for call in bundle.tool_calls:
         before = clean.redactor.total
-        arguments = clean.value(call.arguments, limits.max_argument_chars)
+        arguments = (
+            clean.owned_value(call.arguments, limits.max_argument_chars)
+            if owned
+            else clean.value(call.arguments, limits.max_argument_chars)
+        )
         result_text, original = (None, None)
         if call.result_text is not None:
             result_text, original = clean.text(call.result_text, limits.max_tool_output_chars)

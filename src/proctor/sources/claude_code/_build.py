@@ -139,13 +139,16 @@ class _Walker:
         self.calls: list[OpenCall] = []
 
     def walk(self, placed: list[Placed]) -> None:
+        message_above = self.message_above
+        above_of = message_above.get
         for item in placed:
             node = item.node
             key = node.key or ""
-            above = self.message_above.get(item.parent_key) if item.parent_key else None
+            parent_key = item.parent_key
+            above = above_of(parent_key) if parent_key else None
             entry = node.entry
-            if entry is None:
-                self.message_above[key] = above
+            if entry is None:  # a chain-only line (progress): the most common
+                message_above[key] = above
                 continue
             if entry.kind == "user" and entry.texts:
                 above = self._user_message(item, entry, above)
@@ -163,7 +166,7 @@ class _Walker:
                         attributes=entry.event.attributes,
                     )
                 )
-            self.message_above[key] = above
+            message_above[key] = above
         self.built.messages = [self._finish(draft) for draft in self.order]
 
     def _user_message(self, item: Placed, entry: Entry, above: str | None) -> str:

@@ -25,9 +25,10 @@ from proctor.transcript import SourceIssue
 _NO_TIME = -math.inf
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Placed:
-    """A node in thread order."""
+    """A node in thread order (not frozen: a frozen dataclass's ``__init__`` costs five
+    times as much, and one is made per record of a session; nothing changes it)."""
 
     node: Node
     parent_key: str | None
@@ -105,9 +106,9 @@ def thread(
     Returns:
         Nodes in thread order, and warnings for dangling parents and broken cycles.
     """
-    if any(node.key is None for node in nodes):
-        raise ValueError("node without a key")  # assign_keys runs first
     by_key = {node.key: node for node in nodes}
+    if None in by_key:
+        raise ValueError("node without a key")  # assign_keys runs first
     # Keys are typed ``str | None`` here only so they need no re-check (see above).
     children: dict[str | None, list[Node]] = {}
     roots: list[Node] = []
@@ -259,36 +260,51 @@ def _mark_branches(
     message_starts: Collection[str],
 ) -> list[Placed]:
     # Keys are typed ``str | None`` here only so child keys need no re-check: every node
-    # has a key once assign_keys has run.
+    # has a key once assign_keys has run. Most nodes have one child and begin no message
+    # (a chain of progress lines): they take the child's newest message as it is.
     newest: dict[str | None, tuple[float, int]] = {}
+    newest_get = newest.get
+    children_get = children.get
     for node in reversed(order):
         key = node.key
-        best: tuple[float, int] | None = None
+        kids = children_get(key)
         if key in message_starts:
-            best = (node.time.timestamp() if node.time is not None else _NO_TIME, node.line)
-        kids = children.get(key)
+            best: tuple[float, int] | None = (
+                node.time.timestamp() if node.time is not None else _NO_TIME,
+                node.line,
+            )
+        elif kids is not None and len(kids) == 1:
+            best = newest_get(kids[0].key)
+            if best is not None:
+                newest[key] = best
+            continue
+        else:
+            best = None
         if kids:
             for child in kids:
-                candidate = newest.get(child.key)
+                candidate = newest_get(child.key)
                 if candidate is not None and (best is None or candidate > best):
                     best = candidate
         if best is not None:
             newest[key] = best
-    active: dict[str | None, bool] = {}
+    inactive: set[str | None] = set()
     placed: list[Placed] = []
     append = placed.append
+    parent_get = parent_of.get
     for node in order:
         key = node.key
-        is_active = active.get(key, True)
-        append(Placed(node, parent_of.get(key), is_active))
-        kids = children.get(key)
+        is_active = key not in inactive
+        append(Placed(node, parent_get(key), is_active))
+        kids = children_get(key)
         if not kids:
             continue
         if len(kids) == 1:
-            active[kids[0].key] = is_active
+            if not is_active:
+                inactive.add(kids[0].key)
             continue
         branches = [child for child in kids if child.key in newest]
         winner = max(branches, key=lambda c: newest[c.key]) if len(branches) > 1 else None
         for child in kids:
-            active[child.key] = is_active and (winner is None or child is winner)
+            if not (is_active and (winner is None or child is winner)):
+                inactive.add(child.key)
     return placed
