@@ -50,8 +50,11 @@ def test_the_freshness_check_reads_the_sources_index_alone_never_their_rows(
     with sqlite_store._read() as connection:
         for sql, params in seen:
             if re.search(r"\bFROM sources\b", sql):
+                # The one statement reads other tables too: what it does with sources.
                 plans += [
-                    r[3] for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)
+                    r[3]
+                    for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)
+                    if re.search(r"\b(SCAN|SEARCH) sources\b", r[3])
                 ]
     assert plans, seen
     assert all(f"COVERING INDEX {INDEX}" in plan for plan in plans), plans

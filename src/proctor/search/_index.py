@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, select
+from sqlalchemy import Select, and_, delete, func, insert, select, true
 from sqlalchemy.engine import Connection
 
 from proctor._util.clock import utcnow
@@ -320,8 +320,8 @@ def index_full_text(
     # The store exposes transactions to its own parts; the index is one of them.
     with store.repos.search.read() as connection:
         repair = missing_graph_documents(connection)
-        signature = _sources_signature(connection)
-        recorded = _recorded_signature(connection)
+        seen = _signature_row(connection)
+        signature, recorded = _signature_of(seen), seen.recorded
         same = recorded == signature
         scope = None if same or full else _changed_conversations(connection, recorded)
         planned = [] if same else _plan(connection, scope)
@@ -428,7 +428,27 @@ def index_sources(
 
 def full_text_behind(connection: Connection) -> bool:
     """Whether messages or tool calls changed since the last full-text pass."""
-    return bool(_recorded_signature(connection) != _sources_signature(connection))
+    return freshness(connection).behind
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """The index's freshness and size, as one statement reads them."""
+
+    behind: bool
+    """Whether messages or tool calls changed since the last full-text pass."""
+    documents: int | None
+    """Documents in the index, when counted."""
+
+
+def freshness(connection: Connection, *, count_documents: bool = False) -> Freshness:
+    """Whether the full text is behind the sources (and, when asked, how many documents the
+    index holds), in one round trip: a search asks on every query."""
+    row = _signature_row(connection, count_documents=count_documents)
+    return Freshness(
+        behind=bool(row.recorded != _signature_of(row)),
+        documents=int(row.documents) if count_documents else None,
+    )
 
 
 _SIGNATURE = "sources_signature"
@@ -440,31 +460,62 @@ INCREMENTAL_CONVERSATIONS = 500
 """Past this many changed conversations a pass plans them all (one read is cheaper)."""
 
 
-def _sources_signature(connection: Connection) -> list[Any]:
-    """What the sources look like: counts and latest update times.
+def _signature_row(connection: Connection, *, count_documents: bool = False) -> Any:
+    """What the sources look like (``_signature_of``) beside the signature the last pass
+    recorded (``recorded``), and the index's documents (``documents``) when asked.
 
-    Every write path of the store moves one of them: a new or revised source raises
+    Every write path of the store moves the signature: a new or revised source raises
     ``sources.updated_at``, a deleted conversation lowers the count, a renamed or moved
     conversation raises ``conversations.updated_at``.
     """
+    state, d = t.search_state, t.search_documents
+    recorded = select(state.c.value).where(state.c.name == _SIGNATURE).scalar_subquery()
+    columns: list[Any] = [*_signature_columns(), recorded.label("recorded")]
+    if count_documents:
+        columns.append(select(func.count(d.c.doc_type)).scalar_subquery().label("documents"))
+    return connection.execute(_from_signature(select(*columns))).one()
+
+
+def _signature_counts() -> tuple[Any, Any]:
     s, c = t.sources, t.conversations
-    sources = connection.execute(
-        select(func.count(), func.max(s.c.updated_at)).where(s.c.source_type.in_(SOURCE_TYPES))
-    ).one()
-    conversations = connection.execute(select(func.count(), func.max(c.c.updated_at))).one()
+    sources = (
+        select(func.count().label("count"), func.max(s.c.updated_at).label("latest"))
+        .where(s.c.source_type.in_(SOURCE_TYPES))
+        .subquery("sources_seen")
+    )
+    conversations = select(
+        func.count().label("count"), func.max(c.c.updated_at).label("latest")
+    ).subquery("conversations_seen")
+    return sources, conversations
+
+
+_SIGNATURE_FROM = _signature_counts()
+
+
+def _signature_columns() -> list[Any]:
+    sources, conversations = _SIGNATURE_FROM
     return [
-        sources[0],
-        sources[1].isoformat() if sources[1] else None,
-        conversations[0],
-        conversations[1].isoformat() if conversations[1] else None,
+        sources.c.count.label("sources"),
+        sources.c.latest.label("sources_latest"),
+        conversations.c.count.label("conversations"),
+        conversations.c.latest.label("conversations_latest"),
     ]
 
 
-def _recorded_signature(connection: Connection) -> Any:
-    state = t.search_state
-    return connection.execute(
-        select(state.c.value).where(state.c.name == _SIGNATURE)
-    ).scalar_one_or_none()
+def _from_signature(statement: Select[Any]) -> Select[Any]:
+    """``statement`` over the two one-row aggregates (joined: neither is a cartesian
+    product's accident)."""
+    sources, conversations = _SIGNATURE_FROM
+    return statement.select_from(sources.join(conversations, true()))
+
+
+def _signature_of(row: Any) -> list[Any]:
+    return [
+        row.sources,
+        row.sources_latest.isoformat() if row.sources_latest else None,
+        row.conversations,
+        row.conversations_latest.isoformat() if row.conversations_latest else None,
+    ]
 
 
 def _record_signature(connection: Connection, signature: list[Any], offset: int | None) -> None:

@@ -48,18 +48,32 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal, cast
 
-from sqlalchemy import Select, and_, bindparam, desc, func, literal_column, select, text
+from sqlalchemy import (
+    Select,
+    and_,
+    bindparam,
+    case,
+    desc,
+    func,
+    literal_column,
+    select,
+    text,
+    true,
+)
+from sqlalchemy import cast as sql_cast
+from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
 from proctor.search._asking import ASKING_SHARE, BLANKS, asking_share, asks_column
+from proctor.search._binary import EXACT_BELOW, codes_of, extremes, hamming, held_codes
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._embed import count_embedded
 from proctor.search._encoder import TextEncoder, missing_embeddings
-from proctor.search._index import full_text_behind
+from proctor.search._index import freshness
 from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
 from proctor.search._vectors import Scope, nearest, vectors_of
@@ -299,6 +313,8 @@ def search(
     final_limit = limit
     if when or window is not None:
         limit = max(limit, RERANK_DEPTH)  # the time signals may reorder the best ones
+    # One connection (one transaction) for the whole search: each one more is a BEGIN and
+    # a ROLLBACK, two round trips on PostgreSQL.
     with store.repos.search.read() as connection:
         scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
@@ -306,40 +322,41 @@ def search(
             doc_types=tuple(doc_types) if doc_types else None,
         )
         matches = _full_text(connection, terms, scope) if terms else []
-        current = not full_text_behind(connection)
-        documents = None if chosen is not None else _documents(connection)
-    if chosen is None:
-        ranked = _rank_full_text(matches, terms, limit)
-        similarity: dict[int, float] = {}
-        mode: Mode = "full_text"
-        note = missing_embeddings() or "embeddings turned off"
-        status = IndexStatus(documents=documents or 0, embedded=None, full_text_current=current)
-    elif holds_vectors(store):
-        catalog = load_catalog(store, chosen)
-        ranked, similarity = _rank_hybrid(
-            catalog, chosen, embedded_query(query, matches, terms), matches, terms, scope, limit
-        )
-        mode, note = "hybrid", None
-        status = IndexStatus(
-            documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
-        )
-    else:
-        vector = query_vector(chosen, embedded_query(query, matches, terms))
-        with store.repos.search.read() as connection:
+        # The documents are counted here unless the catalog counts them.
+        fresh = freshness(connection, count_documents=chosen is None or not holds_vectors(store))
+        current = not fresh.behind
+        if chosen is None:
+            ranked = _rank_full_text(matches, terms, limit)
+            similarity: dict[int, float] = {}
+            mode: Mode = "full_text"
+            note = missing_embeddings() or "embeddings turned off"
+            status = IndexStatus(
+                documents=fresh.documents or 0, embedded=None, full_text_current=current
+            )
+        elif holds_vectors(store):
+            catalog = load_catalog(store, chosen)
+            ranked, similarity = _rank_hybrid(
+                catalog, chosen, embedded_query(query, matches, terms), matches, terms, scope, limit
+            )
+            mode, note = "hybrid", None
+            status = IndexStatus(
+                documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
+            )
+        else:
+            vector = query_vector(chosen, embedded_query(query, matches, terms))
             ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
             )
             # Unscoped, the vector query counted every vector of the model already.
             whole = scope == Scope(None, None, None)
             status = IndexStatus(
-                documents=_documents(connection),
+                documents=fresh.documents or 0,
                 embedded=in_scope if whole else count_embedded(connection, chosen.name),
                 full_text_current=current,
             )
-        mode, note = "hybrid", None
-    best = max((m.score for m in matches), default=0.0)
-    own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
-    with store.repos.search.read() as connection:
+            mode, note = "hybrid", None
+        best = max((m.score for m in matches), default=0.0)
+        own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
         if when or window is not None:
             ranked = _rerank_for_time(connection, ranked, when, window)
         ranked = ranked[:final_limit]
@@ -372,11 +389,6 @@ def query_vector(encoder: TextEncoder, sentence: str) -> Any:
         while len(kept) > QUERY_VECTORS:
             kept.popitem(last=False)
     return vector
-
-
-def _documents(connection: Connection) -> int:
-    d = t.search_documents
-    return int(connection.execute(select(func.count(d.c.doc_type))).scalar_one())
 
 
 def _project_id(connection: Connection, name: str) -> str:
@@ -432,29 +444,41 @@ def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> lis
     ``ts_rank`` alone counts every query word alike, so the common words of a question
     outvote the rare one that names what it asks about; FTS5's BM25 weighs them by rarity,
     and so does this (on LoCoMo, evidence recall@10 0.745 → 0.777 in full-text mode).
+
+    One statement: the scope's counts (documents, and documents with each term) are a
+    one-row CTE the ranking reads, so a search costs one round trip here, not two; a term
+    no document in scope has adds nothing (its ``ts_rank`` is not computed).
     """
     d = t.search_documents
     vector: ColumnElement[Any] = literal_column(POSTGRES_VECTOR)
     english: ColumnElement[Any] = literal_column("'english'")
     per_term = [func.to_tsquery(english, term) for term in terms]
-    counts: list[ColumnElement[int]] = [func.count()]
-    counts += [func.count().filter(vector.op("@@")(query)) for query in per_term]
-    statistics = cast("Select[Any]", select(*counts))  # one count per term: any arity
-    row = connection.execute(_in_scope(statistics, scope)).one()
-    documents, frequencies = int(row[0]), [int(value) for value in row[1:]]
+    counts: list[ColumnElement[int]] = [func.count().label("documents")]
+    counts += [
+        func.count().filter(vector.op("@@")(query)).label(f"frequency_{n}")
+        for n, query in enumerate(per_term)
+    ]
+    counted = cast("Select[Any]", select(*counts).select_from(d))  # one count per term: any arity
+    statistics = _in_scope(counted, scope).cte("term_statistics")
+    documents = statistics.c.documents
     score: ColumnElement[Any] = literal_column("0.0")
-    for query, frequency in zip(per_term, frequencies, strict=True):
-        if frequency:
-            score = score + _idf(documents, frequency) * func.ts_rank(vector, query, 1)
+    for n, query in enumerate(per_term):
+        frequency = statistics.c[f"frequency_{n}"]
+        weighted = _idf_sql(documents, frequency) * func.ts_rank(vector, query, 1)
+        score = score + case((frequency > 0, weighted), else_=literal_column("0.0"))
     any_term = func.to_tsquery(english, " | ".join(terms))
-    statement = select(
-        d.c.row_id,
-        score.label("score"),
-        d.c.conversation_id,
-        d.c.position,
-        d.c.author,
-        asks_column(d).label("asks"),
-    ).where(vector.op("@@")(any_term))
+    statement = (
+        select(
+            d.c.row_id,
+            score.label("score"),
+            d.c.conversation_id,
+            d.c.position,
+            d.c.author,
+            asks_column(d).label("asks"),
+        )
+        .select_from(d.join(statistics, true()))
+        .where(vector.op("@@")(any_term))
+    )
     statement = _in_scope(statement, scope).order_by(desc("score")).limit(CANDIDATES)
     return [_match_of(row) for row in connection.execute(statement).all()]
 
@@ -466,8 +490,6 @@ def _match_of(row: Any) -> _Match:
 
 def _in_scope(statement: Select[Any], scope: Scope) -> Select[Any]:
     d = t.search_documents
-    if not statement.get_final_froms():
-        statement = statement.select_from(d)
     if scope.project_id is not None:
         statement = statement.where(d.c.project_id == scope.project_id)
     if scope.conversation_id is not None:
@@ -480,6 +502,18 @@ def _in_scope(statement: Select[Any], scope: Scope) -> Select[Any]:
 def _idf(documents: int, frequency: int) -> float:
     """BM25's inverse document frequency, as FTS5 computes it (never below zero)."""
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+_HALF: ColumnElement[float] = literal_column("0.5::float8")
+
+
+def _idf_sql(documents: ColumnElement[Any], frequency: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``_idf`` in SQL, the same double-precision operations in the same order (PostgreSQL's
+    ``ln`` and Python's ``math.log`` both call the C library's ``log``)."""
+    share = (sql_cast(documents - frequency, DOUBLE_PRECISION) + _HALF) / (
+        sql_cast(frequency, DOUBLE_PRECISION) + _HALF
+    )
+    return func.ln(literal_column("1.0::float8") + share)
 
 
 def _rank_full_text(
@@ -522,8 +556,15 @@ def _rank_hybrid(
     terms: Sequence[str],
     scope: Scope,
     limit: int,
+    *,
+    exact_below: int = EXACT_BELOW,
 ) -> tuple[list[tuple[int, float]], dict[int, float]]:
-    """(row id, score) of the best documents in scope, and each one's cosine similarity."""
+    """(row id, score) of the best documents in scope, and each one's cosine similarity.
+
+    With ``exact_below`` vectors in scope or more, the similarities are those of the
+    candidates the sign codes give (``_binary.py``), rescored exactly; a document outside
+    them is ranked as the least similar one found.
+    """
     import numpy as np
 
     count = len(catalog.row_ids)
@@ -544,8 +585,13 @@ def _rank_hybrid(
     best = lexical[in_scope].max()
     if best > 0:
         lexical /= best
-    similarity = catalog.vectors @ query_vector(encoder, sentence)
+    query = query_vector(encoder, sentence)
     usable = in_scope & catalog.has_vector
+    approximate = int(usable.sum()) >= exact_below
+    if approximate:
+        similarity = _approximate_similarity(catalog, query, usable, np.flatnonzero(lexical))
+    else:
+        similarity = catalog.vectors @ query
     semantic = np.zeros(count, dtype=np.float32)
     if usable.any():
         low, high = similarity[usable].min(), similarity[usable].max()
@@ -570,7 +616,35 @@ def _rank_hybrid(
     top = np.argpartition(-score, take - 1)[:take] if take < count else np.arange(count)
     top = top[np.lexsort((catalog.row_ids[top], -score[top]))][:take]
     ranked = [(int(catalog.row_ids[i]), float(score[i])) for i in top]
+    if approximate:  # the hits' own similarities, whether or not they were rescored
+        similarity = np.zeros(count, dtype=np.float32)
+        similarity[top] = catalog.vectors[top] @ query
     return ranked, {int(catalog.row_ids[i]): float(similarity[i]) for i in top}
+
+
+def _approximate_similarity(catalog: Catalog, query: Any, usable: Any, lexical_rows: Any) -> Any:
+    """Each document's similarity to ``query`` as the approximate path ranks it: exact for
+    the nearest and the farthest usable documents by sign code, the full-text matches and
+    the turns around those and the nearest; the lowest of those (over ``usable``) for every
+    other document (its min-max normalised similarity is then 0)."""
+    import numpy as np
+
+    words = held_codes(catalog.row_ids, catalog.vectors, catalog.has_vector)
+    nearest, farthest = extremes(hamming(words, codes_of(query)), usable)
+    around = np.concatenate([nearest, lexical_rows])
+    wanted = np.concatenate(
+        [nearest, farthest, lexical_rows, catalog.before[around], catalog.after[around]]
+    )
+    exact = np.zeros(len(catalog.row_ids), dtype=bool)
+    exact[wanted[wanted >= 0]] = True
+    exact &= catalog.has_vector
+    chosen = np.flatnonzero(exact)
+    found = catalog.vectors[chosen] @ query
+    ranged = usable[chosen]
+    low = found[ranged].min() if ranged.any() else 0.0
+    similarity = np.full(len(catalog.row_ids), low, dtype=np.float32)
+    similarity[chosen] = found
+    return similarity
 
 
 def _rank_in_database(
@@ -789,7 +863,19 @@ def _hits(
     rows = {
         row.row_id: row
         for row in connection.execute(
-            select(d, p.c.name.label("project_name"))
+            # What a hit shows, not the full-text inputs (body, context) beside it.
+            select(
+                d.c.row_id,
+                d.c.doc_type,
+                d.c.doc_id,
+                d.c.title,
+                d.c.author,
+                d.c.text,
+                d.c.occurred_at,
+                d.c.conversation_id,
+                d.c.source_refs,
+                p.c.name.label("project_name"),
+            )
             .select_from(d.outerjoin(p, p.c.project_id == d.c.project_id))
             .where(d.c.row_id.in_([row_id for row_id, _ in ranked]))
         )
