@@ -112,15 +112,11 @@ class _Collector:
         self.shown = shown
         """The file, as issues name it."""
         self.seen_sessions: set[str] = set()
+        self.append_node = parsed.nodes.append
 
     def add(self, record: dict[str, Any], line: int) -> None:
-        shown = self.shown
         kind = record.get("type")
-        if not isinstance(kind, str) and kind is not None:
-            reason = f'field "type" is {json_type(kind)}, not a record type; line skipped'
-            self.parsed.issues.append(SourceIssue(shown, reason, line))
-            return
-        if kind == "progress":
+        if kind == "progress":  # most lines; only a string equals it
             self._chain(record, line)
             data = record.get("data")
             if isinstance(data, dict) and data.get("type") == "agent_progress":
@@ -128,6 +124,11 @@ class _Collector:
                 tool_id = record.get("parentToolUseID")
                 if isinstance(agent_id, str) and isinstance(tool_id, str):
                     self.parsed.agent_links.setdefault(tool_id, agent_id)
+            return
+        shown = self.shown
+        if not isinstance(kind, str) and kind is not None:
+            reason = f'field "type" is {json_type(kind)}, not a record type; line skipped'
+            self.parsed.issues.append(SourceIssue(shown, reason, line))
             return
         if kind in _BOOKKEEPING_TYPES:
             return
@@ -194,7 +195,7 @@ class _Collector:
                 node.parent = logical
             elif "parentUuid" not in record:
                 node.follows_previous = True
-        self.parsed.nodes.append(node)
+        self.append_node(node)
         return node
 
     def _content(self, record: dict[str, Any], line: int, shown: str, entry: Entry | None) -> None:
