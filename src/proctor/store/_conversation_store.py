@@ -31,7 +31,7 @@ from proctor.store._records import (
     TranscriptExcerpt,
     WriteOutcome,
 )
-from proctor.store._writer import write_conversation
+from proctor.store._writer import stored_head, write_conversation
 from proctor.transcript import Conversation, Message, PreparedBundle
 
 DEFAULT_PROJECT = "default"
@@ -183,8 +183,20 @@ class ConversationRepository(ConversationReads):
             for one in appends:
                 bundle = one.prepared.bundle
                 try:
-                    name = project or project_for(c, bundle.conversation)
-                    written = write_conversation(c, one.prepared, name, utcnow(), places=one.places)
+                    # One statement for the stored header and project, where the project
+                    # is the conversation's own (no parent's, none given).
+                    head = None
+                    if project is None and bundle.conversation.parent_conversation_id is None:
+                        head = stored_head(c, bundle.conversation_id)
+                    if head is not None and head.project_name is not None:
+                        name = head.project_name
+                    elif head is not None:  # not stored: what project_for would find
+                        name = bundle.conversation.project_hint or DEFAULT_PROJECT
+                    else:
+                        name = project or project_for(c, bundle.conversation)
+                    written = write_conversation(
+                        c, one.prepared, name, utcnow(), places=one.places, stored=head
+                    )
                 except (ConversationWriteError, IntegrityError) as exc:
                     reason = exc.orig if isinstance(exc, IntegrityError) else exc
                     raise ConversationWriteError(

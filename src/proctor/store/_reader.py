@@ -369,8 +369,16 @@ def transcript_excerpt(
     Every query is bounded by what is asked (by id, or ``LIMIT``) or by the conversation's
     tasks, never by its messages, so the cost does not grow with the conversation.
     """
+    # The conversation and where each kind of content continues, in one round trip.
+    lasts = [
+        select(func.max(table.c.seq))
+        .where(table.c.conversation_id == conversation_id)
+        .scalar_subquery()
+        .label(f"last_{kind}")
+        for kind, table in _CONTENT.items()
+    ]
     row = connection.execute(
-        select(t.conversations).where(t.conversations.c.conversation_id == conversation_id)
+        select(t.conversations, *lasts).where(t.conversations.c.conversation_id == conversation_id)
     ).first()
     if row is None:
         return None
@@ -426,10 +434,7 @@ def transcript_excerpt(
         task_events=tuple(task_event_from_row(r) for r in events),
         subagent_run=None if run_row is None else subagent_from_row(run_row._mapping),
         places=places,
-        next_places={
-            kind: _next_place(connection, table, conversation_id)
-            for kind, table in _CONTENT.items()
-        },
+        next_places={kind: _next_place(row._mapping[f"last_{kind}"]) for kind in _CONTENT},
     )
 
 
@@ -453,9 +458,6 @@ def _by_ids(
     return sorted(found, key=lambda r: r["seq"])
 
 
-def _next_place(connection: Connection, table: Table, conversation_id: str) -> int:
-    """The ``seq`` after the conversation's last row of ``table`` (0 when it has none)."""
-    last = connection.execute(
-        select(func.max(table.c.seq)).where(table.c.conversation_id == conversation_id)
-    ).scalar_one_or_none()
+def _next_place(last: int | None) -> int:
+    """The ``seq`` after the conversation's last row of a content table (0 when it has none)."""
     return 0 if last is None else int(last) + 1

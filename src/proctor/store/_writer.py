@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -95,6 +96,32 @@ def _details_hash(bundle: ConversationRows, project_id: str) -> str:
 # an import's batch): the reads return text and integers only, which SQLAlchemy would hand
 # back unconverted; the deletes bind text only.
 _HEADER_HASH = "SELECT header_hash FROM conversations WHERE conversation_id = ?"
+_STORED_HEAD = (
+    "SELECT conversations.header_hash, projects.project_id, projects.name FROM conversations "
+    "JOIN projects ON projects.project_id = conversations.project_id "
+    "WHERE conversations.conversation_id = ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHead:
+    """What a write needs of a stored conversation before it writes: its header's hash
+    and its project (None for all three when the conversation is not stored)."""
+
+    header_hash: str | None
+    project_id: str | None
+    project_name: str | None
+
+
+def stored_head(connection: Connection, conversation_id: str) -> StoredHead:
+    """The conversation's stored header hash and project, in one statement."""
+    found = run_driver(connection, driver_sql(connection.dialect, _STORED_HEAD), (conversation_id,))
+    if not found:
+        return StoredHead(None, None, None)
+    header, project_id, name = found[0]
+    return StoredHead(header, str(project_id), str(name))
+
+
 _SOURCES_OF = (
     "SELECT source_type, source_id, fingerprint, content_hash, revision "
     "FROM sources WHERE conversation_id = ?"
@@ -116,6 +143,7 @@ def write_conversation(
     *,
     places: Mapping[SourceKey, int] | None = None,
     projects: dict[str, str] | None = None,
+    stored: StoredHead | None = None,
 ) -> WriteOutcome:
     """Write ``prepared`` inside the caller's transaction and say what changed.
 
@@ -123,9 +151,11 @@ def write_conversation(
     only part of the conversation (default: each source's index in the bundle).
     ``projects``: project ids by name already found or created in this transaction
     (a transaction that writes many conversations looks each project up once).
+    ``stored``: the conversation's stored header as ``stored_head`` read it in this
+    transaction (an append reads it with its project in one statement, not three).
     """
     rows = conversation_rows(prepared, places)
-    return write_rows(connection, rows, project_name, now, projects=projects)
+    return write_rows(connection, rows, project_name, now, projects=projects, stored=stored)
 
 
 def write_rows(
@@ -135,22 +165,28 @@ def write_rows(
     now: datetime,
     *,
     projects: dict[str, str] | None = None,
+    stored: StoredHead | None = None,
 ) -> WriteOutcome:
     """``write_conversation`` of a conversation's rows (``conversation_rows``)."""
     conversation_id = rows.conversation_id
     project_id = None if projects is None else projects.get(project_name)
+    if stored is not None and stored.project_name == project_name:
+        project_id = stored.project_id
     if project_id is None:
         project_id = ensure_project(connection, project_name, now)
         if projects is not None:
             projects[project_name] = project_id
     details = _details_hash(rows, project_id)
 
-    found = run_driver(
-        connection,
-        driver_sql(connection.dialect, _HEADER_HASH),
-        (conversation_id,),
-    )
-    existing = found[0][0] if found else None
+    if stored is not None:
+        existing = stored.header_hash
+    else:
+        found = run_driver(
+            connection,
+            driver_sql(connection.dialect, _HEADER_HASH),
+            (conversation_id,),
+        )
+        existing = found[0][0] if found else None
     created = existing is None
     header_changed = not created and existing != details
     header = conversation_row(rows.conversation, project_id) | {
