@@ -69,6 +69,15 @@ from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
 from proctor.search._asking import ASKING_SHARE, BLANKS, asking_share, asks_column
 from proctor.search._binary import EXACT_BELOW, codes_of, extremes, hamming, held_codes
+from proctor.search._binary import (
+    EXACT_BELOW,
+    EXTREMES,
+    RESCORED,
+    codes_of,
+    extremes,
+    hamming,
+    held_codes,
+)
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._embed import count_embedded
@@ -557,13 +566,13 @@ def _rank_hybrid(
     scope: Scope,
     limit: int,
     *,
-    exact_below: int = EXACT_BELOW,
+    exact_below: int | None = None,
 ) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """(row id, score) of the best documents in scope, and each one's cosine similarity.
 
-    With ``exact_below`` vectors in scope or more, the similarities are those of the
-    candidates the sign codes give (``_binary.py``), rescored exactly; a document outside
-    them is ranked as the least similar one found.
+    With ``exact_below`` (``EXACT_BELOW`` when not given) vectors in scope or more, the
+    similarities are those of the candidates the sign codes give (``_binary.py``),
+    rescored exactly; a document outside them is ranked as the least similar one found.
     """
     import numpy as np
 
@@ -587,7 +596,7 @@ def _rank_hybrid(
         lexical /= best
     query = query_vector(encoder, sentence)
     usable = in_scope & catalog.has_vector
-    approximate = int(usable.sum()) >= exact_below
+    approximate = int(usable.sum()) >= (EXACT_BELOW if exact_below is None else exact_below)
     if approximate:
         similarity = _approximate_similarity(catalog, query, usable, np.flatnonzero(lexical))
     else:
@@ -630,7 +639,7 @@ def _approximate_similarity(catalog: Catalog, query: Any, usable: Any, lexical_r
     import numpy as np
 
     words = held_codes(catalog.row_ids, catalog.vectors, catalog.has_vector)
-    nearest, farthest = extremes(hamming(words, codes_of(query)), usable)
+    nearest, farthest = extremes(hamming(words, codes_of(query)), usable, RESCORED, EXTREMES)
     around = np.concatenate([nearest, lexical_rows])
     wanted = np.concatenate(
         [nearest, farthest, lexical_rows, catalog.before[around], catalog.after[around]]
