@@ -87,8 +87,8 @@ class SpareServers:
     Each is a fresh copy that nothing has asked anything of until a module takes it; the
     copy and the server's environment are made in this thread (they note the store use of
     the test being set up, ``tests/store_use.py``), only the start and the wait for the
-    port in the background. One spare is left over when the modules leave the package; it
-    is stopped then.
+    port in the background. The first starts with the first browser module (``module_page``);
+    one is left over when the modules leave the package, and stopped then.
     """
 
     def __init__(self, seed: Path, homes: pytest.TempPathFactory) -> None:
@@ -120,6 +120,11 @@ class SpareServers:
         running, served = taken.result()
         with running:
             yield served
+
+    def start_one(self) -> None:
+        """Start a spare now unless one is on its way (for a module that comes later)."""
+        if self._next is None:
+            self._next = self._prepare()
 
     def close(self) -> None:
         """Stop the spare nobody took."""
@@ -163,7 +168,7 @@ def _asked_for_later(fixture: str, request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(scope="module")
 def server(served_copy: Served) -> str:
-    """The module's private server (``served_copy``); yields its base URL."""
+    """The module's private server (``served_copy``): its base URL."""
     return served_copy.url
 
 
@@ -305,9 +310,15 @@ class _ModulePage:
 
 
 @pytest.fixture(scope="module")
-def module_page(browser: Browser, server: str) -> Iterator[list[_ModulePage]]:
+def module_page(
+    browser: Browser, server: str, request: pytest.FixtureRequest
+) -> Iterator[list[_ModulePage]]:
     """The module's one page (``page`` hands it to each test, reset), in a list so that
-    ``page`` can replace it when a test left it beyond repair."""
+    ``page`` can replace it when a test left it beyond repair. When a later module takes a
+    copy of the seeded store (``served_copy``), its server starts now, while this one runs."""
+    if _asked_for_later("served_copy", request):
+        spares: SpareServers = request.getfixturevalue("spare_servers")
+        spares.start_one()
     shared = [_ModulePage(browser, server)]
     yield shared
     shared[0].context.close()
