@@ -56,6 +56,7 @@ from sqlalchemy import (
     desc,
     func,
     literal_column,
+    or_,
     select,
     text,
     true,
@@ -68,7 +69,6 @@ from sqlalchemy.sql.elements import ColumnElement
 from proctor._util.clock import utcnow
 from proctor.errors import NotFoundError
 from proctor.search._asking import ASKING_SHARE, BLANKS, asking_share, asks_column
-from proctor.search._binary import EXACT_BELOW, codes_of, extremes, hamming, held_codes
 from proctor.search._binary import (
     EXACT_BELOW,
     EXTREMES,
@@ -685,23 +685,25 @@ def _rank_in_database(
     core = set(lexical_raw) | {row_id for row_id, _ in near.top}
     if not core:
         return [], {}, near.scanned
-    # Candidates themselves stay in scope (they came from scoped queries). Those with a
-    # place in a conversation come back with their neighbours (a full-text match without
-    # one is not looked for: it has none); the full-text matches say where they sit; only
+    # Candidates themselves stay in scope (they came from scoped queries). The nearest
+    # documents that are not full-text matches come back with their neighbours; the
+    # full-text matches say where they sit (one without a place has no neighbours); only
     # the rest (nearest documents without a place) are read.
     matched = {m.row_id: m for m in matches}
-    documents = _neighbours(
-        connection,
-        (
-            row_id
-            for row_id in core
-            if row_id not in matched
-            or (
-                matched[row_id].conversation_id is not None and matched[row_id].position is not None
+    documents = _neighbours(connection, (row_id for row_id in core if row_id not in matched), scope)
+    # A full-text match with a place is itself known: only the turns around it are read,
+    # each place once (the join above would read a place once for each turn beside it).
+    around: set[tuple[str, int]] = set()
+    for m in matches:
+        if m.conversation_id is not None and m.position is not None:
+            documents.setdefault(
+                m.row_id, _Place(m.conversation_id, m.position, m.author, True, m.asks)
             )
-        ),
-        scope,
-    )
+            around.update(
+                {(m.conversation_id, m.position - 1), (m.conversation_id, m.position + 1)}
+            )
+    for row_id, beside in _at_places(connection, around, scope).items():
+        documents.setdefault(row_id, beside)
     unplaced: set[int] = set()
     for row_id in core:
         place = documents.get(row_id)
@@ -780,6 +782,49 @@ def _placed(connection: Connection, row_ids: set[int]) -> dict[int, _Place]:
     return found
 
 
+def _inside(
+    scope: Scope, project_id: str | None, conversation_id: str | None, doc_type: str
+) -> bool:
+    return (
+        (scope.project_id is None or project_id == scope.project_id)
+        and (scope.conversation_id is None or conversation_id == scope.conversation_id)
+        and (not scope.doc_types or doc_type in scope.doc_types)
+    )
+
+
+def _at_places(
+    connection: Connection, places: set[tuple[str, int]], scope: Scope
+) -> dict[int, _Place]:
+    """The documents at these (conversation, position) places, marked in or out of scope."""
+    d = t.search_documents
+    found: dict[int, _Place] = {}
+    for part in chunks(sorted(places), IN_CLAUSE):
+        by_conversation: dict[str, list[int]] = {}
+        for conversation_id, position in part:
+            by_conversation.setdefault(conversation_id, []).append(position)
+        condition = or_(
+            *(
+                and_(d.c.conversation_id == cid, d.c.position.in_(positions))
+                for cid, positions in by_conversation.items()
+            )
+        )
+        rows = connection.execute(
+            select(
+                d.c.row_id,
+                d.c.conversation_id,
+                d.c.position,
+                d.c.author,
+                d.c.project_id,
+                d.c.doc_type,
+                asks_column(d).label("asks"),
+            ).where(condition)
+        )
+        for row_id, conversation_id, position, author, project_id, doc_type, asks in rows.all():
+            inside = _inside(scope, project_id, conversation_id, doc_type)
+            found[row_id] = _Place(conversation_id, position, author, inside, bool(asks))
+    return found
+
+
 def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) -> dict[int, _Place]:
     """The turns just before and after these documents (and the documents themselves),
     marked in or out of scope: one probe of (conversation_id, position) per document."""
@@ -810,11 +855,7 @@ def _neighbours(connection: Connection, row_ids: Iterable[int], scope: Scope) ->
         )
         # Plain tuples fetched at once: a search reads thousands of these rows.
         for row_id, conversation_id, position, author, project_id, doc_type, asks in rows.all():
-            inside = (
-                (scope.project_id is None or project_id == scope.project_id)
-                and (scope.conversation_id is None or conversation_id == scope.conversation_id)
-                and (not scope.doc_types or doc_type in scope.doc_types)
-            )
+            inside = _inside(scope, project_id, conversation_id, doc_type)
             found[row_id] = _Place(conversation_id, position, author, inside, bool(asks))
     return found
 

@@ -162,11 +162,10 @@ def _index_signature(connection: Connection) -> tuple[Any, ...]:
     ``_catalog._signature``: a replaced document gets a new, higher row id; ``add_vectors``
     raises the generation counter). Counting uses an index, never the vectors."""
     d, state = t.search_documents, t.search_state
-    documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
-    generation = connection.execute(
-        select(state.c.value).where(state.c.name == GENERATION)
-    ).scalar_one_or_none()
-    return (*documents, generation)
+    generation = select(state.c.value).where(state.c.name == GENERATION).scalar_subquery()
+    return tuple(
+        connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id), generation)).one()
+    )
 
 
 @dataclass(slots=True)
