@@ -322,8 +322,11 @@ def search(
     final_limit = limit
     if when or window is not None:
         limit = max(limit, RERANK_DEPTH)  # the time signals may reorder the best ones
-    # One connection (one transaction) for the whole search: each one more is a BEGIN and
-    # a ROLLBACK, two round trips on PostgreSQL.
+    # Full text is one connection (one transaction) for the whole search: each one more is
+    # a BEGIN and a ROLLBACK, two round trips on PostgreSQL. With embeddings, no connection
+    # is held while the query is embedded (CPU) or the held catalog is read (connections of
+    # its own): a thread holding one while it asks the pool for another waits for the
+    # others, and a busy server's threads then wait for each other (tests/api/test_load.py).
     with store.repos.search.read() as connection:
         scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
@@ -334,25 +337,30 @@ def search(
         # The documents are counted here unless the catalog counts them.
         fresh = freshness(connection, count_documents=chosen is None or not holds_vectors(store))
         current = not fresh.behind
+        best = max((m.score for m in matches), default=0.0)
+        own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
         if chosen is None:
             ranked = _rank_full_text(matches, terms, limit)
-            similarity: dict[int, float] = {}
-            mode: Mode = "full_text"
-            note = missing_embeddings() or "embeddings turned off"
             status = IndexStatus(
                 documents=fresh.documents or 0, embedded=None, full_text_current=current
             )
-        elif holds_vectors(store):
-            catalog = load_catalog(store, chosen)
-            ranked, similarity = _rank_hybrid(
-                catalog, chosen, embedded_query(query, matches, terms), matches, terms, scope, limit
+            hits = _finish(connection, ranked, own, {}, terms, when, window, final_limit)
+            note = missing_embeddings() or "embeddings turned off"
+            return SearchResult(
+                query=query, mode="full_text", note=note, hits=tuple(hits), index=status
             )
-            mode, note = "hybrid", None
-            status = IndexStatus(
-                documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
-            )
-        else:
-            vector = query_vector(chosen, embedded_query(query, matches, terms))
+    sentence = embedded_query(query, matches, terms)
+    if holds_vectors(store):
+        catalog = load_catalog(store, chosen)
+        ranked, similarity = _rank_hybrid(catalog, chosen, sentence, matches, terms, scope, limit)
+        status = IndexStatus(
+            documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
+        )
+        with store.repos.search.read() as connection:
+            hits = _finish(connection, ranked, own, similarity, terms, when, window, final_limit)
+    else:
+        vector = query_vector(chosen, sentence)
+        with store.repos.search.read() as connection:
             ranked, similarity, in_scope = _rank_in_database(
                 connection, chosen.name, vector, matches, terms, scope, limit
             )
@@ -363,14 +371,24 @@ def search(
                 embedded=in_scope if whole else count_embedded(connection, chosen.name),
                 full_text_current=current,
             )
-            mode, note = "hybrid", None
-        best = max((m.score for m in matches), default=0.0)
-        own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
-        if when or window is not None:
-            ranked = _rerank_for_time(connection, ranked, when, window)
-        ranked = ranked[:final_limit]
-        hits = _hits(connection, ranked, own, similarity, terms)
-    return SearchResult(query=query, mode=mode, note=note, hits=tuple(hits), index=status)
+            hits = _finish(connection, ranked, own, similarity, terms, when, window, final_limit)
+    return SearchResult(query=query, mode="hybrid", note=None, hits=tuple(hits), index=status)
+
+
+def _finish(
+    connection: Connection,
+    ranked: Sequence[tuple[int, float]],
+    own: dict[int, float],
+    similarity: dict[int, float],
+    terms: Sequence[str],
+    when: bool,
+    window: TimeWindow | None,
+    limit: int,
+) -> list[SearchHit]:
+    """The best ``limit`` of ``ranked`` (reordered by the query's time signals) as hits."""
+    if when or window is not None:
+        ranked = _rerank_for_time(connection, ranked, when, window)
+    return _hits(connection, ranked[:limit], own, similarity, terms)
 
 
 QUERY_VECTORS = 256
