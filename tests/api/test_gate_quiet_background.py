@@ -160,3 +160,36 @@ print(json.dumps([loop.state.ticks, "proctor.heartbeat._scheduler" in sys.module
     ticks, imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert ticks == 1
     assert imported is app_on
+
+
+@pytest.mark.parametrize(
+    ("content_type", "counted"), [(b"text/event-stream", 0), (b"application/json", 1)]
+)
+def test_an_open_event_stream_is_not_a_request_in_flight(content_type: bytes, counted: int) -> None:
+    """The UI keeps its notifications stream open as long as a page is: counted, the
+    server would never be quiet and every background pass would wait its longest."""
+    import asyncio
+
+    from starlette.types import Message, Receive, Scope, Send
+
+    from proctor.api._quiet import RequestActivityMiddleware
+
+    activity = RequestActivity()
+    seen: list[int] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", content_type)]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        seen.append(activity.in_flight)  # the body still to come
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def ignore(message: Message) -> None:
+        return None
+
+    async def nothing() -> Message:
+        return {"type": "http.disconnect"}
+
+    middleware = RequestActivityMiddleware(app, activity)
+    asyncio.run(middleware({"type": "http", "path": "/x"}, nothing, ignore))
+    assert seen == [counted]
+    assert activity.in_flight == 0  # ended once, not twice

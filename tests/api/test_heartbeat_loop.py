@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from proctor._util.clock import utcnow
+from proctor.api._quiet import QUIET_SECONDS
 from proctor.heartbeat import draft_plan, save_plan, set_app_enabled
 from proctor.store import open_store
 from tests.backends import database_env
@@ -58,7 +59,9 @@ def _until(check: Callable[[], Any], seconds: float = 60.0) -> Any:
         value = check()
         if value:
             return value
-        time.sleep(0.1)
+        # Slower than the server's quiet span: its passes wait for a moment without
+        # requests (``_quiet``), which a client asking every 0.1 s would never leave.
+        time.sleep(2 * QUIET_SECONDS)
     raise AssertionError(f"not within {seconds:g}s: {check.__doc__ or check}")
 
 

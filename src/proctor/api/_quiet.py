@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 QUIET_SECONDS = 0.2
 """How long no request must have been answered (and none be in flight) to be quiet."""
@@ -96,7 +96,27 @@ class RequestActivityMiddleware:
             await self.app(scope, receive, send)
             return
         self.activity.begin()
+        ended = False
+
+        async def send_noting_streams(message: Message) -> None:
+            # An event stream (the UI's notifications) stays open as long as a page is:
+            # counted, it would keep the server from ever being quiet.
+            nonlocal ended
+            if message["type"] == "http.response.start" and _is_event_stream(message):
+                ended = True
+                self.activity.end()
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_noting_streams)
         finally:
-            self.activity.end()
+            if not ended:
+                self.activity.end()
+
+
+def _is_event_stream(start: Message) -> bool:
+    """The response that ``start`` begins is a server-sent event stream."""
+    for name, value in start.get("headers", ()):
+        if name.lower() == b"content-type":
+            return bytes(value).lower().startswith(b"text/event-stream")
+    return False
