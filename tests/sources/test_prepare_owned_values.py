@@ -27,24 +27,8 @@ from proctor.sources._registry import default_adapters
 from proctor.store import conversation_rows
 from proctor.transcript import Conversation, ConversationBundle, SourceIssue, ToolCall
 from tests.properties import examples
-
-_SECRET = "sk-proj-Qx7Rt2Lm9Vb4Nc8Kp3Zw6Yh1Js5Df0Ga7Ub2Ie4Oq9Wr3Ty"
-_PIECES = st.sampled_from(
-    ["ls -la", "API_KEY=", _SECRET, "x ", "\n", "\x00", "é", "A1b2" * 600, "null", "<b>"]
-)
-_TEXT = st.one_of(st.text(max_size=12), st.lists(_PIECES, max_size=4).map("".join))
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    _TEXT,
-)
-_VALUES = st.recursive(
-    _SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)),
-    max_leaves=12,
-)
+from tests.sources.json_values import TEXT as _TEXT
+from tests.sources.json_values import VALUES as _VALUES
 
 
 def _parsed(value: Any) -> Any:

@@ -14,48 +14,9 @@ from hypothesis import strategies as st
 from proctor.sources import _prepare
 from proctor.sources._prepare import Limits, _Sanitizer
 from tests.properties import examples
-
-_SECRET = "sk-proj-Qx7Rt2Lm9Vb4Nc8Kp3Zw6Yh1Js5Df0Ga7Ub2Ie4Oq9Wr3Ty"
-_PIECES = st.sampled_from(
-    [
-        "ls -la",
-        "key",
-        "API_KEY=",
-        _SECRET,
-        "https://user:pa55w0rd@example.org",
-        " ",
-        "\t",
-        "\n",
-        "\x0b",
-        "\x1f",
-        "\x00",
-        "\ud800",
-        "e\u0301",
-        "é",
-        "data:image/png;base64," + "QUJD" * 20,
-        "A1b2" * 600,
-        "<thinking>x</thinking>",
-        '"quoted"',
-        "back\\slash",
-        "1234567890123456789",
-    ]
-)
-_TEXT = st.one_of(st.text(max_size=12), st.lists(_PIECES, max_size=4).map("".join))
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    _TEXT,
-)
-_VALUES = st.recursive(
-    _SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(st.one_of(_TEXT, st.sampled_from(["a", "b "])), inner, max_size=4),
-    ),
-    max_leaves=12,
-)
+from tests.sources.json_values import SECRET as _SECRET
+from tests.sources.json_values import TEXT as _TEXT
+from tests.sources.json_values import VALUES as _VALUES
 
 
 def _walked(value: Any, limit: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, int]]:
