@@ -134,6 +134,34 @@ def test_pause_then_resume_from_the_keyboard_follows_the_run_to_its_end(
     assert shown["status"] == "completed" and shown["result_id"]
 
 
+def test_a_focused_resume_keeps_the_focus_when_a_poll_redraws_the_history(
+    page: Page, store: SqlStore
+) -> None:
+    """A keyboard user tabs to Resume while another run is followed: each poll redraws the
+    history, and the focus must stay on that run's Resume for Enter to press it."""
+    paused = _hold_a_run(store)
+    store.set_review_status(paused.run_id, "paused")
+    store.release_review_slot(paused.run_id)
+    running = _hold_a_run(store)  # the page polls (and redraws the history) while it runs
+    try:
+        _open(page)
+        expect(page.locator("#live-state")).to_have_text("running")
+        resume = _history_row(page, paused.run_id).get_by_role("button", name="Resume")
+        resume.focus()
+        for _ in range(2):  # two redraws by the poll, each with the focus on Resume
+            page.locator("#history table").evaluate("(table) => { table.dataset.drawn = 'old'; }")
+            expect(page.locator('#history table[data-drawn="old"]')).to_have_count(0)
+            focused = page.evaluate(
+                "() => [document.activeElement.closest('tr')?.dataset.run ?? null,"
+                " document.activeElement.dataset.verb ?? null]"
+            )
+            assert focused == [paused.run_id, "resume"], focused
+    finally:
+        store.set_review_status(running.run_id, "cancelled", finished=True)
+        store.release_review_slot(running.run_id)
+        store.set_review_status(paused.run_id, "cancelled", finished=True)
+
+
 def test_cancel_shows_cancelling_until_the_worker_stopped_and_cannot_be_resumed(
     page: Page, store: SqlStore
 ) -> None:

@@ -288,6 +288,7 @@ class Workspace {
           RESUMABLE.includes(run.status) && this.action(run, "resume", "Resume"),
           CANCELLABLE.includes(run.status) && run.status !== "running" && this.action(run, "cancel", "Cancel")),
         h("div", { class: "row-problem" }))));
+    const focused = this.focusedInHistory();
     replace(this.history,
       h("h2", { id: "history-heading" }, "History"),
       rows.length
@@ -300,6 +301,27 @@ class Workspace {
         this.runsOffset = next;
         this.loadHistory();
       }));
+    if (focused) this.refocusHistory(focused);
+  }
+
+  /** Which run's control had keyboard focus in the history, if one did. */
+  focusedInHistory() {
+    const active = /** @type {HTMLElement | null} */ (document.activeElement);
+    if (!active || !this.history.contains(active)) return null;
+    return { run: active.closest("tr")?.dataset.run ?? null, verb: active.dataset.verb ?? "" };
+  }
+
+  /**
+   * Keep keyboard focus in the history when it is redrawn (a poll may redraw it between a
+   * key that focuses Resume and the Enter that presses it): the same control of the same
+   * run if still offered, else that run's row, else the heading.
+   */
+  refocusHistory({ run, verb }) {
+    const row = run ? this.history.querySelector(`tr[data-run="${CSS.escape(run)}"]`) : null;
+    const same = row && verb ? row.querySelector(`button[data-verb="${CSS.escape(verb)}"]`) : null;
+    const heading = /** @type {HTMLElement | null} */ (this.history.querySelector("h2"));
+    if (heading && !same) heading.tabIndex = -1;
+    /** @type {HTMLElement | null} */ (same ?? heading)?.focus();
   }
 }
 
