@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.backends import database_env
 from tests.ui.accessibility import assert_accessible
@@ -156,3 +156,60 @@ def test_the_panel_works_from_the_keyboard_and_on_a_phone(page: Page) -> None:
     expect(panel).to_be_hidden()
     expect(toggle).to_be_focused()
     expect(toggle).to_have_attribute("aria-expanded", "false")
+
+
+def _notification(key: str, title: str, *, unread: bool = True) -> dict[str, object]:
+    return {
+        "id": key,
+        "link": f"#/conversations/pj%3A{key}",
+        "title": title,
+        "severity": "high",
+        "unread": unread,
+        "project": "ops-lab",
+        "conversation_title": f"Conversation {key}",
+        "conversation_id": f"pj:{key}",
+        "created_at": "2026-11-21T09:00:03Z",
+    }
+
+
+def test_the_keyboard_focus_stays_on_its_notification_when_the_list_is_redrawn(
+    page: Page,
+) -> None:
+    """The panel's list is redrawn by each poll that brings a change and by Mark read: the
+    focus stays on the same notification's control, and after Mark read it moves to the
+    next one still unread (the answers are the browser's: this test serves them itself, so
+    it decides when the list changes)."""
+    items = [_notification(key, f"Finding {key}") for key in ("aa", "bb", "cc")]
+    version = [0]
+
+    def answer(route: Route) -> None:
+        if route.request.method == "POST":  # mark read: {"ids": [...]}
+            ids = set(json.loads(route.request.post_data or "{}").get("ids") or [])
+            for item in items:
+                item["unread"] = item["unread"] and item["id"] not in ids
+            version[0] += 1
+            route.fulfill(json={"read": sorted(ids)})
+            return
+        unread = sum(1 for item in items if item["unread"])
+        route.fulfill(
+            json={"items": items, "total": len(items), "unread": unread},
+            headers={"ETag": f'"v{version[0]}"'},
+        )
+
+    page.route(re.compile(r".*/api/notifications(/read)?(\?.*)?$"), answer)
+    page.goto("/#/conversations")
+    toggle = page.locator("#notifications-toggle")
+    toggle.click()
+    panel = page.get_by_role("region", name="Notifications")
+    expect(panel.locator("li.notif-item")).to_have_count(3)
+
+    panel.get_by_role("button", name="Mark read: Finding aa").focus()
+    page.keyboard.press("Enter")
+    expect(panel.get_by_role("button", name="Mark read: Finding aa")).to_have_count(0)
+    expect(panel.get_by_role("button", name="Mark read: Finding bb")).to_be_focused()
+
+    panel.get_by_role("link", name="Finding cc").focus()
+    items.insert(0, _notification("dd", "Finding dd"))  # a new one arrives by the next poll
+    version[0] += 1
+    expect(panel.locator("li.notif-item")).to_have_count(4, timeout=15_000)
+    expect(panel.get_by_role("link", name="Finding cc")).to_be_focused()

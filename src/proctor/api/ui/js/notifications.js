@@ -135,14 +135,39 @@ function render() {
   if (!latest || panel.hidden) return;
   const { items, total, unread } = latest;
   const hadFocus = panel.contains(document.activeElement);
+  const focused = focusedRow();
   markAll.hidden = unread === 0;
   summary.textContent = total === 0
     ? "Nothing needs your attention yet. Findings that ask for it (a review request, a high-severity warning, a pause) appear here."
     : `${unread} unread of ${total}${total > items.length ? ` · the newest ${items.length} shown · \`proctor notifications\` lists all` : ""}`;
   replace(list, items.map(row));
+  if (focused) refocusRow(focused);
   // A new answer may remove or hide the element that had focus: keep focus in the panel.
   const active = /** @type {HTMLElement | null} */ (document.activeElement);
   if (hadFocus && (!active || !panel.contains(active) || active.hidden)) close.focus();
+}
+
+/** The notification whose control has keyboard focus: its id, the control's class, its place. */
+function focusedRow() {
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
+  const item = active && list.contains(active) ? /** @type {HTMLElement | null} */ (active.closest("li.notif-item")) : null;
+  if (!item || !active) return null;
+  return { id: item.dataset.id ?? "", control: active.className.split(" ")[0], index: [...list.children].indexOf(item) };
+}
+
+/**
+ * Give focus back after the list was redrawn (a poll's new answer, or a mark read): the same
+ * control of the same notification; if that control is gone (it was marked read), the same
+ * control of the next notification that still has one, so a keyboard user marks one after
+ * another; else that notification's title.
+ */
+function refocusRow({ id, control, index }) {
+  if (!control) return;
+  const rows = [...list.children];
+  const same = rows.find((item) => /** @type {HTMLElement} */ (item).dataset.id === id);
+  const next = rows.slice(Math.max(index, 0)).map((item) => item.querySelector(`.${control}`)).find(Boolean);
+  const target = same?.querySelector(`.${control}`) ?? next ?? same?.querySelector(".notif-title");
+  if (target) /** @type {HTMLElement} */ (target).focus();
 }
 
 function row(item) {
