@@ -111,6 +111,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """On the PostgreSQL pass, a test file whose every test the SQLite pass's record leaves
+    out (``tests/store_use.py``) is not imported at all: ``leave_out_tests_without_store``
+    would deselect each of them after collection."""
+    if backends.ON_POSTGRES and collection_path in store_use.files_without_store(REPO_ROOT):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what each test needs (``make check`` leaves out ``browser`` and ``postgres``);
     tests marked ``shared`` read ../shared directly; without it they skip, not fail."""

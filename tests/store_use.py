@@ -113,6 +113,34 @@ def tests_without_store(root: Path) -> set[str] | None:
     """Tests the whole, current record shows never reached a store, or ran on both backends
     already (``backend_url``, with the server there); None without one (or with one that
     cannot be read: then everything runs)."""
+    record = _read_record(root)
+    return None if record is None else record[0]
+
+
+def files_without_store(root: Path) -> frozenset[Path]:
+    """Test files (absolute paths) every test of which the record leaves out: the PostgreSQL
+    pass need not import and collect them only to deselect all they hold (about a third of
+    its collection). A file the record did not collect, or changed since, is not among them.
+    Read once per process: ``pytest_ignore_collect`` asks for every path of the suite."""
+    if root not in _files_left_out:
+        record = _read_record(root)
+        files: frozenset[Path] = frozenset()
+        if record is not None:
+            left_out, collected = record
+            by_file: dict[str, bool] = {}
+            for nodeid in collected:
+                name = nodeid.split("::", 1)[0]
+                by_file[name] = by_file.get(name, True) and nodeid in left_out
+            files = frozenset(root / name for name, none_run in by_file.items() if none_run)
+        _files_left_out[root] = files
+    return _files_left_out[root]
+
+
+_files_left_out: dict[Path, frozenset[Path]] = {}
+
+
+def _read_record(root: Path) -> tuple[set[str], set[str]] | None:
+    """The tests the record leaves out and every test it collected (see above)."""
     folder = record_folder()
     complete = folder / _COMPLETE if folder is not None else None
     if folder is None or complete is None or not complete.is_file():
@@ -149,7 +177,7 @@ def tests_without_store(root: Path) -> set[str] | None:
         nodeid
         for nodeid, fixtures in collected.items()
         if left_out(nodeid, fixtures) and file_unchanged(nodeid)
-    }
+    }, set(collected)
 
 
 def leave_out_tests_without_store(

@@ -83,6 +83,34 @@ def test_only_tests_that_never_reached_a_store_are_left_out(record: Path, tmp_pa
     assert "tests/d.py::test_x" not in (store_use.tests_without_store(root) or set())
 
 
+def test_only_files_whose_every_test_is_left_out_are_not_collected(
+    record: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_use, "_files_left_out", {})
+    root = tmp_path / "repo"
+    _tree(root, "tests/a.py", "tests/b.py", "tests/c.py", "tests/d.py")
+    _complete(
+        record,
+        {
+            "tests/a.py::test_x": ["proctor_home"],
+            "tests/a.py::test_y[1]": ["proctor_home"],
+            "tests/b.py::test_x": ["proctor_home"],
+            "tests/b.py::test_y": ["proctor_home"],
+            "tests/c.py::test_x": ["seeded_server"],
+            "tests/d.py::test_x": ["proctor_home"],
+        },
+        tests=["tests/b.py::test_y"],
+        fixtures=["seeded_server"],
+    )
+    # d.py changed after the record: its tests run, so it is collected.
+    (root / "tests/d.py").write_text("def test_y(): pass\n")
+    assert store_use.files_without_store(root) == {root / "tests/a.py"}
+    # Without a whole record every file is collected.
+    monkeypatch.setattr(store_use, "_files_left_out", {})
+    (record / "complete.json").unlink()
+    assert store_use.files_without_store(root) == frozenset()
+
+
 def test_contract_tests_left_out_only_when_the_sqlite_pass_ran_them_on_both_backends(
     record: Path, tmp_path: Path
 ) -> None:
