@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -57,6 +58,29 @@ def _is_object_line(line: bytes) -> bool:
         return isinstance(parse_json(line), dict)
     except JSONProblem:
         return False
+
+
+@dataclass(slots=True)
+class _HeadScan:
+    """How far a sample's head has been parsed: the records found and where the next
+    line starts (plain values: a sample travels to worker processes)."""
+
+    found: list[dict[str, Any]] = field(default_factory=list)
+    position: int = 0
+    done: bool = False
+
+    def next_line(self, head: bytes, cut: bool) -> bytes | None:
+        """The head's next line (``head.split(b"\\n")``'s next item; the last one left out
+        when the head was cut by the sample size), or None after the last."""
+        if self.done:
+            return None
+        start = self.position
+        end = head.find(b"\n", start)
+        if end < 0:
+            self.done = True
+            return None if cut else head[start:]
+        self.position = end + 1
+        return head[start:end]
 
 
 class Sample:
@@ -132,12 +156,45 @@ class Sample:
             found = self._records_past_head()
         return found
 
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        """``records`` one by one, parsing the head only as far as the caller reads: a
+        detector that decides from the first records (most files of most formats) does
+        not parse the rest of the sample."""
+        if "records" in self._cache or not self._caching:
+            yield from self.records  # a compacted sample keeps no partial parse
+            return
+        index = 0
+        while True:
+            # ``records`` is the head's records when the head holds two or more (else the
+            # records read past it): two more than yielded tell which without parsing all.
+            found, done = self._head_prefix(index + 2)
+            if done and len(found) < 2 and self._cut:
+                yield from self.records[index:]
+                return
+            if index >= len(found):
+                return
+            yield found[index]
+            index += 1
+
     def _head_records(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        lines = self.head.split(b"\n")
-        if self._cut:
-            lines = lines[:-1]  # the last line may be cut by the sample size
-        for line in lines:
+        return self._head_prefix(SAMPLE_RECORDS)[0]
+
+    def _head_prefix(self, count: int) -> tuple[list[dict[str, Any]], bool]:
+        """The head's records parsed so far, at least its first ``count`` (at most
+        ``SAMPLE_RECORDS``) when it holds them, and whether it holds no more; its lines are
+        parsed once, as far as asked (``_HeadScan``). The list is the scan's own."""
+        scan = self._cache.get("head_scan")
+        if not isinstance(scan, _HeadScan):
+            scan = _HeadScan()
+            if self._caching:
+                self._cache["head_scan"] = scan
+        head = self.head
+        found = scan.found
+        count = min(count, SAMPLE_RECORDS)
+        while len(found) < count and not scan.done:
+            line = scan.next_line(head, self._cut)
+            if line is None:
+                break
             line = line.strip()
             if not line:
                 continue
@@ -149,9 +206,13 @@ class Sample:
             self._remember_line(line, isinstance(value, dict))
             if isinstance(value, dict):
                 found.append(value)
-            if len(found) >= SAMPLE_RECORDS:
-                break
-        return found
+        if len(found) >= SAMPLE_RECORDS:
+            scan.done = True
+        return found, scan.done
+
+    def first_records(self, count: int) -> list[dict[str, Any]]:
+        """``records[:count]``, parsing no more of the head than that takes."""
+        return list(islice(self.iter_records(), count))
 
     def _remember_line(self, line: bytes, is_object: bool) -> None:
         """Note whether a head line is one JSON object, for ``is_jsonl`` to ask again."""
@@ -194,15 +255,16 @@ class Sample:
 
     def _looks_like_jsonl(self) -> bool:
         head = self.head
-        leading = [without_bom(line.strip()) for line in head.split(b"\n")[:9]]
+        leading = [without_bom(line.strip()) for line in head.split(b"\n", 9)[:9]]
         leading = [line for line in leading if line][:8]
         if not leading:
             return False
+        if self._caching:
+            self._head_prefix(len(leading))  # the leading lines, parsed by the head's scan
         whole = [self._is_object(line) for line in leading]
         named_lines = self.path.suffix.lower() in (".jsonl", ".ndjson")
         if not named_lines and not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
             return False  # prose (a README), not JSON lines with a damaged first one
-        records = self.records
         # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
         # objects must not count, unless the file is no document and several lines are
         # whole objects (JSON Lines whose first line was cut to its brace).
@@ -211,10 +273,11 @@ class Sample:
         if leading[0] == b"[":  # an array's last element may be one
             return sum(whole) >= 2 and self._whole_document() is None
         if any(whole[:2]) or sum(whole) >= 2:
-            return len(records) >= 2 or (len(records) == 1 and head.strip().count(b"\n") >= 1)
+            first = self.first_records(2)
+            return len(first) >= 2 or (len(first) == 1 and head.strip().count(b"\n") >= 1)
         # The first lines are damaged (torn, garbled, longer than the sample): JSON Lines
         # when later lines are objects and the file is not one JSON document.
-        return bool(records) and self._whole_document() is None
+        return bool(self.first_records(1)) and self._whole_document() is None
 
     @property
     def document(self) -> Any:
@@ -224,7 +287,7 @@ class Sample:
     def _parse_document(self) -> Any:
         if self._first_char not in ("{", "["):
             return None
-        if self.is_jsonl and len(self.records) >= 2:
+        if self.is_jsonl and len(self.first_records(2)) >= 2:
             return None  # JSON Lines: not one document, and parsing it whole would be wasted work
         return self._whole_document()
 

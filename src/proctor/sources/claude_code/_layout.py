@@ -40,18 +40,40 @@ class FileRole:
 
 
 def role_of(path: Path, records: Iterable[dict[str, Any]]) -> FileRole:
-    """Classify a file from its path and first records."""
-    records = list(records)
-    first = next((r for r in records if as_str(r.get("type")) in _CONTENT_TYPES), None)
-    agent_id = as_str(first.get("agentId")) if first is not None else None
+    """Classify a file from its path and first records.
+
+    Reads ``records`` only as far as the answer needs (a lazy sample parses no further):
+    the first content record, the first ``sessionId`` and, for a session, whether one of
+    them is the file's name."""
+    name = bare_name(path)
     layout_session = layout_parent_session(path)
-    sessions = [s for r in records if (s := as_str(r.get("sessionId"))) is not None]
-    if layout_session is not None or (
-        first is not None and first.get("isSidechain") is True and agent_id is not None
-    ):
-        agent_id = agent_id or bare_name(path).removeprefix(AGENT_PREFIX)
-        return FileRole(True, layout_session or (sessions[0] if sessions else None), agent_id)
-    return FileRole(False, session_id_for(path, sessions))
+    first: dict[str, Any] | None = None
+    first_session: str | None = None
+    named = False
+    for record in records:
+        if first is None and as_str(record.get("type")) in _CONTENT_TYPES:
+            first = record
+        session = as_str(record.get("sessionId"))
+        if session is not None:
+            if first_session is None:
+                first_session = session
+            named = named or session == name
+        if first is not None and (
+            layout_session is not None
+            or (first_session is not None and (named or _is_agent(first)))
+        ):
+            break
+    agent_id = as_str(first.get("agentId")) if first is not None else None
+    if layout_session is not None or (first is not None and _is_agent(first)):
+        agent_id = agent_id or name.removeprefix(AGENT_PREFIX)
+        return FileRole(True, layout_session or first_session, agent_id)
+    return FileRole(False, name if named or first_session is None else first_session)
+
+
+def _is_agent(record: dict[str, Any]) -> bool:
+    """A sidechain record that names its agent: the first content record of a sub-agent
+    file."""
+    return record.get("isSidechain") is True and as_str(record.get("agentId")) is not None
 
 
 ROLE_FACT = "claude_code.role"
@@ -63,7 +85,7 @@ def planned_role(path: Path, sample: Sample) -> FileRole:
     reading the unit later does not parse the head again."""
     role = sample.facts.get(ROLE_FACT)
     if not isinstance(role, FileRole):
-        role = sample.facts[ROLE_FACT] = role_of(path, sample.records)
+        role = sample.facts[ROLE_FACT] = role_of(path, sample.iter_records())
     return role
 
 
@@ -132,6 +154,14 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any], SourceIssue | None]:
 def plan_units(files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
     """Group sessions with their sub-agent files (on disk and among ``files``)."""
     roles = {path: planned_role(path, sample) for path, sample in files}
+    resolved: dict[Path, Path] = {}  # each path resolved once (a walk of its folders)
+
+    def real(path: Path) -> Path:
+        found = resolved.get(path)
+        if found is None:
+            found = resolved[path] = path.resolve()
+        return found
+
     claimed: set[Path] = set()
     input_agents: dict[str, list[Path]] = {}
     for path, _ in files:
@@ -139,26 +169,26 @@ def plan_units(files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
         if role.is_agent and role.session_id is not None:
             input_agents.setdefault(role.session_id, []).append(path)
     head_sessions: dict[Path, str | None] = {}
+    listed: dict[Path, list[Path]] = {}
     units: list[ReadUnit] = []
     for path, sample in files:
         role = roles[path]
-        if role.is_agent or path.resolve() in claimed:
+        if role.is_agent or real(path) in claimed:
             continue
-        claimed.add(path.resolve())
+        claimed.add(real(path))
         session_id = role.session_id or path.stem
         related: list[Path] = []
         for candidate in [
-            *_discover(path, session_id, head_sessions),
+            *_discover(path, session_id, head_sessions, listed),
             *(a for a in input_agents.get(session_id, ()) if _beside(a, path)),
         ]:
-            resolved = candidate.resolve()
-            if resolved not in claimed:
-                claimed.add(resolved)
+            if real(candidate) not in claimed:
+                claimed.add(real(candidate))
                 related.extend(_with_meta(candidate))
         units.append(ReadUnit(path, tuple(related), sample=sample))
     for path, sample in files:
-        if path.resolve() not in claimed:
-            claimed.add(path.resolve())
+        if real(path) not in claimed:
+            claimed.add(real(path))
             related = _with_meta(path)[1:] if roles[path].is_agent else []
             units.append(ReadUnit(path, tuple(related), sample=sample))
     return units
@@ -182,8 +212,14 @@ def _with_meta(agent_file: Path) -> list[Path]:
 
 
 def _discover(
-    session_file: Path, session_id: str, head_sessions: dict[Path, str | None]
+    session_file: Path,
+    session_id: str,
+    head_sessions: dict[Path, str | None],
+    listed: dict[Path, list[Path]],
 ) -> list[Path]:
+    """The sub-agent files of a session on disk. ``head_sessions``: the ``sessionId`` of
+    agent files already opened; ``listed``: the old layout's agent files of each folder
+    already listed (sessions that share a folder list it once)."""
     found: list[Path] = []
     for name in dict.fromkeys((session_file.stem, session_id)):
         if not _plain_name(name):
@@ -191,7 +227,11 @@ def _discover(
         folder = session_file.parent / name / SUBAGENTS_DIR
         if folder.is_dir():
             found.extend(sorted(folder.rglob(f"{AGENT_PREFIX}*.jsonl")))
-    for candidate in sorted(session_file.parent.glob(f"{AGENT_PREFIX}*.jsonl")):
+    parent = session_file.parent
+    beside = listed.get(parent)
+    if beside is None:
+        beside = listed[parent] = sorted(parent.glob(f"{AGENT_PREFIX}*.jsonl"))
+    for candidate in beside:
         if candidate not in head_sessions:
             head_sessions[candidate] = _first_session_id(candidate)
         if head_sessions[candidate] == session_id:

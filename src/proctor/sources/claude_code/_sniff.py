@@ -29,7 +29,7 @@ def looks_like_claude_code(sample: Sample) -> bool:
     """True when the sample is a Claude Code session log or loglines export."""
     if sample.text_start != "{":
         return False
-    if any(is_claude_code_record(record) for record in sample.records):
+    if any(is_claude_code_record(record) for record in sample.iter_records()):
         return True
     if not is_single_document(sample):
         return False
@@ -51,7 +51,7 @@ def is_single_document(sample: Sample) -> bool:
     longer than the sample, so no line parsed on its own, or it parses as one object.
     """
     first_line = sample.head.lstrip().split(b"\n", 1)[0].strip()
-    return first_line == b"{" or not sample.records or isinstance(sample.document, dict)
+    return first_line == b"{" or not sample.first_records(1) or isinstance(sample.document, dict)
 
 
 def loglines_of(document: Any) -> list[Any] | None:

@@ -48,13 +48,16 @@ class ProctorJsonlAdapter(SourceAdapter):
         first line and at least half of the sampled lines must be events (or a header),
         so a few bad lines do not hide the format.
         """
-        records = sample.records
-        if not records:
+        first = sample.first_records(1)
+        if not first:
             return False
-        if _is_header(records[0]):
+        if _is_header(first[0]):
             return True
+        if not _is_event(first[0]):
+            return False  # decided by the first record: the rest of the sample is not parsed
+        records = sample.records
         ours = sum(1 for record in records if _is_event(record) or _is_header(record))
-        return _is_event(records[0]) and ours * 2 >= len(records)
+        return ours * 2 >= len(records)
 
     def read(self, unit: ReadUnit) -> Iterator[ReadItem]:
         """Validate every line, then yield one bundle per conversation (parents first)."""
