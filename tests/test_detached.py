@@ -7,10 +7,13 @@ import os
 import sys
 import warnings
 
+import pytest
+
 from proctor._util import detached
 from proctor._util.detached import start_detached
 
 
+@pytest.mark.slow
 def test_a_detached_process_dropped_while_it_runs_raises_no_resource_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)

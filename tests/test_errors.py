@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import proctor
 from proctor import errors
 from proctor.errors import MODEL_ERROR_KINDS, RETRYABLE_MODEL_ERRORS, ModelError
@@ -55,6 +57,7 @@ def defined_tree() -> dict[str, str]:
     return tree
 
 
+@pytest.mark.slow
 def test_the_drawn_error_tree_lists_exactly_the_error_classes_of_the_code() -> None:
     assert errors.__doc__ is not None
     assert drawn_tree(errors.__doc__) == defined_tree()

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src"
 
@@ -103,6 +105,7 @@ def recorded_debt() -> set[tuple[str, str]]:
     return {(importer.strip(), imported.strip()) for importer, imported in pairs}
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_packages_private_module_beyond_the_recorded_debt() -> None:
     unexpected = sorted(cross_package_private_imports() - recorded_debt())
     assert unexpected == [], (

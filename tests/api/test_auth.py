@@ -26,6 +26,7 @@ def test_a_non_loopback_address_without_a_token_is_refused() -> None:
     check_bind("127.0.0.1", None, "PROCTOR_API_TOKEN")
 
 
+@pytest.mark.slow
 def test_proctor_serve_refuses_a_public_address_without_a_token(proctor_home: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "proctor.cli.main", "serve", "--host", "0.0.0.0"],

@@ -93,6 +93,7 @@ def test_the_pool_limits_are_read(configured: Api) -> None:
     }
 
 
+@pytest.mark.slow
 def test_no_response_of_any_read_endpoint_carries_a_secret(configured: Api) -> None:
     paths = configured.get("/openapi.json").json()["paths"]
     read = [p for p, ops in paths.items() if "get" in ops and "{" not in p and "search" not in p]

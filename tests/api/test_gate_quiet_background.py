@@ -137,6 +137,7 @@ def test_the_app_counts_its_requests_for_the_background_work(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("app_on", [False, True])
+@pytest.mark.slow
 def test_a_heartbeat_pass_imports_the_scheduler_only_when_the_app_is_on(
     tmp_path: Path, app_on: bool
 ) -> None:

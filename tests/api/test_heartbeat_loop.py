@@ -111,6 +111,7 @@ def test_with_the_app_off_the_loop_passes_but_runs_nothing(database: Path) -> No
         assert not [e for e in entries if e["kind"] == "heartbeat"]
 
 
+@pytest.mark.slow
 def test_no_heartbeat_leaves_due_plans_to_a_worker(database: Path) -> None:
     _due_plan(database, app_on=True)
     with _serve(database, "--no-heartbeat") as client:

@@ -85,6 +85,7 @@ def serving(app: FastAPI) -> Iterator[str]:
         thread.join(timeout=60)
 
 
+@pytest.mark.slow
 def test_a_small_append_over_http_never_waits_behind_a_large_one(
     database: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,6 +49,7 @@ def _modules_after(code: str) -> frozenset[str]:
     return frozenset(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.slow
 def test_importing_the_api_package_loads_no_review_jobs_heartbeat_or_webhook_code() -> None:
     assert _imported_after("import proctor.api") == []
 
@@ -65,6 +66,7 @@ def test_the_serve_command_module_loads_no_review_jobs_heartbeat_or_webhook_code
     ],
     ids=["without-webhooks", "with-webhooks"],
 )
+@pytest.mark.slow
 def test_building_the_app_imports_no_webhook_delivery_even_when_it_delivers_webhooks(
     make: str,
 ) -> None:
@@ -105,10 +107,12 @@ supervisor (sessions, goals, gate, intake, discussion), the job queue, suggestio
 (jsonschema), the search encoder's runtime, PostgreSQL's dialect and the migrations."""
 
 
+@pytest.mark.slow
 def test_building_the_app_as_serve_does_imports_no_rules_supervisor_jobs_or_encoder() -> None:
     assert _imported_after(SERVE_APP, NOT_AT_START) == []
 
 
+@pytest.mark.slow
 def test_building_the_app_builds_no_response_model_until_a_request_needs_it() -> None:
     """The API's wire models (``WireModel``) build their validators and serializers on first
     use, so the app's start does not pay for the routes nobody has asked for yet (not even
@@ -269,6 +273,7 @@ def _imported_in(home: Path, code: str, watched: tuple[str, ...]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_a_servers_first_conversation_list_imports_no_other_repository(
     proctor_home: Path,
 ) -> None:
@@ -331,6 +336,7 @@ def test_building_the_app_as_serve_does_imports_no_router_but_the_overview() -> 
     assert _imported_after(SERVE_APP, NOT_BEFORE_A_REQUEST) == []
 
 
+@pytest.mark.slow
 def test_a_servers_first_conversation_list_imports_its_router_only(proctor_home: Path) -> None:
     """``GET /api/conversations`` imports the conversations router (the first whose paths
     hold it, and whose route matches), not search, the wire models around it, the other
@@ -374,6 +380,7 @@ def test_a_request_outside_a_deferred_routers_paths_does_not_import_it() -> None
     assert not deferred.loaded
 
 
+@pytest.mark.slow
 def test_a_first_findings_page_imports_neither_search_nor_the_graphs_wire_models(
     proctor_home: Path,
 ) -> None:

@@ -152,6 +152,7 @@ def _events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
             yield json.loads(line.removeprefix("data:"))
 
 
+@pytest.mark.slow
 def test_the_stream_announces_the_counts_and_then_each_change(own: Served) -> None:
     with (
         _client(own) as client,

@@ -5,7 +5,7 @@ strings, path ids, bodies) through the ASGI app, over a private copy of a review
 examples per operation are bounded so the run stays a few seconds per operation: schemathesis'
 coverage phase (its boundary and invalid values) runs whole everywhere, and the random examples
 are a property's (tests/properties.py): 20 per operation and generation mode in ``make test``,
-8 in ``make check`` (the inner loop), 40 in ``make fuzz``. They were 40 everywhere: the file
+40 in ``make fuzz``; ``make check`` (the inner loop) leaves the file out (marked ``slow``). They were 40 everywhere: the file
 alone took 81 CPU seconds (``-n 0``, load 5), near a third of ``make check``'s tests; 20 take
 45 to 57. The coverage phase is about 3,400 requests of the 81 tests, whatever the count.
 """
@@ -26,6 +26,9 @@ from proctor.api import create_app
 from proctor.store import open_store
 from tests import properties
 from tests.api import schemathesis_media
+
+# 81 property tests, 29 s of the inner loop's tests: `make test` runs them, `make check` not.
+pytestmark = pytest.mark.slow
 
 _database: dict[str, Path] = {}
 """The database the app serves during the current test (each test gets a private copy)."""

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from proctor.review import ReviewRequest, start_review
@@ -86,6 +87,7 @@ def _statements(database: Path, conversations: int) -> dict[str, int]:
         api.close()
 
 
+@pytest.mark.slow
 def test_the_main_read_routes_take_as_many_statements_for_thirty_conversations_as_for_two(
     tmp_path: Path,
 ) -> None:

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from proctor.cli.main import cli
@@ -80,6 +81,7 @@ def test_ingest_without_a_session_makes_no_model_request(tmp_path: Path) -> None
     assert json.loads(result.output)["supervision"] == []
 
 
+@pytest.mark.slow
 def test_watch_supervises_on_its_own_thread_and_finishes_before_it_stops(
     tmp_path: Path,
 ) -> None:

@@ -16,7 +16,7 @@ from proctor.rules import Trace, check_trace
 from proctor.sources import prepare_bundle, read_paths
 from proctor.transcript import ConversationBundle
 
-pytestmark = pytest.mark.shared
+pytestmark = [pytest.mark.shared, pytest.mark.slow]  # sweeps of the development split
 
 
 @pytest.fixture(scope="module")

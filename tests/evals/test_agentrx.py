@@ -315,6 +315,7 @@ def test_the_command_prints_a_table_with_the_extras_labelled(
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_the_real_runs_are_judged_without_leaking_their_labels(
     datasets_dir: Path, answering: Any
 ) -> None:

@@ -180,6 +180,7 @@ def test_long_records_are_bounded_and_counted(tmp_path: Path, answering: Any) ->
     assert all(s["text"].endswith("TAIL") for s in steps if s["from"] == "environment")
 
 
+@pytest.mark.slow
 def test_a_failed_call_leaves_its_record_unanswered_and_the_run_goes_on(
     six_records: Path, answering: Any
 ) -> None:
@@ -234,6 +235,7 @@ def test_the_rules_only_run_keeps_its_run_record(six_records: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_the_real_records_are_judged_without_leaking_their_labels(
     datasets_dir: Path, answering: Any
 ) -> None:

@@ -119,6 +119,7 @@ def test_agent_names_are_compared_without_case_separators_or_notes() -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_the_real_runs_are_judged_without_leaking_their_labels(
     datasets_dir: Path, answering: Any
 ) -> None:

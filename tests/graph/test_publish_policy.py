@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,6 +225,7 @@ def test_a_revoked_relation_is_never_recreated_and_an_edited_one_never_overwritt
 
 @FAST
 @given(facts=st.lists(relation_facts, max_size=8), stored=stored_relations)
+@pytest.mark.slow
 def test_publishing_the_same_relations_twice_changes_nothing(
     facts: list[RelationFact], stored: dict[str, StoredRelation]
 ) -> None:

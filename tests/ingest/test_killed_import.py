@@ -176,6 +176,7 @@ os._exit(1)  # no outcome recorded, as after a crash
 """
 
 
+@pytest.mark.slow
 def test_the_next_ingest_names_the_interrupted_import(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {**os.environ, "PROCTOR_HOME": str(home), **database_env(home)}

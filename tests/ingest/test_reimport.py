@@ -65,6 +65,7 @@ def test_every_shared_transcript_file_is_read_by_an_adapter(imported: tuple[Path
         assert path.resolve() in read, f"{path} is not read by any adapter"
 
 
+@pytest.mark.slow
 def test_reimporting_the_same_files_writes_nothing(imported: tuple[Path, Path]) -> None:
     db, transcripts = imported
     before = _dump(db)

@@ -65,6 +65,7 @@ def test_an_agent_lists_and_calls_every_read_only_tool_over_stdio(mcp_home: McpH
     assert 0 < len(trace["messages"]) <= 20
 
 
+@pytest.mark.slow
 def test_the_tools_are_hidden_and_refused_while_a_switch_is_off(mcp_home: McpHome) -> None:
     store = mcp_home.store
 

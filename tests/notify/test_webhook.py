@@ -48,6 +48,7 @@ def _ledger(store: SqlStore) -> list[str]:
     return [n.key for n in store.notification_page(project="ledger-sync", limit=100).items]
 
 
+@pytest.mark.slow
 def test_a_receiver_that_fails_twice_gets_the_notification_on_the_third_attempt(
     store: SqlStore, proctor_home: Path
 ) -> None:

@@ -73,6 +73,7 @@ rules = st.builds(
 
 @FAST
 @given(sources=candidates, rule=rules)
+@pytest.mark.slow
 def test_a_manifest_holds_exactly_the_changed_sources_of_its_scope_and_range(
     sources: list[ManifestCandidate], rule: ManifestRule
 ) -> None:
@@ -97,6 +98,7 @@ def test_a_manifest_holds_exactly_the_changed_sources_of_its_scope_and_range(
 
 @FAST
 @given(sources=candidates, stages=st.sampled_from((("structural",), STAGES)))
+@pytest.mark.slow
 def test_a_source_checkpointed_at_its_fingerprint_for_every_stage_never_enters_again(
     sources: list[ManifestCandidate], stages: tuple[str, ...]
 ) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from proctor.ingest import ingest
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
@@ -85,6 +87,7 @@ def _loaded(home: Path, *, create: bool) -> tuple[str, set[str]]:
     return done.stdout, set(done.stderr.split())
 
 
+@pytest.mark.slow
 def test_a_no_change_review_process_imports_no_extractor_index_or_model_code(
     proctor_home: Path,
 ) -> None:
@@ -102,6 +105,7 @@ def test_a_no_change_review_process_imports_no_extractor_index_or_model_code(
     assert loaded == []
 
 
+@pytest.mark.slow
 def test_a_review_that_reads_a_batch_does_load_the_extractors(proctor_home: Path) -> None:
     proctor_home.mkdir(parents=True, exist_ok=True)
     database_env(proctor_home)

@@ -206,6 +206,7 @@ def test_gate(proposed: CallSpec, decision: str) -> None:
     assert answer.decision == decision
 
 
+@pytest.mark.slow
 def test_jsonschema_is_imported_only_for_a_policy_with_output_schemas() -> None:
     # The gate hook is a fresh process per tool call: it must not pay for jsonschema.
     code = (

@@ -121,6 +121,7 @@ def test_search_right_after_importing_every_shared_transcript_answers_without_em
     assert len(started.calls) == 2  # the search handed off too: nobody holds the lock
 
 
+@pytest.mark.slow
 def test_the_hand_off_names_the_store_and_starts_nothing_when_the_index_is_current(
     sqlite_store: SqlStore, started: _Started
 ) -> None:
@@ -154,6 +155,7 @@ def test_no_indexer_is_started_while_another_holds_the_stores_lock(
     assert hand_off_indexing(store) is not None
 
 
+@pytest.mark.slow
 def test_a_server_leaves_embedding_to_the_indexer_holding_the_lock(store: SqlStore) -> None:
     write(store, dialogue("c1", [("Ann", text) for text in TOPICS]))
     lock = IndexerLock(store)

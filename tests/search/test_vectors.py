@@ -142,6 +142,7 @@ def _scopes(store: SqlStore) -> list[Scope]:
 
 
 @pytest.mark.parametrize("extension", [True, False], ids=["sqlite-vec-if-any", "scan"])
+@pytest.mark.slow
 def test_ranking_from_the_database_equals_scoring_every_document(
     store: SqlStore, extension: bool
 ) -> None:
@@ -186,6 +187,7 @@ def test_nearest_documents_equal_a_brute_force_top_k(store: SqlStore) -> None:
                 assert near.scanned == len(catalog.row_ids)
 
 
+@pytest.mark.slow
 def test_the_scan_holds_one_chunk_of_vectors_not_all_of_them(store: SqlStore) -> None:
     _fill(store, conversations=20, turns=100)
     encoder = WordEncoder()

@@ -84,6 +84,7 @@ def _queries() -> list[str]:
     return [*queries, "What did Ann paint by the lake?", "Bo", "zebra xylophone"]
 
 
+@pytest.mark.slow
 def test_the_approximate_path_equals_the_exact_one_when_its_candidates_cover_the_scope(
     store: SqlStore,
 ) -> None:

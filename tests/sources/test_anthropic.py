@@ -300,6 +300,7 @@ def test_a_document_of_the_wrong_type_is_refused_with_the_reason(tmp_path: Path)
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_the_anthropic_adapter_claims_no_file_of_another_format() -> None:
     adapter = AnthropicMessagesAdapter()
     files = [p for root in (TRANSCRIPTS_DIR, DATASETS_DIR) for p in sorted(root.rglob("*"))]

@@ -197,6 +197,7 @@ def test_broken_lines_and_records_become_issues_and_the_rest_is_read(tmp_path: P
     assert len(result.bundles) == len(lines) - 1 - 3
 
 
+@pytest.mark.slow
 def test_agentdojo_claims_no_transcript_and_no_other_benchmark() -> None:
     adapter = AgentDojoAdapter()
     others = [

@@ -195,6 +195,7 @@ def test_a_plain_role_content_list_is_not_taken_for_a_magentic_one_log(tmp_path:
     assert AgentRxAdapter().sniff(Sample(path)) is False
 
 
+@pytest.mark.slow
 def test_ids_do_not_change_between_reads_or_folders(tmp_path: Path) -> None:
     if not RUN_FILES:
         pytest.skip("no AgentRx run files")

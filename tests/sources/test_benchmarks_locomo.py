@@ -166,6 +166,7 @@ def test_a_single_sample_object_is_read_too(tmp_path: Path, samples: list[dict[s
     assert [b.conversation_id for b in result.bundles] == [f"locomo:{samples[0]['sample_id']}"]
 
 
+@pytest.mark.slow
 def test_locomo_claims_no_transcript_and_no_other_benchmark() -> None:
     adapter = LocomoAdapter()
     others = [

@@ -258,6 +258,7 @@ def test_ids_do_not_change_between_reads_or_folders(tmp_path: Path) -> None:
     assert ids(read(FILES[0])) == ids(read(FILES[0])) == ids(read(moved))
 
 
+@pytest.mark.slow
 def test_r_judge_claims_no_transcript_and_no_other_benchmark() -> None:
     adapter = RJudgeAdapter()
     others = [

@@ -198,6 +198,7 @@ def test_a_truncated_file_is_an_error_with_its_line(tmp_path: Path) -> None:
     assert result.issues[0].line is not None
 
 
+@pytest.mark.slow
 def test_who_and_when_claims_no_transcript_and_no_other_benchmark() -> None:
     adapter = WhoAndWhenAdapter()
     others = [

@@ -239,6 +239,7 @@ def test_manifest_readme_and_non_rollouts_are_not_taken_for_codex(path: Path) ->
     assert not CodexAdapter().sniff(Sample(path))
 
 
+@pytest.mark.slow
 def test_files_of_every_other_format_are_not_taken_for_codex() -> None:
     shared = CODEX_DIR.parents[1]
     others = [

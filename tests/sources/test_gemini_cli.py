@@ -120,6 +120,7 @@ def test_fixture_counts_follow_the_replay_rules(path: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_gemini_adapter_claims_no_file_of_another_format() -> None:
     adapter = GeminiCliAdapter()
     claimed = [p for p in other_format_files() if adapter.sniff(Sample(p))]

@@ -296,6 +296,7 @@ def test_a_bad_line_in_a_log_is_skipped_and_the_other_lines_are_read(tmp_path: P
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_the_chat_adapter_claims_no_file_of_another_format() -> None:
     adapter = OpenAIChatAdapter()
     files = [p for root in (TRANSCRIPTS_DIR, DATASETS_DIR) for p in sorted(root.rglob("*"))]

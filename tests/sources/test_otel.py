@@ -147,6 +147,7 @@ def test_generic_otlp_exports_import_no_conversation_and_no_error(transcripts_di
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_no_other_shared_file_is_claimed(transcripts_dir: Path, datasets_dir: Path) -> None:
     examples = transcripts_dir / "otel-genai" / "otlp-json-examples"
     files = [

@@ -557,6 +557,7 @@ def test_look_alike_files_are_not_claimed(tmp_path: Path, records: list[dict[str
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_no_shared_transcript_or_dataset_is_claimed(
     transcripts_dir: Path, datasets_dir: Path
 ) -> None:

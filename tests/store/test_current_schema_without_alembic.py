@@ -30,6 +30,7 @@ def test_the_plain_head_is_alembics_head() -> None:
     assert _engine._plain_head() == head_revision()
 
 
+@pytest.mark.slow
 def test_a_current_store_opens_without_importing_alembic(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

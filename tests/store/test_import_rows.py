@@ -104,6 +104,7 @@ def _eventually(probe: Callable[[], T], done: Callable[[T], bool], seconds: floa
         time.sleep(0.05)  # polling another process's state; there is no event to wait on
 
 
+@pytest.mark.slow
 def test_an_import_killed_mid_way_is_marked_interrupted_and_one_still_running_is_not(
     store: SqlStore, importers: Callable[[], Importer]
 ) -> None:
