@@ -166,15 +166,17 @@ class Sample:
         index = 0
         while True:
             # ``records`` is the head's records when the head holds two or more (else the
-            # records read past it): two more than yielded tell which without parsing all.
-            found, done = self._head_prefix(index + 2)
+            # records read past it): parsing two first tells which. Then the head is
+            # parsed on in doubling steps, every record found so far being one of them.
+            found, done = self._head_prefix(max(2, 2 * index))
             if done and len(found) < 2 and self._cut:
                 yield from self.records[index:]
                 return
             if index >= len(found):
                 return
-            yield found[index]
-            index += 1
+            while index < len(found):
+                yield found[index]
+                index += 1
 
     def _head_records(self) -> list[dict[str, Any]]:
         return self._head_prefix(SAMPLE_RECORDS)[0]
