@@ -41,6 +41,15 @@ def _statements(action: Any) -> tuple[list[str], int]:
     return statements, len(checkouts)
 
 
+def _round_trips(store: SqlStore, statements: list[str]) -> list[str]:
+    """The statements that would be round trips to a server: SQLite, in process, also
+    reads its data version (unchanged data is not counted again: ``_unchanged.py``) and
+    FTS5's row count (a question of several words: ``_fts5_top.py``)."""
+    if store.dialect != "sqlite":
+        return statements
+    return [s for s in statements if s != "PRAGMA data_version" and "search_fts_data" not in s]
+
+
 def test_a_full_text_search_is_three_statements_in_one_transaction(store: SqlStore) -> None:
     write(store, dialogue("c1", FRIENDS))
     index_full_text(store)
@@ -52,7 +61,7 @@ def test_a_full_text_search_is_three_statements_in_one_transaction(store: SqlSto
     assert result.hits and result.hits[0].doc_id == "c1:t3"
     assert result.index.full_text_current and result.index.documents == len(FRIENDS)
     # The ranking, the freshness check (with the document count) and the hits.
-    assert len(statements) == 3, statements
+    assert len(_round_trips(store, statements)) == 3, statements
     assert checkouts == 1
 
 
@@ -68,7 +77,7 @@ def test_the_freshness_check_is_one_statement_and_sees_a_new_turn(store: SqlStor
     outcome: list[tuple[bool, int | None]] = []
     statements, _ = _statements(lambda: outcome.append(check()))
     assert outcome == [(False, 4)]
-    assert len(statements) == 1, statements
+    assert len(_round_trips(store, statements)) == 1, statements
     write(store, dialogue("c1", FRIENDS[:5]))
     assert check() == (True, 4)
     index_full_text(store)

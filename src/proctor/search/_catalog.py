@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection
 
 from proctor.search._asking import asks_column
 from proctor.search._encoder import DIMENSIONS, TextEncoder
+from proctor.search._unchanged import unless_changed
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import ReadStore
 from proctor.store import tables as t
@@ -108,14 +109,19 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
 
     A replaced document is deleted and inserted again, so it gets a new, higher row id;
     SQLite's AUTOINCREMENT never reuses one. Vectors added to stored documents raise the
-    generation counter (``_write.add_vectors``). Counting uses an index, never the vectors.
+    generation counter (``_write.add_vectors``). Counting uses an index, never the vectors,
+    and counts again only when the database changed (``_unchanged.py``).
     """
     d, state = t.search_documents, t.search_state
-    documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
-    generation = connection.execute(
-        select(state.c.value).where(state.c.name == GENERATION)
-    ).scalar_one_or_none()
-    return (*documents, generation, model)
+
+    def counted() -> tuple[Any, ...]:
+        documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
+        generation = connection.execute(
+            select(state.c.value).where(state.c.name == GENERATION)
+        ).scalar_one_or_none()
+        return (*documents, generation)
+
+    return (*unless_changed(connection, "catalog signature", counted), model)
 
 
 def load_catalog(store: ReadStore, encoder: TextEncoder) -> Catalog:

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 
 from proctor.search._documents import digest, embedding_text
 from proctor.search._encoder import TextEncoder
+from proctor.search._unchanged import unless_changed
 from proctor.search._write import Vector, add_vectors, vector_bytes
 from proctor.store import SqlStore
 from proctor.store import tables as t
@@ -61,12 +62,17 @@ def count_unembedded(connection: Connection, model: str) -> int:
 
 
 def count_embedded(connection: Connection, model: str) -> int:
-    """Documents with a vector of ``model``."""
+    """Documents with a vector of ``model`` (counted again only when the database changed:
+    ``_unchanged.py``)."""
     v = t.search_vectors
-    return int(
-        connection.execute(
-            select(func.count()).select_from(v).where(v.c.model == model)
-        ).scalar_one()
+    return unless_changed(
+        connection,
+        ("embedded", model),
+        lambda: int(
+            connection.execute(
+                select(func.count()).select_from(v).where(v.c.model == model)
+            ).scalar_one()
+        ),
     )
 
 

@@ -40,6 +40,7 @@ from proctor.search._documents import (
 from proctor.search._embed import embed_pending
 from proctor.search._encoder import missing_embeddings
 from proctor.search._graph import missing_graph_documents, repair_graph_documents
+from proctor.search._unchanged import unless_changed
 from proctor.search._write import (
     CHUNK,
     IN_CLAUSE,
@@ -443,12 +444,17 @@ class Freshness:
 
 def freshness(connection: Connection, *, count_documents: bool = False) -> Freshness:
     """Whether the full text is behind the sources (and, when asked, how many documents the
-    index holds), in one round trip: a search asks on every query."""
-    row = _signature_row(connection, count_documents=count_documents)
-    return Freshness(
-        behind=bool(row.recorded != _signature_of(row)),
-        documents=int(row.documents) if count_documents else None,
-    )
+    index holds), in one round trip: a search asks on every query. Counted again only
+    when the database changed since this connection last asked (``_unchanged.py``)."""
+
+    def counted() -> Freshness:
+        row = _signature_row(connection, count_documents=count_documents)
+        return Freshness(
+            behind=bool(row.recorded != _signature_of(row)),
+            documents=int(row.documents) if count_documents else None,
+        )
+
+    return unless_changed(connection, ("freshness", count_documents), counted)
 
 
 _SIGNATURE = "sources_signature"

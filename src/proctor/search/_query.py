@@ -82,7 +82,9 @@ from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._embed import count_embedded
 from proctor.search._encoder import TextEncoder, missing_embeddings
+from proctor.search._fts5_top import best_matches
 from proctor.search._index import freshness
+from proctor.search._one_thread import blas_on_one_thread
 from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
 from proctor.search._vectors import Scope, nearest, vectors_of
@@ -352,7 +354,10 @@ def search(
     sentence = embedded_query(query, matches, terms)
     if holds_vectors(store):
         catalog = load_catalog(store, chosen)
-        ranked, similarity = _rank_hybrid(catalog, chosen, sentence, matches, terms, scope, limit)
+        with blas_on_one_thread():
+            ranked, similarity = _rank_hybrid(
+                catalog, chosen, sentence, matches, terms, scope, limit
+            )
         status = IndexStatus(
             documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
         )
@@ -438,44 +443,48 @@ def _full_text(connection: Connection, terms: Sequence[str], scope: Scope) -> li
 
 
 def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
-    """FTS5's best ``CANDIDATES`` matches by BM25. Over the whole index they are ranked in
-    the full-text index alone and only those are joined to their documents (a common word
-    matches a third of a large store: reading every match's document row before the limit
-    cost as much again as BM25 itself); a scope filters the documents before the limit."""
-    filters = []
-    params: dict[str, Any] = {
-        "match": " OR ".join(f'"{term}"' for term in terms),
-        "blanks": BLANKS,
-    }
+    """FTS5's best ``CANDIDATES`` matches by BM25, found without scoring every match of a
+    common word where that gives the same ones (``_fts5_top.py``). Over the whole index
+    they are ranked in the full-text index alone and only those are joined to their
+    documents (a common word matches a third of a large store: reading every match's
+    document row before the limit cost as much again as BM25 itself); a scope filters the
+    documents before the limit."""
+    params: dict[str, Any] = {"blanks": BLANKS}
+    bm25 = f"bm25(search_fts, 1.0, {CONTEXT_WEIGHT})"
     if scope == Scope(None, None, None):
-        ranked = text(
+        statement = text(
             "SELECT d.row_id, f.score, d.conversation_id, d.position, d.author, "
             "rtrim(d.text, :blanks) LIKE '%?' AS asks "
-            f"FROM (SELECT rowid, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) AS score "
+            f"FROM (SELECT rowid, -{bm25} AS score "
             "FROM search_fts WHERE search_fts MATCH :match "
-            f"ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT {CANDIDATES}) AS f "
+            f"ORDER BY {bm25} LIMIT {CANDIDATES}) AS f "
             "JOIN search_documents AS d ON d.row_id = f.rowid ORDER BY f.score DESC"
         )
-        return [_match_of(row) for row in connection.execute(ranked, params).all()]
-    if scope.project_id is not None:
-        filters.append("AND d.project_id = :project_id")
-        params["project_id"] = scope.project_id
-    if scope.conversation_id is not None:
-        filters.append("AND d.conversation_id = :conversation_id")
-        params["conversation_id"] = scope.conversation_id
-    statement = text(
-        f"SELECT d.row_id, -bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) AS score, "
-        "d.conversation_id, d.position, d.author, "
-        "rtrim(d.text, :blanks) LIKE '%?' AS asks "
-        "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
-        f"WHERE search_fts MATCH :match {' '.join(filters)} "
-        + ("AND d.doc_type IN :doc_types " if scope.doc_types else "")
-        + f"ORDER BY bm25(search_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT {CANDIDATES}"
-    )
-    if scope.doc_types:
-        statement = statement.bindparams(bindparam("doc_types", expanding=True))
-        params["doc_types"] = list(scope.doc_types)
-    return [_match_of(row) for row in connection.execute(statement, params).all()]
+    else:
+        filters = []
+        if scope.project_id is not None:
+            filters.append("AND d.project_id = :project_id")
+            params["project_id"] = scope.project_id
+        if scope.conversation_id is not None:
+            filters.append("AND d.conversation_id = :conversation_id")
+            params["conversation_id"] = scope.conversation_id
+        if scope.doc_types:
+            filters.append("AND d.doc_type IN :doc_types")
+            params["doc_types"] = list(scope.doc_types)
+        statement = text(
+            f"SELECT d.row_id, -{bm25} AS score, d.conversation_id, d.position, d.author, "
+            "rtrim(d.text, :blanks) LIKE '%?' AS asks "
+            "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
+            f"WHERE search_fts MATCH :match {' '.join(filters)} "
+            f"ORDER BY {bm25} LIMIT {CANDIDATES}"
+        )
+        if scope.doc_types:
+            statement = statement.bindparams(bindparam("doc_types", expanding=True))
+
+    def rank(expression: str) -> list[Sequence[Any]]:
+        return list(connection.execute(statement, params | {"match": expression}).all())
+
+    return [_match_of(row) for row in best_matches(connection, terms, rank, CANDIDATES)]
 
 
 def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:

@@ -42,6 +42,7 @@ from sqlalchemy import Select, and_, func, select, text
 from sqlalchemy.engine import Connection, Engine
 
 from proctor.search._encoder import DIMENSIONS
+from proctor.search._unchanged import unless_changed
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import tables as t
 
@@ -160,11 +161,18 @@ def _nearest_scan(
 def _index_signature(connection: Connection) -> tuple[Any, ...]:
     """Changes whenever a document is added or removed, or vectors are added (as
     ``_catalog._signature``: a replaced document gets a new, higher row id; ``add_vectors``
-    raises the generation counter). Counting uses an index, never the vectors."""
+    raises the generation counter). Counting uses an index, never the vectors, and counts
+    again only when the database changed (``_unchanged.py``)."""
     d, state = t.search_documents, t.search_state
     generation = select(state.c.value).where(state.c.name == GENERATION).scalar_subquery()
-    return tuple(
-        connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id), generation)).one()
+    return unless_changed(
+        connection,
+        "index signature",
+        lambda: tuple(
+            connection.execute(
+                select(func.count(d.c.doc_type), func.max(d.c.row_id), generation)
+            ).one()
+        ),
     )
 
 

@@ -1,0 +1,160 @@
+"""FTS5's best matches by BM25 without scoring every match of the query's common words.
+
+Ranking ``a OR b OR c`` makes FTS5 compute BM25 for every document holding any of the
+words: about a microsecond each, so a question of common words ("read the config file":
+110,000 of 311,000 documents) costs 130 ms however few matches are kept. Most of those
+documents hold one common word and cannot reach the best ``limit``. This finds the same
+best ``limit`` while scoring far fewer, exactly:
+
+- BM25 is a sum over the query's words, each term ``idf · f·(k1 + 1) / (f + K)`` with
+  ``K > 0``: a word adds less than ``U = idf · (k1 + 1)`` to any document, so a document
+  holding exactly the words ``T`` scores below ``U(T)``, the sum of their bounds
+  (``idf`` as FTS5 computes it: ``_idf``; the document frequencies are counted, once per
+  version of the data: ``_unchanged.py``).
+- Over a conjunction ``AND(S)`` of some of the words, written in the query's order, FTS5
+  gives a document that holds exactly the words ``S`` the very score the full query gives
+  it (the same phrases, IDFs and frequencies; the words it lacks add 0.0 there), and one
+  holding more words a lower score (some of its terms are missing).
+- The sets ``S`` are ranked in turn by falling ``U(S)``, so a document's own set comes
+  before every subset of it, and each document keeps the highest score it was given. Once
+  the ``limit``-th best score kept is above ``U`` of every set not ranked yet, no document
+  left can reach the best ``limit``: they are the exhaustive ranking's, with its scores.
+
+A question with one word, more than ``MAX_WORDS`` words or fewer than ``EXHAUSTIVE_BELOW``
+matches in all, and a search whose sets have not settled after ``MAX_SETS`` of them, is
+ranked exhaustively (the same answer: never slower than that by more than those sets).
+Ties at the ``limit``-th score may be broken differently (the exhaustive ranking breaks
+them arbitrarily; this by row id). ``tests/search/test_fts5_top.py`` holds the two equal.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from proctor.search._unchanged import unless_changed
+
+Ranked = Sequence[Sequence[Any]]
+"""Rows of (row id, BM25 score, higher = better, anything else), best first."""
+Rank = Callable[[str], Ranked]
+"""Runs the ranked statement for an FTS5 expression: its best matches (at most the
+``limit`` of ``best_matches``), scored by ``-bm25`` of that expression."""
+
+K1 = 1.2
+"""FTS5's BM25 k1 (``fts5_aux.c``)."""
+MAX_WORDS = 3
+"""Above this many words the sets of words are too many to rank in turn: on the 1 GB
+store questions of four to six common words needed 10–28 sets, as slow as one exhaustive
+ranking or slower."""
+MAX_SETS = 4
+"""Sets of words ranked before the search gives up and ranks every match (two- and
+three-word questions of the 1 GB store settled after one to four)."""
+EXHAUSTIVE_BELOW = 20_000
+"""Documents matching any word (at most: the sum of the words' frequencies) below which
+one exhaustive ranking costs little (about 20 ms) and is used."""
+_MARGIN = 1e-9
+"""Relative slack on the bounds' comparison (they are sums of floats)."""
+
+
+def or_expression(terms: Sequence[str]) -> str:
+    """FTS5's expression for documents holding any of ``terms``."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def and_expression(terms: Sequence[str]) -> str:
+    """FTS5's expression for documents holding all of ``terms``."""
+    return " AND ".join(f'"{term}"' for term in terms)
+
+
+def best_matches(
+    connection: Connection,
+    terms: Sequence[str],
+    rank: Rank,
+    limit: int,
+    *,
+    exhaustive_below: int | None = None,
+    max_sets: int | None = None,
+) -> Ranked:
+    """The best ``limit`` documents holding any of ``terms`` by FTS5's BM25 over all of
+    them, as ``rank(or_expression(terms))`` gives them (up to ties at the last score; with
+    the rows ``rank`` gives them: each document's row from the set that scored it best).
+    ``exhaustive_below`` and ``max_sets``: as ``EXHAUSTIVE_BELOW`` and ``MAX_SETS``."""
+    if len(terms) < 2 or len(terms) > MAX_WORDS:
+        return rank(or_expression(terms))
+    below = EXHAUSTIVE_BELOW if exhaustive_below is None else exhaustive_below
+    rows = _rows(connection)
+    if rows is None or rows < below:  # no more matches than documents
+        return rank(or_expression(terms))
+    frequencies = [_frequency(connection, term) for term in terms]
+    if sum(frequencies) < below:
+        return rank(or_expression(terms))
+    bounds = [_idf(rows, n) * (K1 + 1) for n in frequencies]
+    sets = sorted(
+        (
+            combination
+            for size in range(len(terms), 0, -1)
+            for combination in itertools.combinations(range(len(terms)), size)
+            if all(frequencies[i] for i in combination)
+        ),
+        key=lambda s: -sum(bounds[i] for i in s),
+    )
+    best: dict[int, Sequence[Any]] = {}
+    for done, words in enumerate(sets):
+        if done == (MAX_SETS if max_sets is None else max_sets):
+            return rank(or_expression(terms))
+        for row in rank(and_expression([terms[i] for i in words])):
+            kept = best.get(int(row[0]))
+            if kept is None or row[1] > kept[1]:
+                best[int(row[0])] = row
+        ranked = sorted(best.values(), key=lambda row: (-row[1], row[0]))[:limit]
+        following = sets[done + 1] if done + 1 < len(sets) else None
+        if following is None:
+            return ranked
+        bound = sum(bounds[i] for i in following)
+        if len(ranked) == limit and ranked[-1][1] > bound * (1 + _MARGIN):
+            return ranked
+    return sorted(best.values(), key=lambda row: (-row[1], row[0]))[:limit]
+
+
+def _idf(rows: int, frequency: int) -> float:
+    """FTS5's BM25 inverse document frequency (``fts5_aux.c``: never below 1e-6)."""
+    idf = math.log((rows - frequency + 0.5) / (frequency + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
+def _frequency(connection: Connection, term: str) -> int:
+    """Documents holding ``term`` (as FTS5 counts them for its IDF)."""
+    statement = text("SELECT count(*) FROM search_fts WHERE search_fts MATCH :match")
+    return unless_changed(
+        connection,
+        ("fts5 frequency", term),
+        lambda: int(connection.execute(statement, {"match": f'"{term}"'}).scalar_one()),
+    )
+
+
+def _rows(connection: Connection) -> int | None:
+    """The rows FTS5's BM25 counts (its averages record, the first varint of row 1 of
+    ``search_fts_data``); None when that record cannot be read."""
+    block = connection.execute(
+        text("SELECT block FROM search_fts_data WHERE id = 1")
+    ).scalar_one_or_none()
+    if not isinstance(block, bytes) or not block:
+        return None
+    return _varint(block)
+
+
+def _varint(data: bytes) -> int | None:
+    """SQLite's variable-length integer at the start of ``data`` (FTS5 writes these)."""
+    value = 0
+    for index, byte in enumerate(data[:9]):
+        if index == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
