@@ -418,6 +418,8 @@ def _insert_new_sources(
 
 
 def _update_sources(connection: Connection, revised: list[Row], touched: list[Row]) -> None:
+    if not revised and not touched:
+        return  # most writes (a new conversation): no statement to build
     where = (t.sources.c.source_type == bindparam("b_type")) & (
         t.sources.c.source_id == bindparam("b_id")
     )
