@@ -133,3 +133,26 @@ def test_a_connection_that_wrote_keeps_no_answers(sqlite_store: SqlStore) -> Non
         assert data_version(connection) is None
     with sqlite_store.repos.search.read() as connection:
         assert data_version(connection) is not None
+
+
+def test_a_pass_over_an_unchanged_store_counts_nothing_and_sees_another_process(
+    tmp_path: Path,
+) -> None:
+    store = _indexed(tmp_path)
+    try:
+        seen: list[str] = []
+
+        def record(_c: Any, _cursor: Any, sql: str, *_: Any) -> None:
+            seen.append(sql)
+
+        index_full_text(store)  # this connection's first answers
+        event.listen(store._reader, "before_cursor_execute", record)
+        try:
+            assert index_full_text(store).added == 0
+            assert [s for s in seen if s != "BEGIN"] == ["PRAGMA data_version"], seen
+            _in_another_process(tmp_path / "proctor.db", index=False)
+            assert index_full_text(store).added == 3
+        finally:
+            event.remove(store._reader, "before_cursor_execute", record)
+    finally:
+        store.close()

@@ -50,14 +50,19 @@ class EmbedReport:
 
 
 def count_unembedded(connection: Connection, model: str) -> int:
-    """Documents without a vector of ``model``."""
+    """Documents without a vector of ``model`` (a server's indexer asks every few seconds:
+    counted again only when the database changed, ``_unchanged.py``)."""
     d, v = t.search_documents, t.search_vectors
-    return int(
-        connection.execute(
-            select(func.count())
-            .select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == model)))
-            .where(v.c.row_id.is_(None))
-        ).scalar_one()
+    return unless_changed(
+        connection,
+        ("unembedded", model),
+        lambda: int(
+            connection.execute(
+                select(func.count())
+                .select_from(d.outerjoin(v, and_(v.c.row_id == d.c.row_id, v.c.model == model)))
+                .where(v.c.row_id.is_(None))
+            ).scalar_one()
+        ),
     )
 
 

@@ -320,8 +320,13 @@ def index_full_text(
     started = time.perf_counter()
     # The store exposes transactions to its own parts; the index is one of them.
     with store.repos.search.read() as connection:
-        repair = missing_graph_documents(connection)
-        seen = _signature_row(connection)
+        # A server's every search asks for a pass first: the checks are counted again only
+        # when the database changed (``_unchanged.py``).
+        repair, seen = unless_changed(
+            connection,
+            "full-text pass check",
+            lambda: (missing_graph_documents(connection), _signature_row(connection)),
+        )
         signature, recorded = _signature_of(seen), seen.recorded
         same = recorded == signature
         scope = None if same or full else _changed_conversations(connection, recorded)
