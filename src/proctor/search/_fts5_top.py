@@ -11,14 +11,13 @@ best ``limit`` while scoring far fewer, exactly:
   holding exactly the words ``T`` scores below ``U(T)``, the sum of their bounds
   (``idf`` as FTS5 computes it: ``_idf``; the document frequencies are counted, once per
   version of the data: ``_unchanged.py``).
-- Over a conjunction ``AND(S)`` of some of the words, written in the query's order, FTS5
-  gives a document that holds exactly the words ``S`` the very score the full query gives
-  it (the same phrases, IDFs and frequencies; the words it lacks add 0.0 there), and one
-  holding more words a lower score (some of its terms are missing).
-- The sets ``S`` are ranked in turn by falling ``U(S)``, so a document's own set comes
-  before every subset of it, and each document keeps the highest score it was given. Once
-  the ``limit``-th best score kept is above ``U`` of every set not ranked yet, no document
-  left can reach the best ``limit``: they are the exhaustive ranking's, with its scores.
+- The documents holding exactly the words ``S`` are ``AND(S) NOT (the other words)``,
+  written in the query's order: FTS5 gives each the very score the full query gives it
+  (the same phrases in the same order, IDFs and frequencies; the words it lacks add 0.0
+  in both), bit for bit, and scores only them.
+- The sets ``S`` are ranked in turn by falling ``U(S)``. Once the ``limit``-th best score
+  found is above ``U`` of every set not ranked yet, no document left can reach the best
+  ``limit``: they are the exhaustive ranking's, with its scores.
 
 A question with one word, more than ``MAX_WORDS`` words or fewer than ``EXHAUSTIVE_BELOW``
 matches in all, and a search whose sets have not settled after ``MAX_SETS`` of them, is
@@ -66,9 +65,10 @@ def or_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def and_expression(terms: Sequence[str]) -> str:
-    """FTS5's expression for documents holding all of ``terms``."""
-    return " AND ".join(f'"{term}"' for term in terms)
+def and_expression(terms: Sequence[str], without: Sequence[str] = ()) -> str:
+    """FTS5's expression for documents holding all of ``terms`` and none of ``without``."""
+    holding = " AND ".join(f'"{term}"' for term in terms)
+    return f"{holding} NOT ({or_expression(without)})" if without else holding
 
 
 def best_matches(
@@ -107,7 +107,8 @@ def best_matches(
     for done, words in enumerate(sets):
         if done == (MAX_SETS if max_sets is None else max_sets):
             return rank(or_expression(terms))
-        for row in rank(and_expression([terms[i] for i in words])):
+        others = [terms[i] for i in range(len(terms)) if i not in words and frequencies[i]]
+        for row in rank(and_expression([terms[i] for i in words], others)):
             kept = best.get(int(row[0]))
             if kept is None or row[1] > kept[1]:
                 best[int(row[0])] = row
