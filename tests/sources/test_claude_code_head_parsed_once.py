@@ -131,3 +131,13 @@ def test_a_file_role_read_lazily_is_the_role_of_its_whole_sample(transcripts_dir
         whole = _role_from_every_record(path, Sample(path).records)
         assert role_of(path, Sample(path).iter_records()) == whole, path
         assert role_of(path, Sample(path).records) == whole, path
+
+
+def test_telling_prose_from_json_lines_parses_only_its_first_lines(
+    tmp_path: Path, head_parses: list[bytes]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"line {number} of a note, not JSON\n" for number in range(500)))
+    sample = Sample(notes)
+    assert sample.is_jsonl is False
+    assert len(head_parses) <= 8  # the leading lines is_jsonl looks at, each once

@@ -67,6 +67,8 @@ class _HeadScan:
 
     found: list[dict[str, Any]] = field(default_factory=list)
     position: int = 0
+    lines: int = 0
+    """Lines parsed (the blank ones not counted)."""
     done: bool = False
 
     def next_line(self, head: bytes, cut: bool) -> bytes | None:
@@ -181,10 +183,11 @@ class Sample:
     def _head_records(self) -> list[dict[str, Any]]:
         return self._head_prefix(SAMPLE_RECORDS)[0]
 
-    def _head_prefix(self, count: int) -> tuple[list[dict[str, Any]], bool]:
+    def _head_prefix(self, count: int, *, lines: int = 0) -> tuple[list[dict[str, Any]], bool]:
         """The head's records parsed so far, at least its first ``count`` (at most
         ``SAMPLE_RECORDS``) when it holds them, and whether it holds no more; its lines are
-        parsed once, as far as asked (``_HeadScan``). The list is the scan's own."""
+        parsed once, as far as asked (``_HeadScan``), and at least its first ``lines``
+        lines that hold anything. The list is the scan's own."""
         scan = self._cache.get("head_scan")
         if not isinstance(scan, _HeadScan):
             scan = _HeadScan()
@@ -193,13 +196,14 @@ class Sample:
         head = self.head
         found = scan.found
         count = min(count, SAMPLE_RECORDS)
-        while len(found) < count and not scan.done:
+        while (len(found) < count or scan.lines < lines) and not scan.done:
             line = scan.next_line(head, self._cut)
             if line is None:
                 break
             line = line.strip()
             if not line:
                 continue
+            scan.lines += 1
             try:
                 value = parse_json(line)
             except JSONProblem:
@@ -262,7 +266,7 @@ class Sample:
         if not leading:
             return False
         if self._caching:
-            self._head_prefix(len(leading))  # the leading lines, parsed by the head's scan
+            self._head_prefix(0, lines=len(leading))  # parsed by the head's scan, once
         whole = [self._is_object(line) for line in leading]
         named_lines = self.path.suffix.lower() in (".jsonl", ".ndjson")
         if not named_lines and not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
