@@ -20,7 +20,6 @@ import pytest
 from proctor.ingest import ingest
 from proctor.store import open_store
 from tests import backends
-from tests.backends import copy_database
 from tests.conftest import DATASETS_DIR, SHARED_DIR, TRANSCRIPTS_DIR
 from tests.fuzz.harness import stored_text
 from tests.fuzz.real_files import cases, expected_texts, mutated_copy, real_files
@@ -30,14 +29,6 @@ pytestmark = pytest.mark.shared
 ROUNDS = max(1, int(os.environ.get("PROCTOR_FUZZ_EXAMPLES", "500")) // 500)
 FILES = real_files(TRANSCRIPTS_DIR, DATASETS_DIR)
 CASES = list(cases(FILES, ROUNDS))
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty migrated store, copied for each case (cheaper than migrating each)."""
-    path = tmp_path_factory.mktemp("template") / "proctor.db"
-    open_store(path).close()
-    return path
 
 
 def test_every_shared_file_is_swept() -> None:
@@ -54,7 +45,7 @@ def test_every_shared_file_is_swept() -> None:
     ids=[case_id for case_id, _, _ in CASES],
 )
 def test_a_mutated_real_file_imports_every_intact_record_and_names_every_broken_one(
-    path: Path, offset: int, template: Path, tmp_path: Path
+    path: Path, offset: int, tmp_path: Path
 ) -> None:
     copy = mutated_copy(path, random.Random(f"{path.relative_to(SHARED_DIR)}:{offset}"), offset)
     if copy is None:
@@ -70,9 +61,9 @@ def test_a_mutated_real_file_imports_every_intact_record_and_names_every_broken_
             (folder / name).write_bytes(data)
     expected = expected_texts(original) & expected_texts(without)
 
-    database = tmp_path / "proctor.db"
-    copy_database(template, database)
-    store = open_store(database)
+    # A new store starts as a copy of the migrated template (tests/backends.py), a ready
+    # one on PostgreSQL.
+    store = open_store(tmp_path / "proctor.db")
     try:
         report = ingest(store, [mutated], jobs=1)
         held = stored_text(store, report.conversation_ids)
