@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import event, text
 
 from proctor.search import index_full_text, search
@@ -103,6 +104,7 @@ def test_a_write_by_another_connection_is_seen_by_the_next_search(tmp_path: Path
         store.close()
 
 
+@pytest.mark.slow
 def test_a_write_by_another_process_is_seen_by_the_next_search(tmp_path: Path) -> None:
     store = _indexed(tmp_path)
     try:
@@ -135,6 +137,7 @@ def test_a_connection_that_wrote_keeps_no_answers(sqlite_store: SqlStore) -> Non
         assert data_version(connection) is not None
 
 
+@pytest.mark.slow
 def test_a_pass_over_an_unchanged_store_counts_nothing_and_sees_another_process(
     tmp_path: Path,
 ) -> None:
