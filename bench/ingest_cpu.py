@@ -2,7 +2,7 @@
 
 Imports a small file first (imports and compiled statements warm), then the corpus into
 a fresh SQLite file, and prints the CPU time of this process (its threads included) and
-of its worker processes. Run it alternately with ``PYTHONPATH`` pointing at each tree:
+of its worker processes, and the peak RSS of each (the importer's includes the warm-up). Run it alternately with ``PYTHONPATH`` pointing at each tree:
 
     PYTHONPATH=/tmp/base/src python bench/ingest_cpu.py bench/.corpus/50mb --jobs 2
     PYTHONPATH=src python bench/ingest_cpu.py bench/.corpus/50mb --jobs 2
@@ -45,7 +45,9 @@ def main() -> None:
     print(
         f"load {load}: importer {cpu:.2f} CPU s, workers "
         f"{workers.ru_utime + workers.ru_stime:.2f} CPU s, {wall:.1f} s wall, "
-        f"{report.conversations} conversations, {len(report.errors)} errors"
+        f"{report.conversations} conversations, {len(report.errors)} errors; peak RSS "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB importer, "
+        f"{workers.ru_maxrss / 1024:.0f} MB largest worker"
     )
 
 

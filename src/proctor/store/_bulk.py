@@ -269,6 +269,11 @@ def direct_writes() -> Iterator[None]:
         _DIRECT.reset(token)
 
 
+def in_direct_writes() -> bool:
+    """Whether the caller runs inside ``direct_writes`` (an import's batch)."""
+    return _DIRECT.get()
+
+
 def run_driver(
     connection: Connection, sql: str, parameters: Any = (), *, many: bool = False
 ) -> list[tuple[Any, ...]]:

@@ -30,7 +30,14 @@ from sqlalchemy import Table, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from proctor.store import _schema as t
-from proctor.store._bulk import driver_sql, insert_rows, insert_values, run_driver
+from proctor.store._bulk import (
+    driver_sql,
+    in_direct_writes,
+    insert_rows,
+    insert_values,
+    run_driver,
+)
+from proctor.store._engine import use_import_cache
 from proctor.store._records import SourceKey, WriteOutcome
 from proctor.store._rows import (
     MESSAGE_COLUMNS,
@@ -168,6 +175,8 @@ def write_rows(
     stored: StoredHead | None = None,
 ) -> WriteOutcome:
     """``write_conversation`` of a conversation's rows (``conversation_rows``)."""
+    if in_direct_writes():  # an import's batch: many conversations in one transaction
+        use_import_cache(connection)
     conversation_id = rows.conversation_id
     project_id = None if projects is None else projects.get(project_name)
     if stored is not None and stored.project_name == project_name:
