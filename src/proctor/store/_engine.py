@@ -3,11 +3,15 @@
 SQLite runs in WAL mode so readers never block the writer. Write transactions start with
 ``BEGIN IMMEDIATE`` so two writing processes queue on the busy timeout instead of failing
 half-way. Readers open the file with ``mode=ro``: they cannot write even by mistake.
+An import's batches write with a larger page cache than other connections
+(``use_import_cache``), which the connection gives back when it returns to the pool.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +89,8 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
         # The end of an import's batch: its larger cache is freed (``use_import_cache``).
         previous = record.info.pop(_IMPORT_CACHE, None)
         if previous is not None and dbapi_connection is not None:
-            dbapi_connection.execute(f"PRAGMA cache_size = {int(previous)}")
+            with contextlib.suppress(sqlite3.Error):  # a closed connection frees its cache
+                dbapi_connection.execute(f"PRAGMA cache_size = {int(previous)}")
 
     return engine
 
