@@ -51,7 +51,6 @@ from typing import Any, Literal, cast
 from sqlalchemy import (
     Select,
     and_,
-    bindparam,
     case,
     desc,
     func,
@@ -87,7 +86,7 @@ from proctor.search._index import freshness
 from proctor.search._one_thread import blas_on_one_thread
 from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
-from proctor.search._vectors import Scope, nearest, vectors_of
+from proctor.search._vectors import Scope, nearest, scope_filters, vectors_of
 from proctor.search._write import IN_CLAUSE, Encoder, chunks, resolve_encoder
 from proctor.store import ReadStore
 from proctor.store import tables as t
@@ -461,25 +460,15 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_M
             "JOIN search_documents AS d ON d.row_id = f.rowid ORDER BY f.score DESC"
         )
     else:
-        filters = []
-        if scope.project_id is not None:
-            filters.append("AND d.project_id = :project_id")
-            params["project_id"] = scope.project_id
-        if scope.conversation_id is not None:
-            filters.append("AND d.conversation_id = :conversation_id")
-            params["conversation_id"] = scope.conversation_id
-        if scope.doc_types:
-            filters.append("AND d.doc_type IN :doc_types")
-            params["doc_types"] = list(scope.doc_types)
+        filters, bound = scope_filters(scope)
+        params |= bound
         statement = text(
             f"SELECT d.row_id, -{bm25} AS score, d.conversation_id, d.position, d.author, "
             "rtrim(d.text, :blanks) LIKE '%?' AS asks "
             "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
-            f"WHERE search_fts MATCH :match {' '.join(filters)} "
+            f"WHERE search_fts MATCH :match {filters} "
             f"ORDER BY {bm25} LIMIT {CANDIDATES}"
         )
-        if scope.doc_types:
-            statement = statement.bindparams(bindparam("doc_types", expanding=True))
 
     def rank(expression: str) -> list[Sequence[Any]]:
         return list(connection.execute(statement, params | {"match": expression}).all())

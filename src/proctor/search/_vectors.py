@@ -95,6 +95,24 @@ def in_scope(statement: Select[Any], scope: Scope) -> Select[Any]:
     return statement
 
 
+def scope_filters(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """``in_scope`` for textual SQL: ``AND`` conditions on ``search_documents AS d`` and
+    their bound values (each document type its own parameter)."""
+    filters: list[str] = []
+    params: dict[str, Any] = {}
+    if scope.project_id is not None:
+        filters.append("AND d.project_id = :project_id")
+        params["project_id"] = scope.project_id
+    if scope.conversation_id is not None:
+        filters.append("AND d.conversation_id = :conversation_id")
+        params["conversation_id"] = scope.conversation_id
+    if scope.doc_types:
+        names = [f":type_{i}" for i in range(len(scope.doc_types))]
+        filters.append(f"AND d.doc_type IN ({', '.join(names)})")
+        params |= {f"type_{i}": value for i, value in enumerate(scope.doc_types)}
+    return " ".join(filters), params
+
+
 def nearest(
     connection: Connection,
     query: NDArray[np.float32],
@@ -313,17 +331,8 @@ def _nearest_held(
 def _nearest_sql(
     connection: Connection, query: NDArray[np.float32], model: str, scope: Scope, k: int
 ) -> Nearest:
-    filters, params = [], {"query": query.astype("<f4").tobytes(), "model": model, "k": k}
-    if scope.project_id is not None:
-        filters.append("AND d.project_id = :project_id")
-        params["project_id"] = scope.project_id
-    if scope.conversation_id is not None:
-        filters.append("AND d.conversation_id = :conversation_id")
-        params["conversation_id"] = scope.conversation_id
-    if scope.doc_types:
-        names = [f":type_{i}" for i in range(len(scope.doc_types))]
-        filters.append(f"AND d.doc_type IN ({', '.join(names)})")
-        params |= {f"type_{i}": value for i, value in enumerate(scope.doc_types)}
+    filters, params = scope_filters(scope)
+    params |= {"query": query.astype("<f4").tobytes(), "model": model, "k": k}
     # One pass: the similarities are computed once, then ranked and bounded.
     join = "JOIN search_documents AS d ON d.row_id = v.row_id " if _scoped(scope) else ""
     rows = connection.execute(
@@ -331,7 +340,7 @@ def _nearest_sql(
             "WITH s AS MATERIALIZED (SELECT v.row_id AS row_id, "
             "1 - vec_distance_cosine(v.vector, :query) AS sim "
             f"FROM search_vectors AS v {join}"
-            f"WHERE v.model = :model {' '.join(filters)}) "
+            f"WHERE v.model = :model {filters}) "
             "SELECT row_id, sim, (SELECT min(sim) FROM s), (SELECT max(sim) FROM s), "
             "(SELECT count(*) FROM s) FROM s ORDER BY sim DESC, row_id LIMIT :k"
         ),
