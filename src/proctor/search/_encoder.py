@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from proctor.search._one_thread import blas_on_one_thread
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -116,10 +118,7 @@ class SentenceEncoder:
 
     def __init__(self, folder: Path) -> None:
         from safetensors.numpy import load_file
-        from threadpoolctl import ThreadpoolController
         from tokenizers import Tokenizer
-
-        self._threads = ThreadpoolController()
 
         weights = load_file(str(folder / "model.safetensors"))
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -169,7 +168,7 @@ class SentenceEncoder:
         result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return result
-        with self._threads.limit(limits=1, user_api="blas"):
+        with blas_on_one_thread():
             return self._encode(texts, result, batch_size)
 
     def _encode(

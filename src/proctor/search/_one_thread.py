@@ -1,10 +1,11 @@
-"""Numpy's BLAS on one thread while a search ranks from the held catalog.
+"""Numpy's BLAS on one thread: while the sentence encoder runs, and while a search ranks
+from the held catalog.
 
 The ranking multiplies a few thousand vectors by the query: under a millisecond of work.
 OpenBLAS hands it to every core and its threads then spin, waiting for more: 8 ms of CPU
 for 0.8 ms of work per product, about 40 ms a search on the 1 GB store (and wall time
 too, when the cores are busy with other requests). One thread computes the same values.
-The sentence encoder limits BLAS the same way (``_encoder.py``).
+The encoder runs on one thread by design (a second core is left to the rest of Proctor).
 """
 
 from __future__ import annotations
