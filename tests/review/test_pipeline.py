@@ -7,6 +7,7 @@ connection (structural layer only) unless a test says otherwise.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,21 @@ def test_a_review_without_a_model_publishes_the_structural_graph(store: SqlStore
     assert events, "the examples run commands, tests and edits"
     assert store.checkpoint_count("structural") == run.sources_total
     assert store.checkpoint_count("semantic") == 0
+
+
+def test_the_summary_counts_each_kind_of_event_in_plain_english(store: SqlStore) -> None:
+    run = _review(store)
+    with store._read() as conn:
+        summary = conn.execute(
+            select(t.results.c.summary).where(t.results.c.run_id == run.run_id)
+        ).scalar_one()
+    counts = summary.split(": ", 1)[1].split(".")[0]
+    counted = re.findall(r"(\d+) ([a-z][a-z ]*?)(?= \(|,|$)", counts)
+    assert ("task status" in counts) and len(counted) >= 3, summary
+    for number, noun in counted:
+        # "2 task statuss", "3 url fetchs": a noun ending in s, sh, ch, x or z takes "es"
+        assert not re.search(r"(s|sh|ch|x|z)s$", noun), summary
+        assert int(number) != 1 or not noun.endswith("s") or noun.endswith("status"), summary
 
 
 def test_nothing_new_is_no_change_without_reading_anything(store: SqlStore) -> None:

@@ -5,7 +5,8 @@
 later), recorded with the code before manifest updates were set-based and merged facts
 gathered their sources once, and recorded again (from a clean tree at the commit that
 added them) when issue 20's episodes added their events, story lines and links — every
-earlier row unchanged. The same reviews today must write the same rows, on SQLite and on
+earlier row unchanged (but for the results' summaries, whose "task statuss" now reads
+"task statuses"). The same reviews today must write the same rows, on SQLite and on
 PostgreSQL.
 """
 

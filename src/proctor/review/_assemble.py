@@ -164,7 +164,7 @@ def _summary(
     kinds = Counter(e.kind for e in events)
     failed = Counter(e.kind for e in events if e.outcome == "failed")
     parts = [
-        f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}"
+        _counted(count, kind.replace("_", " "))
         + (f" ({failed[kind]} failed)" if failed[kind] else "")
         for kind, count in kinds.most_common()
     ]
@@ -178,6 +178,14 @@ def _summary(
         text += f" {len(open_items)} open item(s): " + "; ".join(o.title for o in open_items[:5])
         text += "." if len(open_items) <= 5 else " …"
     return text
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 file edit``, ``2 file edits``, ``2 task statuses``, ``3 url fetches``."""
+    if count == 1:
+        return f"{count} {noun}"
+    ending = "es" if noun.endswith(("s", "sh", "ch", "x", "z")) else "s"
+    return f"{count} {noun}{ending}"
 
 
 def _digest(
