@@ -26,7 +26,7 @@ from proctor.jobs import (
     uses_queue,
 )
 from proctor.review import ReviewRequest, begin_review
-from proctor.store import SqlStore, open_store
+from proctor.store import ReviewRunRecord, SqlStore, open_store
 from proctor.store import _schema as t
 from tests.backends import ON_POSTGRES
 from tests.conftest import EXAMPLES_DIR
@@ -119,6 +119,29 @@ def test_a_run_interrupted_and_failed_meanwhile_is_resumed_from_its_batches(
     assert (store.review_run(run.run_id).error or "").startswith("interrupted")
 
     outcome = run_review_job(store, run.run_id, handed_by=None, connection=None, retried=False)
+
+    assert outcome.executed
+    assert store.review_run(run.run_id).status == "completed"
+
+
+def test_a_run_found_interrupted_between_the_jobs_read_and_its_claim_is_resumed(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retried job reads its run as ``running``; before it claims the slot another
+    process notices the dead worker and fails the run as interrupted. The job resumes it
+    (it had failed the job for good: "is failed and cannot run")."""
+    run = begin_review(store, ReviewRequest(batch_size=5), semantic=None)
+    _hold_slot_as(store, run.run_id, _dead_owner())
+    read = store.review_run
+
+    def read_then_another_process_notices(run_id: str) -> ReviewRunRecord:
+        record = read(run_id)
+        monkeypatch.setattr(store, "review_run", read)
+        assert store.fail_interrupted_reviews() == [run.run_id]
+        return record
+
+    monkeypatch.setattr(store, "review_run", read_then_another_process_notices)
+    outcome = run_review_job(store, run.run_id, handed_by=None, connection=None, retried=True)
 
     assert outcome.executed
     assert store.review_run(run.run_id).status == "completed"

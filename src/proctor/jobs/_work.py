@@ -31,7 +31,7 @@ from proctor.errors import (
 )
 from proctor.heartbeat import app_enabled, run_due, worker_owner
 from proctor.review import SemanticLayer, execute_review, open_semantic_layer
-from proctor.store import RunStatus, SqlStore
+from proctor.store import ReviewRunRecord, RunStatus, SqlStore
 
 log = logging.getLogger("proctor.jobs")
 
@@ -109,7 +109,7 @@ def run_review_job(
                 "on this worker; configure one (`proctor models`) and resume it"
             )
     try:
-        claimed = store.claim_review_slot(run.run_id, resumable_from=resumable, handed_by=handed_by)
+        claimed = _claim(store, run.run_id, resumable, handed_by)
     except BusyError:
         if store.review_slot_held(run.run_id):
             raise ExecutingElsewhere(
@@ -132,6 +132,23 @@ def run_review_job(
         log.warning("review run %s failed: %s", run.run_id[:8], exc)
         return ReviewJobOutcome(run.run_id, store.review_run(run.run_id).status, True, str(exc))
     return ReviewJobOutcome(final.run_id, final.status, True)
+
+
+def _claim(
+    store: SqlStore, run_id: str, resumable: tuple[str, ...], handed_by: str | None
+) -> ReviewRunRecord:
+    """The slot for ``run_id``. A run read as ``running`` may have been found interrupted
+    since (its executor, this job's earlier attempt, died and another process noticed
+    first): it is then resumed as the retry of an interrupted run is."""
+    try:
+        return store.claim_review_slot(run_id, resumable_from=resumable, handed_by=handed_by)
+    except ReviewStateError:
+        now = store.review_run(run_id)
+        if "failed" in resumable or now.status != "failed":
+            raise
+        if not (now.error or "").startswith(INTERRUPTED):
+            raise
+        return store.claim_review_slot(run_id, resumable_from=("failed",), handed_by=handed_by)
 
 
 def run_analyses_job(store: SqlStore, conversation_ids: Sequence[str]) -> int:
