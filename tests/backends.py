@@ -388,12 +388,19 @@ def database_env(home: Path, *, create: bool = True) -> dict[str, str]:
     On PostgreSQL: ``PROCTOR_DATABASE_URL`` of the home's database, created unless
     ``create`` is false, when a home without a store gets nothing (the process then sees
     no database, as it would see no file).
+
+    A call with ``create`` false while the home has no store is not a use of one: the
+    process gets nothing on PostgreSQL either and runs as it did on SQLite, so the
+    PostgreSQL pass need not run the test again for it (``tests/store_use.py``; the gate's
+    hook tests ask so for every hook process, most of them with nothing stored).
     """
-    note_store_use()
+    database = home / "proctor.db"
+    exists = database.exists() if DATABASES is None else DATABASES.exists(database)
+    if create or exists:
+        note_store_use()
     if DATABASES is None:
         return {}
-    database = home / "proctor.db"
-    if not create and not DATABASES.exists(database):
+    if not create and not exists:
         return {}
     return {"PROCTOR_DATABASE_URL": DATABASES.ensure(database)}
 
