@@ -2,10 +2,11 @@
 
 The ranking from the database (``_rank_in_database``: the nearest documents by sqlite-vec
 in SQL or by a streaming scan, the full-text matches and the turns around them) is held
-equal to the ranking that scores every document from the in-memory copy of the index
-(``_rank_hybrid``, the brute force), on both backends, over many queries and scopes. The
-encoder here is a small deterministic stand-in (a unit vector from the words of a text),
-so the store can hold enough documents to make the candidates a small part of it.
+equal to the ranking from the in-memory copy of the index (``_rank_hybrid``, itself held
+equal to scoring every document: ``test_rank_candidates.py``), on both backends, over
+many queries and scopes. The encoder here is a small deterministic stand-in (a unit vector
+from the words of a text), so the store can hold enough documents to make the candidates
+a small part of it.
 """
 
 from __future__ import annotations

@@ -79,20 +79,24 @@ def best_matches(
     *,
     exhaustive_below: int | None = None,
     max_sets: int | None = None,
+    rank_all: Rank | None = None,
 ) -> Ranked:
     """The best ``limit`` documents holding any of ``terms`` by FTS5's BM25 over all of
     them, as ``rank(or_expression(terms))`` gives them (up to ties at the last score; with
     the rows ``rank`` gives them: each document's row from the set that scored it best).
-    ``exhaustive_below`` and ``max_sets``: as ``EXHAUSTIVE_BELOW`` and ``MAX_SETS``."""
+    ``exhaustive_below`` and ``max_sets``: as ``EXHAUSTIVE_BELOW`` and ``MAX_SETS``.
+    ``rank_all``, when given, ranks instead of ``rank`` when every match is ranked at
+    once (the same documents and scores; its rows may say more)."""
+    everything = rank if rank_all is None else rank_all
     if len(terms) < 2 or len(terms) > MAX_WORDS:
-        return rank(or_expression(terms))
+        return everything(or_expression(terms))
     below = EXHAUSTIVE_BELOW if exhaustive_below is None else exhaustive_below
     rows = _rows(connection)
     if rows is None or rows < below:  # no more matches than documents
-        return rank(or_expression(terms))
+        return everything(or_expression(terms))
     frequencies = [_frequency(connection, term) for term in terms]
     if sum(frequencies) < below:
-        return rank(or_expression(terms))
+        return everything(or_expression(terms))
     bounds = [_idf(rows, n) * (K1 + 1) for n in frequencies]
     sets = sorted(
         (
@@ -106,7 +110,7 @@ def best_matches(
     best: dict[int, Sequence[Any]] = {}
     for done, words in enumerate(sets):
         if done == (MAX_SETS if max_sets is None else max_sets):
-            return rank(or_expression(terms))
+            return everything(or_expression(terms))
         others = [terms[i] for i in range(len(terms)) if i not in words and frequencies[i]]
         for row in rank(and_expression([terms[i] for i in words], others)):
             kept = best.get(int(row[0]))

@@ -208,8 +208,8 @@ def embedded_query(query: str, matches: Sequence[_Match], terms: Sequence[str]) 
     with it). A query that is nothing but names is read as it is.
     """
     known: set[str] = set()
-    for match in matches:
-        known |= _names(match.author)
+    for author in {match.author for match in matches}:  # a thousand matches, few authors
+        known |= _names(author)
     named = [term for term in terms if term in known]
     if not named:
         return query
@@ -328,15 +328,17 @@ def search(
     # is held while the query is embedded (CPU) or the held catalog is read (connections of
     # its own): a thread holding one while it asks the pool for another waits for the
     # others, and a busy server's threads then wait for each other (tests/api/test_load.py).
+    # The held catalog is read first: it places the full-text matches.
+    catalog = load_catalog(store, chosen) if chosen is not None and holds_vectors(store) else None
     with store.repos.search.read() as connection:
         scope = Scope(
             project_id=_project_id(connection, project) if project is not None else None,
             conversation_id=conversation_id,
             doc_types=tuple(doc_types) if doc_types else None,
         )
-        matches = _full_text(connection, terms, scope) if terms else []
+        matches = _full_text(connection, terms, scope, catalog) if terms else []
         # The documents are counted here unless the catalog counts them.
-        fresh = freshness(connection, count_documents=chosen is None or not holds_vectors(store))
+        fresh = freshness(connection, count_documents=catalog is None)
         current = not fresh.behind
         best = max((m.score for m in matches), default=0.0)
         own = {m.row_id: m.score / best for m in matches} if best > 0 else {}
@@ -351,8 +353,7 @@ def search(
                 query=query, mode="full_text", note=note, hits=tuple(hits), index=status
             )
     sentence = embedded_query(query, matches, terms)
-    if holds_vectors(store):
-        catalog = load_catalog(store, chosen)
+    if catalog is not None:
         with blas_on_one_thread():
             ranked, similarity = _rank_hybrid(
                 catalog, chosen, sentence, matches, terms, scope, limit
@@ -434,35 +435,46 @@ def _project_id(connection: Connection, name: str) -> str:
 # -- full text ---------------------------------------------------------------------------
 
 
-def _full_text(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
-    """The best full-text matches in scope (any of the terms), higher score = better."""
+def _full_text(
+    connection: Connection, terms: Sequence[str], scope: Scope, catalog: Catalog | None = None
+) -> list[_Match]:
+    """The best full-text matches in scope (any of the terms), higher score = better. Where
+    each sits (conversation, position, author, whether it asks) comes from ``catalog``
+    when it holds the document, else from the index."""
     if connection.dialect.name == "sqlite":
-        return _fts5(connection, terms, scope)
+        return _fts5(connection, terms, scope, catalog)
     return _tsvector(connection, terms, scope)
 
 
-def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
+def _fts5(
+    connection: Connection, terms: Sequence[str], scope: Scope, catalog: Catalog | None = None
+) -> list[_Match]:
     """FTS5's best ``CANDIDATES`` matches by BM25, found without scoring every match of a
     common word where that gives the same ones (``_fts5_top.py``). Over the whole index
-    they are ranked in the full-text index alone and only those are joined to their
-    documents (a common word matches a third of a large store: reading every match's
-    document row before the limit cost as much again as BM25 itself); a scope filters the
-    documents before the limit."""
-    params: dict[str, Any] = {"blanks": BLANKS}
+    each set of words is ranked in the full-text index alone, without reading a document
+    row, and only the best are looked up: in ``catalog`` (a held copy of the index), else
+    in one statement (reading a match's document row costs about as much as scoring it:
+    its text is read to see whether it asks; 6 ms for a set's 1,000 best). Without a
+    catalog, a search ranked in one statement joins its best to their documents there. A
+    scope filters the documents before the limit."""
     bm25 = f"bm25(search_fts, 1.0, {CONTEXT_WEIGHT})"
-    if scope == Scope(None, None, None):
-        statement = text(
+    params: dict[str, Any] = {"blanks": BLANKS}
+    whole = scope == Scope(None, None, None)
+    if whole:
+        ranked = text(
+            f"SELECT rowid, -{bm25} AS score FROM search_fts WHERE search_fts MATCH :match "
+            f"ORDER BY {bm25} LIMIT {CANDIDATES}"
+        )
+        joined = text(
             "SELECT d.row_id, f.score, d.conversation_id, d.position, d.author, "
             "rtrim(d.text, :blanks) LIKE '%?' AS asks "
-            f"FROM (SELECT rowid, -{bm25} AS score "
-            "FROM search_fts WHERE search_fts MATCH :match "
-            f"ORDER BY {bm25} LIMIT {CANDIDATES}) AS f "
+            f"FROM ({ranked.text}) AS f "
             "JOIN search_documents AS d ON d.row_id = f.rowid ORDER BY f.score DESC"
         )
     else:
         filters, bound = scope_filters(scope)
         params |= bound
-        statement = text(
+        ranked = joined = text(
             f"SELECT d.row_id, -{bm25} AS score, d.conversation_id, d.position, d.author, "
             "rtrim(d.text, :blanks) LIKE '%?' AS asks "
             "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
@@ -470,10 +482,54 @@ def _fts5(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_M
             f"ORDER BY {bm25} LIMIT {CANDIDATES}"
         )
 
-    def rank(expression: str) -> list[Sequence[Any]]:
-        return list(connection.execute(statement, params | {"match": expression}).all())
+    def ranking(statement: Any) -> Any:
+        def rank(expression: str) -> list[Sequence[Any]]:
+            bound = params | {"match": expression}
+            return list(connection.execute(statement, bound).all())
 
-    return [_match_of(row) for row in best_matches(connection, terms, rank, CANDIDATES)]
+        return rank
+
+    best = best_matches(
+        connection,
+        terms,
+        ranking(ranked),
+        CANDIDATES,
+        rank_all=ranking(joined if catalog is None else ranked),
+    )
+    if not best or len(best[0]) > 2:  # already with their documents' places
+        return [_match_of(row) for row in best]
+    return _placed_matches(connection, [(int(row[0]), float(row[1])) for row in best], catalog)
+
+
+def _placed_matches(
+    connection: Connection, scored: Sequence[tuple[int, float]], catalog: Catalog | None
+) -> list[_Match]:
+    """Matches of these (row id, score), in this order, with where each document sits:
+    from ``catalog`` where it holds it, else read (a document gone since is left out)."""
+    places: dict[int, tuple[str | None, int | None, str | None, bool]] = {}
+    unknown: list[int] = []
+    for row_id, _ in scored:
+        index = catalog.index_of.get(row_id) if catalog is not None else None
+        if index is None:
+            unknown.append(row_id)
+        else:
+            rows = catalog.rows  # type: ignore[union-attr]
+            places[row_id] = (
+                rows.conversations[index],
+                rows.positions[index],
+                rows.authors[index],
+                bool(rows.asks[index]),
+            )
+    d = t.search_documents
+    for part in chunks(sorted(unknown), IN_CLAUSE):
+        found = connection.execute(
+            select(d.c.row_id, d.c.conversation_id, d.c.position, d.c.author, asks_column(d)).where(
+                d.c.row_id.in_(list(part))
+            )
+        ).all()
+        for row_id, conversation_id, position, author, asks in found:
+            places[row_id] = (conversation_id, position, author, bool(asks))
+    return [_Match(row_id, score, *places[row_id]) for row_id, score in scored if row_id in places]
 
 
 def _tsvector(connection: Connection, terms: Sequence[str], scope: Scope) -> list[_Match]:
@@ -606,6 +662,14 @@ def _rank_hybrid(
     With ``exact_below`` (``EXACT_BELOW`` when not given) vectors in scope or more, the
     similarities are those of the candidates the sign codes give (``_binary.py``),
     rescored exactly; a document outside them is ranked as the least similar one found.
+
+    Only documents that can score above 0 are scored: those with a word of the query or
+    an exact similarity (every usable one in scope below ``exact_below``; above, the
+    rescored ones: any other is as far as the least similar found, its normalised
+    similarity 0), the turns beside them and the documents of the authors the query
+    names. Every other document in scope scores exactly 0 and comes, by row id, only
+    after every document above 0: the ranking of scoring every document
+    (``tests/search/test_rank_candidates.py``), in milliseconds on 300,000 documents.
     """
     import numpy as np
 
@@ -619,56 +683,104 @@ def _rank_hybrid(
         in_scope &= catalog.where("doc_type", scope.doc_types)
     if not in_scope.any():
         return [], {}
-    lexical = np.zeros(count, dtype=np.float32)
-    for match in matches:
-        found = catalog.index_of.get(match.row_id)
-        if found is not None:
-            lexical[found] = match.score
-    best = lexical[in_scope].max()
+    found_at = [catalog.index_of.get(match.row_id) for match in matches]
+    matched = np.array([i for i in found_at if i is not None], dtype=np.int64)
+    lexical = np.array(
+        [m.score for m, i in zip(matches, found_at, strict=True) if i is not None],
+        dtype=np.float32,
+    )
+    positive = lexical != 0
+    matched, lexical = matched[positive], lexical[positive]
+    order = np.argsort(matched, kind="stable")
+    matched, lexical = matched[order], lexical[order]
+    scoped = in_scope[matched]
+    best = lexical[scoped].max() if scoped.any() else np.float32(0.0)
     if best > 0:
-        lexical /= best
+        lexical = lexical / best
     query = query_vector(encoder, sentence)
     usable = in_scope & catalog.has_vector
     approximate = int(usable.sum()) >= (EXACT_BELOW if exact_below is None else exact_below)
     if approximate:
-        similarity = _approximate_similarity(catalog, query, usable, np.flatnonzero(lexical))
+        rescored, found, low = _approximate_similarity(catalog, query, usable, matched)
+        ranged = found[usable[rescored]]
+        high = max(ranged.max(), low) if len(ranged) else low
     else:
-        similarity = catalog.vectors @ query
-    semantic = np.zeros(count, dtype=np.float32)
-    if usable.any():
-        low, high = similarity[usable].min(), similarity[usable].max()
-        if high > low:
-            semantic = np.where(usable, (similarity - low) / (high - low), 0.0).astype(np.float32)
+        rescored = np.flatnonzero(usable)
+        found = catalog.vectors[rescored] @ query
+        low, high = (found.min(), found.max()) if len(found) else (0.0, 0.0)
+    # Fused scores of every document that can have one above 0 (others stay 0). Sets of
+    # documents are masks over the catalog: cheaper than sorting their indexes.
+    support = _union(count, rescored, matched)
+    semantic = np.zeros(len(support), dtype=np.float32)
+    if high > low:
+        at = np.searchsorted(support, rescored)
+        semantic[at] = np.where(usable[rescored], (found - low) / (high - low), 0.0)
+    own_text = np.zeros(len(support), dtype=np.float32)
+    own_text[np.searchsorted(support, matched)] = lexical
     # A document not embedded yet is ranked by full text alone, as in full-text mode,
     # rather than as if it were unlike the query.
-    fused = np.where(
-        catalog.has_vector, FULL_TEXT_WEIGHT * lexical + (1 - FULL_TEXT_WEIGHT) * semantic, lexical
+    fused = np.zeros(count, dtype=np.float32)
+    fused[support] = np.where(
+        catalog.has_vector[support] & in_scope[support],
+        FULL_TEXT_WEIGHT * own_text + (1 - FULL_TEXT_WEIGHT) * semantic,
+        np.where(in_scope[support], own_text, np.float32(0.0)),
     )
-    fused[~in_scope] = 0.0
-    before = np.where(catalog.before >= 0, fused[np.maximum(catalog.before, 0)], 0.0)
-    after = np.where(catalog.after >= 0, fused[np.maximum(catalog.after, 0)], 0.0)
-    own = np.where(catalog.rows.asks, fused * ASKING_SHARE, fused)
-    score = own + NEIGHBOUR_WEIGHT * np.maximum(before, after)
     named = set(terms)
-    for author, rows in catalog.by_author.items():
-        if _names(author) & named:
-            score[rows] += AUTHOR_WEIGHT
-    score[~in_scope] = -np.inf
+    authors = [rows for author, rows in catalog.by_author.items() if _names(author) & named]
+    beside = np.concatenate([catalog.before[support], catalog.after[support]])
+    candidates = _union(count, support, beside[beside >= 0], *authors)
+    candidates = candidates[in_scope[candidates]]
+    before_index, after_index = catalog.before[candidates], catalog.after[candidates]
+    before = np.where(before_index >= 0, fused[np.maximum(before_index, 0)], np.float32(0.0))
+    after = np.where(after_index >= 0, fused[np.maximum(after_index, 0)], np.float32(0.0))
+    own = fused[candidates]
+    own = np.where(catalog.rows.asks[candidates], own * ASKING_SHARE, own)
+    score = own + NEIGHBOUR_WEIGHT * np.maximum(before, after)
+    for rows in authors:
+        theirs = np.zeros(count, dtype=bool)
+        theirs[rows] = True
+        score[theirs[candidates]] += AUTHOR_WEIGHT
     take = min(limit, int(in_scope.sum()))
-    top = np.argpartition(-score, take - 1)[:take] if take < count else np.arange(count)
-    top = top[np.lexsort((catalog.row_ids[top], -score[top]))][:take]
-    ranked = [(int(catalog.row_ids[i]), float(score[i])) for i in top]
-    if approximate:  # the hits' own similarities, whether or not they were rescored
-        similarity = np.zeros(count, dtype=np.float32)
-        similarity[top] = catalog.vectors[top] @ query
-    return ranked, {int(catalog.row_ids[i]): float(similarity[i]) for i in top}
+    ranking = np.lexsort((catalog.row_ids[candidates], -score))
+    above = ranking[score[ranking] > 0][:take]
+    top, top_scores = candidates[above], score[above]
+    if len(top) < take:  # then documents scoring 0, by row id (the catalog's order)
+        rest = np.flatnonzero(in_scope)
+        rest = rest[~np.isin(rest, top)][: take - len(top)]
+        top = np.concatenate([top, rest])
+        top_scores = np.concatenate([top_scores, np.zeros(len(rest), dtype=np.float32)])
+    ranked = [
+        (int(row_id), float(value))
+        for row_id, value in zip(catalog.row_ids[top], top_scores, strict=True)
+    ]
+    # The hits' own similarities, whether or not they were rescored.
+    similarity = catalog.vectors[top] @ query
+    return ranked, {
+        int(row_id): float(value)
+        for row_id, value in zip(catalog.row_ids[top], similarity, strict=True)
+    }
 
 
-def _approximate_similarity(catalog: Catalog, query: Any, usable: Any, lexical_rows: Any) -> Any:
-    """Each document's similarity to ``query`` as the approximate path ranks it: exact for
-    the nearest and the farthest usable documents by sign code, the full-text matches and
-    the turns around those and the nearest; the lowest of those (over ``usable``) for every
-    other document (its min-max normalised similarity is then 0)."""
+def _union(count: int, *indexes: Any) -> Any:
+    """The indexes (below ``count``) in any of ``indexes``, each once, in order."""
+    import numpy as np
+
+    chosen = np.zeros(count, dtype=bool)
+    for part in indexes:
+        chosen[part] = True
+    return np.flatnonzero(chosen)
+
+
+def _approximate_similarity(
+    catalog: Catalog, query: Any, usable: Any, lexical_rows: Any
+) -> tuple[Any, Any, Any]:
+    """The documents whose similarity to ``query`` the approximate path computes exactly,
+    in index order, those similarities, and the one every other document is ranked with.
+
+    Exact for the nearest and the farthest usable documents by sign code, the full-text
+    matches and the turns around those and the nearest (those with a vector); every other
+    document is given the lowest of those over ``usable`` (its min-max normalised
+    similarity is then 0)."""
     import numpy as np
 
     words = held_codes(catalog.row_ids, catalog.vectors, catalog.has_vector)
@@ -677,16 +789,12 @@ def _approximate_similarity(catalog: Catalog, query: Any, usable: Any, lexical_r
     wanted = np.concatenate(
         [nearest, farthest, lexical_rows, catalog.before[around], catalog.after[around]]
     )
-    exact = np.zeros(len(catalog.row_ids), dtype=bool)
-    exact[wanted[wanted >= 0]] = True
-    exact &= catalog.has_vector
-    chosen = np.flatnonzero(exact)
+    chosen = _union(len(catalog.row_ids), wanted[wanted >= 0])
+    chosen = chosen[catalog.has_vector[chosen]]
     found = catalog.vectors[chosen] @ query
     ranged = usable[chosen]
-    low = found[ranged].min() if ranged.any() else 0.0
-    similarity = np.full(len(catalog.row_ids), low, dtype=np.float32)
-    similarity[chosen] = found
-    return similarity
+    low = found[ranged].min() if ranged.any() else np.float32(0.0)
+    return chosen, found, low
 
 
 def _rank_in_database(
