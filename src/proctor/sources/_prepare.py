@@ -80,6 +80,9 @@ _TRAILING_BLANK_ENDS = (b' "', b'\\t"', b'\\n"', b'\\r"', b'\\f"', b"\\u00")
 """What every match of ``_TRAILING_BLANK`` holds: the pattern is tried only on a text
 holding one of them (a substring test is a fast C pass, the pattern a slow one)."""
 _NUL_ESCAPE = b"\\u0000"
+_INT_MIN = -(2**63)
+_INT_MAX = 2**63 - 1
+"""The integers ``transcript.storable`` keeps as they are (64-bit signed)."""
 _DIGIT_SHAPE = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
 """Bytes mapped to ``0`` for a digit and ``x`` for any other."""
 _LONG_DIGITS = b"0" * 19
@@ -199,6 +202,35 @@ def _plain_key(key: str) -> bool:
     return key.isascii() and "\x00" not in key
 
 
+_FLAT_MAX_ITEMS = 16
+"""The most items of an object ``_flat`` tells (more: ``_unchanged`` serves it better)."""
+_FLAT_MAX_TEXTS = 2
+"""The most strings of eight characters or more in a ``_flat`` object: each is one
+``_Sanitizer.text`` when walked, where ``_unchanged`` scans them all in one pass."""
+
+
+def _flat(value: dict[Any, Any]) -> bool:
+    """True for a small object that ``_Sanitizer.value`` stores with every key as it is
+    and every value a string, ``None``, a boolean or an integer within 64 bits (stored as
+    it is), with at most ``_FLAT_MAX_TEXTS`` strings long enough to need
+    ``_Sanitizer.text``: its walk is written out in ``_Sanitizer.attributes``."""
+    if len(value) > _FLAT_MAX_ITEMS:
+        return False
+    texts = 0
+    for key, item in value.items():
+        if type(key) is not str or not _plain_key(key):
+            return False
+        kind = type(item)
+        if kind is str:
+            if len(item) >= 8 or not item.isascii() or "\x00" in item:
+                texts += 1
+                if texts > _FLAT_MAX_TEXTS:
+                    return False
+        elif not (item is None or kind is bool or (kind is int and _INT_MIN <= item <= _INT_MAX)):
+            return False
+    return True
+
+
 class _Sanitizer:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -276,7 +308,22 @@ class _Sanitizer:
     def attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         if not attributes:
             return {}
-        cleaned: dict[str, Any] = self.value(attributes, self.limits.max_attribute_chars)
+        limit = self.limits.max_attribute_chars
+        if type(attributes) is dict and _flat(attributes):
+            # ``value``'s walk of the object, its scalars inline: for a small flat object
+            # (most attributes: a request id, a few flags and counts) cheaper than
+            # ``_unchanged``'s serialise, scan, parse back and compare.
+            return {
+                key: (
+                    item
+                    if type(item) is not str
+                    else item.rstrip()
+                    if len(item) < 8 and item.isascii() and "\x00" not in item
+                    else self.text(item, limit)[0]
+                )
+                for key, item in attributes.items()
+            }
+        cleaned: dict[str, Any] = self.value(attributes, limit)
         return cleaned
 
 

@@ -142,9 +142,8 @@ class _Walker:
         message_above = self.message_above
         above_of = message_above.get
         for item in placed:
-            node = item.node
+            node, parent_key, _ = item
             key = node.key or ""
-            parent_key = item.parent_key
             above = above_of(parent_key) if parent_key else None
             entry = node.entry
             if entry is None:  # a chain-only line (progress): the most common
@@ -170,8 +169,9 @@ class _Walker:
         self.built.messages = [self._finish(draft) for draft in self.order]
 
     def _user_message(self, item: Placed, entry: Entry, above: str | None) -> str:
-        source_id = f"cc:{item.node.key}"
-        draft = _Draft(source_id, "user", item.node.time, above, item.active, list(entry.texts))
+        node, _, active = item
+        source_id = f"cc:{node.key}"
+        draft = _Draft(source_id, "user", node.time, above, active, list(entry.texts))
         draft.entry = entry
         self.order.append(draft)
         if self.built.first_user_text is None:
@@ -179,12 +179,12 @@ class _Walker:
         return source_id
 
     def _assistant_line(self, item: Placed, entry: Entry, above: str | None) -> str | None:
-        node = item.node
+        node, _, active = item
         group = group_key(node, entry)
         draft = self.drafts.get(group)
         if draft is None and (entry.texts or entry.tool_uses):
             source_id = f"cc:{group}" if entry.message_id is not None else f"cc:{node.key}"
-            draft = _Draft(source_id, "assistant", node.time, above, item.active)
+            draft = _Draft(source_id, "assistant", node.time, above, active)
             draft.entry = entry
             self.drafts[group] = draft
             self.order.append(draft)
@@ -204,7 +204,7 @@ class _Walker:
         return draft.source_id
 
     def _calls(self, item: Placed, entry: Entry, message_id: str | None) -> None:
-        node = item.node
+        node, _, active = item
         for use in entry.tool_uses:
             source_id = (
                 f"cc:tool:{use.call_id}"
@@ -218,7 +218,7 @@ class _Walker:
                 call_id=use.call_id,
                 message_source_id=message_id,
                 created_at=node.time,
-                on_active_branch=item.active,
+                on_active_branch=active,
             )
             self.calls.append(OpenCall(call, node.key or ""))
 

@@ -10,6 +10,7 @@ code; a small part of ``toolUseResult`` is kept as the call's attributes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from proctor.sources.claude_code._content import (
     outcome_status,
@@ -45,18 +46,18 @@ def _attach(calls: list[OpenCall], placed: list[Placed], shown: str) -> list[Sou
         if draft.call.call_id is None:
             unnamed.setdefault(draft.line_key, []).append(draft)
     orphans: list[tuple[int, str]] = []
-    for item in placed:
-        entry = item.node.entry
+    for node, parent_key, _ in placed:
+        entry = node.entry
         if entry is None or not entry.outcomes:
             continue
         for outcome in entry.outcomes:
             found = by_id.get(outcome.call_id) if outcome.call_id else None
             if found is None:
-                found = _unnamed_match(calls, unnamed, entry, outcome, item.parent_key)
+                found = _unnamed_match(calls, unnamed, entry, outcome, parent_key)
             if found is None or found.call.status != "pending":
-                orphans.append((item.node.line, outcome.call_id or "without an id"))
+                orphans.append((node.line, outcome.call_id or "without an id"))
                 continue
-            found.call = _completed(found.call, item, entry, outcome)
+            found.call = _completed(found.call, node.time, entry, outcome)
     if not orphans:
         return []
     line, call_id = orphans[0]
@@ -99,7 +100,9 @@ def _unnamed_match(
     return None
 
 
-def _completed(call: ToolCall, item: Placed, entry: Entry, outcome: ToolOutcome) -> ToolCall:
+def _completed(
+    call: ToolCall, completed_at: datetime | None, entry: Entry, outcome: ToolOutcome
+) -> ToolCall:
     meta = entry.result_meta or {}
     status: ToolStatus = outcome_status(
         outcome.text, is_error=outcome.is_error, interrupted=meta.get("interrupted") is True
@@ -115,6 +118,6 @@ def _completed(call: ToolCall, item: Placed, entry: Entry, outcome: ToolOutcome)
         status=status,
         result_text=text,
         exit_code=shell_exit_code(call.name, status, text),
-        completed_at=item.node.time,
+        completed_at=completed_at,
         attributes=attributes,
     )

@@ -15,8 +15,8 @@ real log.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 from proctor.sources.claude_code._model import Node
 from proctor.sources.claude_code._values import parse_time
@@ -25,15 +25,13 @@ from proctor.transcript import SourceIssue
 _NO_TIME = -math.inf
 
 
-@dataclass(slots=True)
-class Placed:
-    """A node in thread order (not frozen: a frozen dataclass's ``__init__`` costs five
-    times as much, and one is made per record of a session; nothing changes it)."""
+Placed = tuple[Node, str | None, bool]
+"""A node in thread order: the node, its effective parent's key after repairs (None for
+a root) and whether it is on the active branch. A plain tuple: one is made per record of
+a session, and the thread's are zipped together in C (an object each cost more than
+ordering them)."""
 
-    node: Node
-    parent_key: str | None
-    """The effective parent after repairs (None for a root)."""
-    active: bool
+_NODE_KEY = operator.attrgetter("key")
 
 
 def assign_keys(
@@ -288,13 +286,12 @@ def _mark_branches(
         if best is not None:
             newest[key] = best
     inactive: set[str | None] = set()
-    placed: list[Placed] = []
-    append = placed.append
-    parent_get = parent_of.get
+    active: list[bool] = []
+    append = active.append
     for node in order:
         key = node.key
         is_active = key not in inactive
-        append(Placed(node, parent_get(key), is_active))
+        append(is_active)
         kids = children_get(key)
         if not kids:
             continue
@@ -307,4 +304,4 @@ def _mark_branches(
         for child in kids:
             if not (is_active and (winner is None or child is winner)):
                 inactive.add(child.key)
-    return placed
+    return list(zip(order, map(parent_of.get, map(_NODE_KEY, order)), active, strict=True))
