@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 from sqlalchemy import (
     Select,
@@ -280,8 +280,10 @@ class SearchResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Match:
+class _Match(NamedTuple):
+    """A full-text match: a search makes a thousand (a tuple is made in a fifth of the time
+    a frozen dataclass is)."""
+
     row_id: int
     score: float
     conversation_id: str | None
@@ -507,19 +509,19 @@ def _placed_matches(
     """Matches of these (row id, score), in this order, with where each document sits:
     from ``catalog`` where it holds it, else read (a document gone since is left out)."""
     places: dict[int, tuple[str | None, int | None, str | None, bool]] = {}
-    unknown: list[int] = []
-    for row_id, _ in scored:
-        index = catalog.index_of.get(row_id) if catalog is not None else None
-        if index is None:
-            unknown.append(row_id)
-        else:
-            rows = catalog.rows  # type: ignore[union-attr]
+    if catalog is not None:
+        found_at = [(row_id, catalog.index_of.get(row_id)) for row_id, _ in scored]
+        held = [(row_id, index) for row_id, index in found_at if index is not None]
+        rows = catalog.rows
+        asks = rows.asks[[index for _, index in held]].tolist() if held else []
+        for (row_id, index), asking in zip(held, asks, strict=True):
             places[row_id] = (
                 rows.conversations[index],
                 rows.positions[index],
                 rows.authors[index],
-                bool(rows.asks[index]),
+                asking,
             )
+    unknown = [row_id for row_id, _ in scored if row_id not in places]
     d = t.search_documents
     for part in chunks(sorted(unknown), IN_CLAUSE):
         found = connection.execute(
@@ -527,8 +529,8 @@ def _placed_matches(
                 d.c.row_id.in_(list(part))
             )
         ).all()
-        for row_id, conversation_id, position, author, asks in found:
-            places[row_id] = (conversation_id, position, author, bool(asks))
+        for row_id, conversation_id, position, author, asking in found:
+            places[row_id] = (conversation_id, position, author, bool(asking))
     return [_Match(row_id, score, *places[row_id]) for row_id, score in scored if row_id in places]
 
 
