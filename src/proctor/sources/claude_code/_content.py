@@ -60,20 +60,24 @@ def media_placeholder(block: dict[str, Any]) -> str:
     return f"[{kind}: {media_type}]"
 
 
-def user_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """Visible text pieces of a user message and its ``tool_result`` blocks."""
+def user_parts(content: Any) -> tuple[list[str], list[dict[str, Any]], bool]:
+    """Visible text pieces of a user message, its ``tool_result`` blocks, and whether
+    every block is of a kind read or hidden (then ``content_problem`` has nothing to say:
+    the same pass tells it)."""
     if isinstance(content, str):
-        return ([content] if content.strip() else []), []
+        return ([content] if content.strip() else []), [], True
     texts: list[str] = []
     results: list[dict[str, Any]] = []
     if not isinstance(content, list):
-        return texts, results
+        return texts, results, False
+    plain = True
     for block in content:
         if isinstance(block, str):  # seen in damaged logs: a bare string instead of a block
             if block.strip():
                 texts.append(block)
             continue
         if not isinstance(block, dict):
+            plain = False
             continue
         kind = block.get("type")
         if kind == "text":
@@ -84,23 +88,30 @@ def user_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
             results.append(block)
         elif kind in ("image", "document"):
             texts.append(media_placeholder(block))
-    return texts, results
+        elif not (isinstance(kind, str) and kind in _HIDDEN_BLOCKS):
+            plain = False
+    return texts, results, plain
 
 
-def assistant_parts(content: Any) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    """Visible text pieces of an assistant line and its tool-use blocks with their index.
+def assistant_parts(
+    content: Any,
+) -> tuple[list[str], list[tuple[int, dict[str, Any]]], bool]:
+    """Visible text pieces of an assistant line, its tool-use blocks with their index,
+    and whether every block is of a kind read or hidden (as ``user_parts``).
 
     Hidden reasoning (``thinking``, ``redacted_thinking``) and unknown block types are
     skipped here, so nothing downstream ever sees them.
     """
     if isinstance(content, str):
-        return ([content] if content.strip() else []), []
+        return ([content] if content.strip() else []), [], True
     texts: list[str] = []
     uses: list[tuple[int, dict[str, Any]]] = []
     if not isinstance(content, list):
-        return texts, uses
+        return texts, uses, content is None
+    plain = True
     for index, block in enumerate(content):
         if not isinstance(block, dict):
+            plain = False
             continue
         kind = block.get("type")
         if kind == "text":
@@ -109,7 +120,9 @@ def assistant_parts(content: Any) -> tuple[list[str], list[tuple[int, dict[str, 
                 texts.append(text)
         elif kind in ("tool_use", "server_tool_use"):
             uses.append((index, block))
-    return texts, uses
+        elif not (isinstance(kind, str) and kind in _HIDDEN_BLOCKS):
+            plain = False
+    return texts, uses, plain
 
 
 _USER_BLOCKS = frozenset({"text", "tool_result", "image", "document"})

@@ -250,8 +250,8 @@ class _Collector:
                 )
             )
             return None
-        texts, result_blocks = user_parts(content)
-        problem = content_problem(content, assistant=False)
+        texts, result_blocks, plain = user_parts(content)
+        problem = None if plain else content_problem(content, assistant=False)
         if problem is not None:
             self._warn(shown, f"{problem}; that part was skipped", line)
         entry = Entry(
@@ -290,8 +290,9 @@ class _Collector:
             return None
         if "content" not in message:
             self._warn(shown, "assistant record has no message.content; nothing to read", line)
-        texts, blocks = assistant_parts(message.get("content"))
-        problem = content_problem(message.get("content"), assistant=True)
+        content = message.get("content")
+        texts, blocks, plain = assistant_parts(content)
+        problem = None if plain else content_problem(content, assistant=True)
         if problem is not None:
             self._warn(shown, f"{problem}; that part was skipped", line)
         usage = message.get("usage")
