@@ -63,7 +63,7 @@ def prepared_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def database(prepared_database: Path, proctor_home: Path) -> Path:
     """A private copy of the prepared database: tests that write do not see each other."""
     copy = proctor_home / "proctor.db"
-    copy_database(prepared_database, copy)
+    copy_database(prepared_database, copy, unchanging=True)
     return copy
 
 
