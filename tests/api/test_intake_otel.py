@@ -15,12 +15,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -55,7 +53,12 @@ class RecordingExporter(OTLPSpanExporter):
 
 @pytest.fixture
 def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[TracerProvider]:
-    """A tracer provider the openai SDK is instrumented with, content capture on."""
+    """A tracer provider the openai SDK is instrumented with, content capture on.
+
+    The instrumentation imports the SDK, which takes more than a second: the import is
+    made here, not when the module is collected (by every worker, in both passes)."""
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
     monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
     traces = TracerProvider()
@@ -70,6 +73,8 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[TracerProvider]:
 
 def run_agent(traces: TracerProvider, agent_url: str, between_turns: Any = None) -> tuple[str, str]:
     """Two model calls of one agent run (one trace); returns the trace id and the run's span."""
+    import openai  # imported by ``provider`` already
+
     client = openai.OpenAI(base_url=agent_url, api_key="test-key", max_retries=0)
     tracer = traces.get_tracer("shop-agent")
     history: list[Any] = [{"role": "user", "content": ASK}]
