@@ -34,7 +34,7 @@ def inbox_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def api(inbox_database: Path, proctor_home: Path) -> Iterator[Api]:
     copy = proctor_home / "proctor.db"
-    copy_database(inbox_database, copy)
+    copy_database(inbox_database, copy, unchanging=True)
     client = Api(copy)
     try:
         yield client

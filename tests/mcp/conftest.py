@@ -91,7 +91,7 @@ def mcp_home(prepared_mcp_home: PreparedHome, proctor_home: Path) -> Iterator[Mc
     """A private copy of the prepared home in the test's ``PROCTOR_HOME``: what a test
     writes, no other test sees."""
     database = proctor_home / "proctor.db"
-    copy_database(prepared_mcp_home.database, database)
+    copy_database(prepared_mcp_home.database, database, unchanging=True)
     store = open_store(database)
     try:
         yield McpHome(proctor_home, prepared_mcp_home.main_id, prepared_mcp_home.subagent_id, store)
