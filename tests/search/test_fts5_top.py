@@ -123,3 +123,32 @@ def test_the_searchs_full_text_matches_are_those_of_the_exhaustive_ranking(
             best = sorted(exhaustive, key=lambda m: (-m.score, m.row_id))[:30]
             assert [m.score for m in pruned] == [m.score for m in best], terms
             assert set(pruned) <= set(exhaustive), terms
+
+
+@pytest.mark.parametrize("limit", [5, 40])
+def test_every_order_of_three_words_gives_the_exhaustive_scores_bit_for_bit(
+    corpus: SqlStore, limit: int
+) -> None:
+    """The rarest word first, between or last in the query: a group's words are added in an
+    order that gives the full query's sum (``_groups``)."""
+    words = [VOCABULARY[0], VOCABULARY[1], VOCABULARY[9], VOCABULARY[21]]
+    with corpus.repos.search.read() as connection:
+        for chosen in itertools.combinations(words, 3):
+            for order in itertools.permutations(chosen):
+                terms = list(order)
+                asked: list[str] = []
+
+                def rank(expression: str, asked: list[str] = asked) -> list[tuple[int, float]]:
+                    asked.append(expression)
+                    found = connection.execute(_RANKED, {"match": expression, "limit": limit})
+                    return [(int(r), float(s)) for r, s in found]
+
+                got = top.best_matches(
+                    connection, terms, rank, limit, exhaustive_below=0, max_sets=99
+                )
+                every = _every_match(connection, terms)
+                exhaustive = dict(every)
+                assert [s for _, s in got] == [s for _, s in every[:limit]], terms
+                assert all(exhaustive[row_id] == score for row_id, score in got), terms
+                # One statement ranks the documents holding the rarest word with another.
+                assert " OR " in asked[0], asked

@@ -11,24 +11,30 @@ best ``limit`` while scoring far fewer, exactly:
   holding exactly the words ``T`` scores below ``U(T)``, the sum of their bounds
   (``idf`` as FTS5 computes it: ``_idf``; the document frequencies are counted, once per
   version of the data: ``_unchanged.py``).
-- The documents holding exactly the words ``S`` are ``AND(S) NOT (the other words)``,
-  written in the query's order: FTS5 gives each the very score the full query gives it
-  (the same phrases in the same order, IDFs and frequencies; the words it lacks add 0.0
-  in both), bit for bit, and scores only them.
-- The sets ``S`` are ranked in turn by falling ``U(S)``. Once the ``limit``-th best score
-  found is above ``U`` of every set not ranked yet, no document left can reach the best
-  ``limit``: they are the exhaustive ranking's, with its scores.
+- The documents holding a rarer word ``p`` with a commoner one (and no rarer word) are
+  ``p AND (the commoner ones) NOT (the rarer ones)``, and those holding one word alone
+  ``p NOT (the others)``: these groups split the matches (``_groups``). Each names every
+  word once, the words a document holds in the query's order (or an order that adds them
+  the same way), so FTS5 gives each document the very score the full query gives it (the
+  same phrases, IDFs and frequencies; the words it lacks add 0.0), bit for bit, and
+  scores only the group's documents.
+- The groups are ranked in turn, the rarest word's first. Once the ``limit``-th best score
+  found is above the bound of every document not ranked yet, no document left can reach
+  the best ``limit``: they are the exhaustive ranking's, with its scores. The first group
+  holds the sets of words of highest bound (for three words ``{p0 p1 p2}``, ``{p0 p1}``,
+  ``{p0 p2}``), which ranked one set at a time took three statements, each paying FTS5's
+  IDFs (a count of every word's documents) and its ``NOT``: "read the config file" on the
+  1 GB store 46–56 ms of CPU, as one group 27–29 ms.
 
 A question with one word, more than ``MAX_WORDS`` words or fewer than ``EXHAUSTIVE_BELOW``
-matches in all, and a search whose sets have not settled after ``MAX_SETS`` of them, is
-ranked exhaustively (the same answer: never slower than that by more than those sets).
+matches in all, and a search whose groups have not settled after ``MAX_SETS`` of them, is
+ranked exhaustively (the same answer: never slower than that by more than those groups).
 Ties at the ``limit``-th score may be broken differently (the exhaustive ranking breaks
 them arbitrarily; this by row id). ``tests/search/test_fts5_top.py`` holds the two equal.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -47,12 +53,12 @@ Rank = Callable[[str], Ranked]
 K1 = 1.2
 """FTS5's BM25 k1 (``fts5_aux.c``)."""
 MAX_WORDS = 3
-"""Above this many words the sets of words are too many to rank in turn: on the 1 GB
-store questions of four to six common words needed 10–28 sets, as slow as one exhaustive
-ranking or slower."""
+"""Above this many words a group's words could be added in another order than the
+query's (a rounding apart), and on the 1 GB store questions of four to six common words
+needed 10–28 sets of words, as slow as one exhaustive ranking or slower."""
 MAX_SETS = 4
-"""Sets of words ranked before the search gives up and ranks every match (two- and
-three-word questions of the 1 GB store settled after one to four)."""
+"""Groups ranked before the search gives up and ranks every match (two- and three-word
+questions of the 1 GB store settle after the first)."""
 EXHAUSTIVE_BELOW = 20_000
 """Documents matching any word (at most: the sum of the words' frequencies) below which
 one exhaustive ranking costs little (about 20 ms) and is used."""
@@ -98,32 +104,62 @@ def best_matches(
     if sum(frequencies) < below:
         return everything(or_expression(terms))
     bounds = [_idf(rows, n) * (K1 + 1) for n in frequencies]
-    sets = sorted(
-        (
-            combination
-            for size in range(len(terms), 0, -1)
-            for combination in itertools.combinations(range(len(terms)), size)
-            if all(frequencies[i] for i in combination)
-        ),
-        key=lambda s: -sum(bounds[i] for i in s),
-    )
     best: dict[int, Sequence[Any]] = {}
-    for done, words in enumerate(sets):
+    groups = _groups(terms, frequencies, bounds)
+    for done, (expression, bound) in enumerate(groups):
         if done == (MAX_SETS if max_sets is None else max_sets):
             return everything(or_expression(terms))
-        others = [terms[i] for i in range(len(terms)) if i not in words and frequencies[i]]
-        for row in rank(and_expression([terms[i] for i in words], others)):
+        for row in rank(expression):
             kept = best.get(int(row[0]))
             if kept is None or row[1] > kept[1]:
                 best[int(row[0])] = row
         ranked = sorted(best.values(), key=lambda row: (-row[1], row[0]))[:limit]
-        following = sets[done + 1] if done + 1 < len(sets) else None
-        if following is None:
-            return ranked
-        bound = sum(bounds[i] for i in following)
-        if len(ranked) == limit and ranked[-1][1] > bound * (1 + _MARGIN):
+        if bound is None or (len(ranked) == limit and ranked[-1][1] > bound * (1 + _MARGIN)):
             return ranked
     return sorted(best.values(), key=lambda row: (-row[1], row[0]))[:limit]
+
+
+def _groups(
+    terms: Sequence[str], frequencies: Sequence[int], bounds: Sequence[float]
+) -> list[tuple[str, float | None]]:
+    """The expressions ranked in turn, each with the bound of every document none of them
+    so far holds (None: none is left), for the words some document holds, rarest first
+    (``p0, p1, …``):
+
+    - ``p0 AND (p1 OR p2 …)``, then ``p1 AND (p2 …) NOT p0``, …: the documents holding a
+      rarer word with a commoner one. What is left holds one of the words alone or only
+      commoner ones: it scores below ``max(U(p0), U(p(k+1)) + …)``. These are the sets of
+      words of highest bound (for three words, ``{p0 p1 p2}``, ``{p0 p1}``, ``{p0 p2}``:
+      one statement where each set alone was one, each paying FTS5's IDFs: the count of
+      every word's documents);
+    - then each word alone, ``p NOT (the others)``, below ``U(p)``.
+
+    Each word is in each expression once, and the words a document holds come in the
+    query's order (FTS5 adds the words' scores in the expression's order: a sum of three
+    in another order may round differently; the words it lacks add 0.0), so a document's
+    score is the full query's, bit for bit.
+    """
+    held = sorted((i for i in range(len(terms)) if frequencies[i]), key=lambda i: -bounds[i])
+    groups: list[tuple[str, float | None]] = []
+    for k, head in enumerate(held[:-1]):
+        commoner = sorted(held[k + 1 :])
+        rarer = sorted(held[:k])
+        if head < commoner[0]:  # the head first, the others in the query's order
+            holding = f'"{terms[head]}" AND ({or_expression([terms[i] for i in commoner])})'
+        elif head > commoner[-1]:
+            holding = f'({or_expression([terms[i] for i in commoner])}) AND "{terms[head]}"'
+        else:  # between them: only the first two a document holds are added in another
+            # order, and a + b == b + a (MAX_WORDS is 3)
+            holding = f'"{terms[head]}" AND ({or_expression([terms[i] for i in commoner])})'
+        if rarer:
+            holding = f"({holding}) NOT ({or_expression([terms[i] for i in rarer])})"
+        left = max(bounds[held[0]], sum(bounds[i] for i in held[k + 1 :]))
+        groups.append((holding, left))
+    for j, word in enumerate(held):
+        others = [terms[i] for i in sorted(held) if i != word]
+        after = bounds[held[j + 1]] if j + 1 < len(held) else None
+        groups.append((and_expression([terms[word]], others), after))
+    return groups
 
 
 def _idf(rows: int, frequency: int) -> float:
