@@ -280,8 +280,15 @@ class _ModulePage:
         return {name: list(emitter.raw_listeners(name)) for name in list(emitter._events)}
 
     def reset(self) -> None:
-        """Leave the page as a new context's would be: a blank document, nothing cached or
-        stored, no route, permission or cookie, the desktop size and default media."""
+        """Leave the page as a new context's would be but for its HTTP cache: a blank
+        document, nothing stored, no route, permission or cookie, the desktop size and
+        default media. The HTTP cache is kept: it holds the UI's own files (the shell's ES modules, d3, the styles), as
+        a returning user's browser does, which spares each later test of the module
+        fetching and compiling them again (a fifth of the browser tests' CPU). The API's
+        answers are not kept, or only to be revalidated each time (the graph's, ``no-cache``
+        with an ETag); a test that routes requests runs with the cache off (Playwright
+        turns it off while a route is set), and a test about how the shell loads its files
+        takes ``fresh_page``."""
         page = self.page
         for other in self.context.pages:
             if other != page:
@@ -296,7 +303,6 @@ class _ModulePage:
             page.goto("about:blank")
         finally:
             page.remove_listener("dialog", _accept)
-        self.devtools.send("Network.clearBrowserCache")
         self.devtools.send(
             "Storage.clearDataForOrigin", {"origin": self.server, "storageTypes": "all"}
         )
@@ -331,7 +337,7 @@ def page(module_page: list[_ModulePage], browser: Browser, server: str) -> Itera
     A new context's first page costs Chromium about a second of CPU (a renderer process,
     Playwright's scripts), more than most tests' own work: the module's tests take turns
     on one page instead, which each test's end returns to the state of a new one (a blank
-    document, the HTTP cache, storage, cookies, permissions and routes cleared, the
+    document, storage, cookies, permissions and routes cleared (the HTTP cache kept), the
     listeners the test added removed, the viewport and media back to the defaults). A test
     that changes what cannot be undone (``page.clock``, init scripts) takes ``fresh_page``.
     """
