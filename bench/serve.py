@@ -39,11 +39,18 @@ Then, against a real ``proctor serve`` process (uvicorn on loopback, no token):
    ``/proc/PID/task/*/schedstat``), this tree and ``--baseline-src`` each on its own
    server and copy of the store, their requests alternating.
 
+4. **Search CPU in process** (``--search-cpu``, alone): ``proctor.search.search`` over the
+   same queries on the cached store opened read-only and held in memory, as the server
+   ranks (``hold_vectors``), each query's CPU time (``time.process_time``: robust to other
+   work on the machine). This tree and ``--baseline-src`` in their own processes, rounds
+   alternating; p50/p95 per query over all rounds, and whether their hits' scores agree.
+
 Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route.
 
     python bench/serve.py                    # 1 GB corpus (builds the store once: minutes)
     python bench/serve.py --size-mb 100      # a quicker look
     python bench/serve.py --size-mb 20 --uncached-only --baseline-src /tmp/base/src   # (3) only
+    python bench/serve.py --search-cpu --baseline-src /tmp/base/src   # (4) only
 """
 
 from __future__ import annotations
@@ -471,6 +478,78 @@ def uncached_routes(
     return figures
 
 
+_SEARCH_CPU = """
+import json, sys, time
+from proctor.search import hold_vectors, search
+from proctor.store import open_store
+
+store = open_store(sys.argv[1], read_only=True)
+hold_vectors(store)
+queries, rounds = json.loads(sys.argv[2]), int(sys.argv[3])
+for query in queries:  # the held copy read, the query vectors made
+    search(store, query)
+times = {query: [] for query in queries}
+scores = {}
+for _ in range(rounds):
+    for query in queries:
+        start = time.process_time()
+        result = search(store, query)
+        times[query].append(time.process_time() - start)
+        scores[query] = [round(hit.score, 5) for hit in result.hits]
+print(json.dumps({"times": times, "scores": scores}))
+"""
+
+
+def search_cpu(
+    database: Path, rounds: int, repeats: int, variants: dict[str, Path | None]
+) -> dict[str, dict[str, Any]]:
+    """(4): each variant's CPU time per search in process, ``rounds`` rounds alternating,
+    each a fresh process running every query of ``SEARCHES`` ``repeats`` times."""
+    found: dict[str, dict[str, Any]] = {
+        name: {"times": {q: [] for q in SEARCHES}, "scores": {}} for name in variants
+    }
+    for _ in range(rounds):
+        for name, src in variants.items():
+            env = os.environ | {"PYTHONPATH": str(src or REPO / "src")}
+            command = [sys.executable, "-c", _SEARCH_CPU, str(database), json.dumps(SEARCHES)]
+            ran = subprocess.run(
+                [*command, str(repeats)],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            answer = json.loads(ran.stdout.strip().splitlines()[-1])
+            for query, took in answer["times"].items():
+                found[name]["times"][query] += took
+            found[name]["scores"] = answer["scores"]
+    return found
+
+
+def _print_search_cpu(found: dict[str, dict[str, Any]]) -> None:
+    print(f"    {'query':<24}{'tree':>11}{'CPU p50':>9}{'CPU p95':>9}")
+    every: dict[str, list[float]] = {}
+    for query in SEARCHES:
+        for name, figures in found.items():
+            took = figures["times"][query]
+            every.setdefault(name, []).extend(took)
+            print(
+                f"    {query:<24}{name:>11}{_p(took, 0.5) * 1000:>9.1f}{_p(took, 0.95) * 1000:>9.1f}"
+            )
+    for name, took in every.items():
+        print(
+            f"    {'every query':<24}{name:>11}{_p(took, 0.5) * 1000:>9.1f}{_p(took, 0.95) * 1000:>9.1f}"
+        )
+    if "baseline" in every:
+        ours, base = every["this tree"], every["baseline"]
+        print(
+            f"    {'':<24}{'ratio':>11}{_p(ours, 0.5) / _p(base, 0.5):>8.2f}x"
+            f"{_p(ours, 0.95) / _p(base, 0.95):>8.2f}x"
+        )
+        same = found["this tree"]["scores"] == found["baseline"]["scores"]
+        print(f"    the hits' scores {'agree' if same else 'DIFFER'} (this tree and baseline)")
+
+
 def main() -> None:
     """Build (or reuse) the store, time the starts and the read routes, print the figures."""
     parser = argparse.ArgumentParser(
@@ -501,6 +580,12 @@ def main() -> None:
         action="store_true",
         help="Time only (3): the graph page and stories answered afresh after an edit.",
     )
+    parser.add_argument(
+        "--search-cpu",
+        action="store_true",
+        help="Time only (4): search's CPU per query in process, rounds alternating.",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="Rounds of (4) per variant.")
     args = parser.parse_args()
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
@@ -510,6 +595,17 @@ def main() -> None:
     database, built = cached_store(args.size_mb, rebuild=args.rebuild)
     if time.perf_counter() - start > 1:
         print(f"built the store in {time.perf_counter() - start:.0f} s: {json.dumps(built)}")
+    if args.search_cpu:  # read-only: the cached store as it is
+        trees: dict[str, Path | None] = {"this tree": args.src}
+        if args.baseline_src is not None:
+            trees["baseline"] = args.baseline_src
+        print(
+            f"(4) search CPU in process, {args.rounds} rounds of {args.requests // 4} times "
+            f"each query per variant, alternating; load average {os.getloadavg()[0]:.2f}"
+        )
+        _print_search_cpu(search_cpu(database, args.rounds, max(1, args.requests // 4), trees))
+        print(f"    load average at the end {os.getloadavg()[0]:.2f}")
+        return
     embed_cached(database)  # also brings the cached store to this tree's schema
     print(
         f"store: {built['size_mb']} MB corpus, {built['conversations']:,} conversations, "
