@@ -240,13 +240,22 @@ def read_jsonl_objects(
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 issues.append(_overlong(handle, raw, shown, number))
                 continue
-            stripped = raw.strip()
-            if stripped.startswith(BOM):
-                stripped = without_bom(stripped)
-            if not stripped:
-                continue
             try:
-                value = _parse_json(stripped)
+                if raw.startswith(b"{") and raw.endswith(b"}\n"):
+                    # Most lines: nothing to strip but the newline, which JSON reads as a
+                    # blank (and ``_parse_json``'s tests as neither digit nor bracket);
+                    # a line it refuses is read again stripped, for the same reason.
+                    try:
+                        value = _parse_json(raw)
+                    except JSONProblem:
+                        value = _parse_json(raw[:-1])
+                else:
+                    stripped = raw.strip()
+                    if stripped.startswith(BOM):
+                        stripped = without_bom(stripped)
+                    if not stripped:
+                        continue
+                    value = _parse_json(stripped)
             except JSONProblem as exc:
                 issues.append(_line_problem(shown, exc, raw, number))
                 continue

@@ -83,8 +83,11 @@ _NUL_ESCAPE = b"\\u0000"
 _INT_MIN = -(2**63)
 _INT_MAX = 2**63 - 1
 """The integers ``transcript.storable`` keeps as they are (64-bit signed)."""
-_DIGIT_SHAPE = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
-"""Bytes mapped to ``0`` for a digit and ``x`` for any other."""
+_DIGIT_SHAPE = bytes(
+    48 if 48 <= byte <= 57 else 123 if byte in (91, 123) else 120 for byte in range(256)
+)
+"""Bytes mapped to ``0`` for a digit, ``{`` for an opening bracket (``{`` and ``[``) and
+``x`` for any other: one pass gives what the depth and the digit tests look for."""
 _LONG_DIGITS = b"0" * 19
 """In a text mapped by ``_DIGIT_SHAPE``: nineteen digits, maybe an integer past 64-bit
 signed, which is stored as its text."""
@@ -145,9 +148,10 @@ def _unchanged(value: Any, limit: int, *, owned: bool = False) -> Any:
         return None
     if _base64_run_in(dumped):
         return None
-    if size >= 2 * MAX_STORED_DEPTH and dumped.count(b"{") + dumped.count(b"[") >= MAX_STORED_DEPTH:
+    shape = dumped.translate(_DIGIT_SHAPE)
+    if size >= 2 * MAX_STORED_DEPTH and shape.count(b"{") >= MAX_STORED_DEPTH:
         return None
-    if _LONG_DIGITS in dumped.translate(_DIGIT_SHAPE) or _trailing_blank_in(dumped):
+    if _LONG_DIGITS in shape or _trailing_blank_in(dumped):
         return None
     if Redactor.may_find_in_ascii(dumped):
         return None
@@ -382,7 +386,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
             attributes=attributes,
         )
         messages.append(message)
-        fingerprint = message_fingerprint(message, conversation_id)
+        fingerprint = message_fingerprint(message, conversation_id, normalised=True)
         sources.append(
             PreparedSource(
                 "message",
@@ -420,7 +424,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
             attributes=clean.attributes(call.attributes),
         )
         tool_calls.append(call)
-        fingerprint = tool_call_fingerprint(call, conversation_id)
+        fingerprint = tool_call_fingerprint(call, conversation_id, normalised=True)
         sources.append(
             PreparedSource(
                 "tool_call",
@@ -444,7 +448,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
         text, _ = clean.text(event.text, limits.max_message_chars)
         event = replaced(event, text=text, attributes=clean.attributes(event.attributes))
         task_events.append(event)
-        fingerprint = task_event_fingerprint(event, conversation_id)
+        fingerprint = task_event_fingerprint(event, conversation_id, normalised=True)
         sources.append(
             PreparedSource(
                 "task_event",

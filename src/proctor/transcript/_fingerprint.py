@@ -82,8 +82,12 @@ def canonical_json(value: Any) -> str:
     return _dumps(value).decode()
 
 
-def message_fingerprint(message: Message, conversation_id: str) -> str:
-    """Hash of role, kind, text, time, author and scope."""
+def message_fingerprint(message: Message, conversation_id: str, *, normalised: bool = False) -> str:
+    """Hash of role, kind, text, time, author and scope.
+
+    ``normalised``: the text is already ``normalise_text``'s (a prepared source's): the
+    same hash without a second normalisation pass over it."""
+    text = message.text
     return _digest(
         (
             "message",
@@ -91,14 +95,16 @@ def message_fingerprint(message: Message, conversation_id: str) -> str:
             message.role,
             message.kind,
             message.author,
-            normalise_text(message.text),
+            text if normalised else normalise_text(text),
             canonical_time(message.created_at),
         )
     )
 
 
-def tool_call_fingerprint(call: ToolCall, conversation_id: str) -> str:
-    """Hash of name, arguments and result (stored form plus original size)."""
+def tool_call_fingerprint(call: ToolCall, conversation_id: str, *, normalised: bool = False) -> str:
+    """Hash of name, arguments and result (stored form plus original size);
+    ``normalised`` as ``message_fingerprint``."""
+    text = call.result_text
     return _digest(
         (
             "tool_call",
@@ -107,15 +113,19 @@ def tool_call_fingerprint(call: ToolCall, conversation_id: str) -> str:
             call.arguments,
             call.status,
             call.exit_code,
-            None if call.result_text is None else normalise_text(call.result_text),
+            text if text is None or normalised else normalise_text(text),
             call.result_size,
             canonical_time(call.created_at),
         )
     )
 
 
-def task_event_fingerprint(event: TaskEvent, conversation_id: str) -> str:
-    """Hash of kind, task, status, text and time."""
+def task_event_fingerprint(
+    event: TaskEvent, conversation_id: str, *, normalised: bool = False
+) -> str:
+    """Hash of kind, task, status, text and time; ``normalised`` as
+    ``message_fingerprint``."""
+    text = event.text
     return _digest(
         (
             "task_event",
@@ -123,7 +133,7 @@ def task_event_fingerprint(event: TaskEvent, conversation_id: str) -> str:
             event.kind,
             event.task_id,
             event.status,
-            normalise_text(event.text),
+            text if normalised else normalise_text(text),
             canonical_time(event.created_at),
         )
     )

@@ -130,7 +130,11 @@ def thread(
         if parent is None:
             roots.append(node)
         else:
-            children.setdefault(parent, []).append(node)
+            kids = children.get(parent)
+            if kids is None:  # no ``setdefault``: it would make a list for every node
+                children[parent] = [node]
+            else:
+                kids.append(node)
     order = _depth_first(roots, children)
     if len(order) < len(nodes):  # some records sit on a parent cycle no root reaches
         _break_cycles(nodes, roots, children, parent_of, shown, issues)
