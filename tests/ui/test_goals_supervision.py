@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from proctor.store import open_store
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.backends import copy_database, database_env
 from tests.supervision.goal_transcripts import CHATTER, RE_GOALS, write_session
@@ -51,7 +52,8 @@ def served(seeded_database: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     sessions = tmp_path_factory.mktemp("ui-goals-sessions")
     write_session(sessions, SESSION, [CHATTER[0].text, REGOAL, EXPAND])
     env = {"PROCTOR_HOME": str(home), **database_env(home), "PATH": os.environ.get("PATH", "")}
-    run_commands(env, [["ingest", str(sessions)], ["check", "--all"]])
+    # The seeded store is checked already: only the new session needs it.
+    run_commands(env, [["ingest", str(sessions)], ["check", SESSION]])
     with serve_home(home) as running:
         yield running
 
@@ -70,11 +72,13 @@ def model() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture(scope="module")
 def conversation_id(served: Served) -> str:
-    """The re-goaling session's id, as ``proctor goals`` gives it: asked once for the
-    module (a CLI start is about a second of CPU), since no test changes it."""
-    listed = json.loads(_proctor(served.home, "goals", SESSION, "--json"))
-    found: str = listed["conversation_id"]
-    return found
+    """The re-goaling session's id, resolved as ``proctor goals`` resolves it (by this
+    process: a CLI start is about a second of CPU), once for the module."""
+    store = open_store(served.database, read_only=True)
+    try:
+        return store.resolve_conversation_id(SESSION)
+    finally:
+        store.close()
 
 
 def _open(page: Page, conversation_id: str) -> None:
