@@ -1116,3 +1116,33 @@ def test_attributes_that_are_not_messages_are_not_taken_for_damaged_ones(tmp_pat
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
 def test_no_attribute_of_the_fixtures_is_taken_for_a_damaged_name(path: Path) -> None:
     assert _damaged_names(read(path)) == []
+
+
+def test_a_damaged_name_repeated_on_every_line_is_reported_on_each(tmp_path: Path) -> None:
+    # The check is kept per name (an export repeats its names on every span): a repeated
+    # damaged name is still reported once per line that holds it.
+    exports = []
+    for n in (1, 2, 3):
+        export = _legacy_export(n)
+        span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+        span["attributes"].append({"key": "gen_ai.output.mesages", "value": {"stringValue": "x"}})
+        exports.append(export)
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(export) + "\n" for export in exports))
+
+    assert [line for line, _ in _damaged_names(read(path))] == [1, 2, 3]
+
+
+def test_a_long_damaged_name_is_reported_like_a_short_one(tmp_path: Path) -> None:
+    # Names past the kept length are checked afresh each time, with the same answer.
+    damaged = "gen_ai.prompt." + "x" * 400
+    export = _legacy_export(1)
+    span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": damaged, "value": {"stringValue": "lost words"}})
+    path = tmp_path / "export.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(export) + "\n")
+
+    result = _damaged_names(read(path))
+
+    assert [line for line, _ in result] == [1, 2]
+    assert all("gen_ai.prompt.<index>" in reason for _, reason in result)

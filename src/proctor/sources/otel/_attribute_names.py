@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 _LEGACY_FIELD = re.compile(
     r"^\d+\.(?:role|content|name|tool_call_id|finish_reason"
@@ -73,7 +74,26 @@ def unread_names(names: Iterable[str]) -> list[str]:
     return problems
 
 
+_CACHED_LENGTH = 256
+"""Names up to this long have their answer kept (``_known_problem``), so the cache stays
+small whatever an export holds."""
+
+
 def _problem(name: str) -> str | None:
+    """What is wrong with ``name``, or None. Kept per name: an export repeats the same few
+    attribute names on every span, and comparing an unknown one with every message name
+    (``SequenceMatcher``) is the costly part."""
+    if len(name) <= _CACHED_LENGTH:
+        return _known_problem(name)
+    return _name_problem(name)
+
+
+@lru_cache(maxsize=4096)
+def _known_problem(name: str) -> str | None:
+    return _name_problem(name)
+
+
+def _name_problem(name: str) -> str | None:
     for prefix, field in _FLATTENED.items():
         if name.startswith(prefix):
             if field.match(name[len(prefix) :]):
@@ -93,7 +113,11 @@ def _problem(name: str) -> str | None:
     matcher = SequenceMatcher(None, "", shape, autojunk=False)
     for known in _MESSAGE_NAMES:
         matcher.set_seq1(known)
-        if matcher.real_quick_ratio() >= _CLOSE and matcher.ratio() >= _CLOSE:
+        if (
+            matcher.real_quick_ratio() >= _CLOSE
+            and matcher.quick_ratio() >= _CLOSE
+            and matcher.ratio() >= _CLOSE
+        ):
             return (
                 f'looks like a damaged "{known}"; its value was not imported '
                 "(check the exporter, or rename the attribute)"
