@@ -14,8 +14,17 @@ import pytest
 
 from proctor.search import _query as query_module
 from proctor.search import search
-from proctor.search._binary import codes_of, extremes, hamming, held_codes, words_of
+from proctor.search._binary import (
+    GATHERED,
+    codes_of,
+    extremes,
+    hamming,
+    held_codes,
+    similarities,
+    words_of,
+)
 from proctor.search._catalog import hold_vectors, load_catalog
+from proctor.search._one_thread import blas_on_one_thread
 from proctor.search._query import _full_text, _rank_hybrid, query_terms
 from proctor.store import SqlStore
 from tests.search.test_vectors import WORDS, WordEncoder, _fill, _scopes
@@ -29,6 +38,24 @@ def test_hamming_distance_counts_the_differing_signs() -> None:
     codes = codes_of(vectors)
     assert codes.shape == (50, 48)
     assert hamming(words_of(codes), codes_of(query)).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(
+    "count",
+    [1, 7, GATHERED, GATHERED + 1, GATHERED + 2, 2 * GATHERED + 1, 3 * GATHERED + 5, 13_040],
+)
+def test_similarities_gathered_in_blocks_are_those_of_one_product(count: int) -> None:
+    # Last blocks of one row, two, five and a whole block; the bench's largest set.
+    rng = np.random.default_rng(count)
+    vectors = rng.standard_normal((20_000, 384)).astype(np.float32)
+    query = rng.standard_normal(384).astype(np.float32)
+    rows = np.sort(rng.choice(len(vectors), count, replace=False))
+    pytest.importorskip("threadpoolctl")  # BLAS on one thread, as the ranking runs it
+    with blas_on_one_thread():
+        found = similarities(vectors, rows, query)
+        whole = vectors[rows] @ query
+    assert found.dtype == np.float32
+    assert found.tobytes() == whole.tobytes()  # bit for bit
 
 
 def test_extremes_take_every_tie_and_only_usable_documents() -> None:

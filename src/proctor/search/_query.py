@@ -76,6 +76,7 @@ from proctor.search._binary import (
     extremes,
     hamming,
     held_codes,
+    similarities,
 )
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
@@ -708,7 +709,7 @@ def _rank_hybrid(
         high = max(ranged.max(), low) if len(ranged) else low
     else:
         rescored = np.flatnonzero(usable)
-        found = catalog.vectors[rescored] @ query
+        found = similarities(catalog.vectors, rescored, query)
         low, high = (found.min(), found.max()) if len(found) else (0.0, 0.0)
     # Fused scores of every document that can have one above 0 (others stay 0). Sets of
     # documents are masks over the catalog: cheaper than sorting their indexes.
@@ -793,7 +794,7 @@ def _approximate_similarity(
     )
     chosen = _union(len(catalog.row_ids), wanted[wanted >= 0])
     chosen = chosen[catalog.has_vector[chosen]]
-    found = catalog.vectors[chosen] @ query
+    found = similarities(catalog.vectors, chosen, query)
     ranged = usable[chosen]
     low = found[ranged].min() if ranged.any() else np.float32(0.0)
     return chosen, found, low
