@@ -69,6 +69,20 @@ def test_extremes_take_every_tie_and_only_usable_documents() -> None:
     assert far.tolist() == [5, 7]
 
 
+@pytest.mark.parametrize("share", [1.0, 0.7])
+def test_extremes_are_every_document_as_near_or_as_far_as_the_nth(share: float) -> None:
+    rng = np.random.default_rng(4)
+    distances = rng.integers(0, 385, 5_000).astype(np.uint16)
+    usable = rng.random(len(distances)) < share  # every document usable: the usual case
+    ranked = np.sort(distances[usable])
+    for near, far in [(1, 1), (100, 30), (4_096, 1_024), (6_000, 6_000)]:
+        nearest, farthest = extremes(distances, usable, near, far)
+        closest = ranked[min(near, len(ranked)) - 1]
+        distant = ranked[::-1][min(far, len(ranked)) - 1]
+        assert nearest.tolist() == np.flatnonzero(usable & (distances <= closest)).tolist()
+        assert farthest.tolist() == np.flatnonzero(usable & (distances >= distant)).tolist()
+
+
 def test_held_codes_follow_vectors_added_to_the_same_documents() -> None:
     rng = np.random.default_rng(4)
     row_ids = np.arange(20, dtype=np.int64)

@@ -110,6 +110,8 @@ def extremes(
     the ``near``-th nearest is taken (ties are not broken by chance), and likewise far."""
     import numpy as np
 
+    if usable is not None and usable.all():  # the usual case: skip copying by the mask
+        usable = None
     counts = np.bincount(distances if usable is None else distances[usable], minlength=1)
     below = np.cumsum(counts)
     nearest_at = int(np.searchsorted(below, min(near, int(below[-1]))))
