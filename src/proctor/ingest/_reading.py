@@ -128,11 +128,19 @@ class UnitTask:
         return 0 if self.digest is None else self.digest[1]
 
 
+_DIGEST_BUFFERS = threading.local()
+"""Each thread's buffer for ``unit_digest``, made once: a new megabyte per unit is a
+megabyte zeroed per file (2,282 of them in the 1 GB bench corpus)."""
+
+
 def unit_digest(unit: ReadUnit) -> tuple[str, int]:
     """Content hash and total size of every file of a read unit."""
     digest = hashlib.blake2b(digest_size=16)
     size = 0
-    buffer = bytearray(1 << 20)  # read into one buffer: no new megabyte object per read
+    # Read into one buffer: no new megabyte object per read.
+    buffer: bytearray | None = getattr(_DIGEST_BUFFERS, "buffer", None)
+    if buffer is None:
+        buffer = _DIGEST_BUFFERS.buffer = bytearray(1 << 20)
     view = memoryview(buffer)
     for path in sorted(unit.paths):
         digest.update(os.fsencode(path.name) + b"\0")
