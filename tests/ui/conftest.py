@@ -41,6 +41,30 @@ from tests.loopback import serving
 from tests.ui.private_server import Served, serve_copy, served_at, server_command
 
 CHROMIUM = os.environ.get("PROCTOR_CHROMIUM", "/usr/bin/chromium")
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+"""The features Playwright's own ``--disable-features`` turns off (its chromiumSwitches):
+Chromium reads the last ``--disable-features`` only, so one of ours repeats them (the
+``browser`` fixture fails if Playwright turns off one that is missing here)."""
+OMNIBOX_POPUP_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
+"""Chromium's address-bar popup, a web page of its own: every new context (a window, to
+headless Chromium) started a renderer for it, about half a second of CPU that no test uses."""
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -49,6 +73,7 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    f"--disable-features={','.join(PLAYWRIGHT_DISABLED_FEATURES + OMNIBOX_POPUP_FEATURES)}",
 ]
 SCREENSHOTS = Path(os.environ.get("PROCTOR_SCREENSHOTS", "build/screenshots"))
 DESKTOP: ViewportSize = {"width": 1280, "height": 860}
@@ -252,11 +277,62 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
             f"Chromium is not at {CHROMIUM}: `make test` installs Debian's chromium package "
             "(apt-get install chromium); set PROCTOR_CHROMIUM to use another binary"
         )
+    before = _browser_command_lines()
     launched = playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
     )
+    for started in _browser_command_lines().keys() - before.keys():
+        _assert_playwright_s_features_stay_disabled(_browser_command_lines()[started])
     yield launched
     launched.close()
+
+
+def _browser_command_lines() -> dict[int, list[str]]:
+    """The command lines of the Chromium browser processes (not their renderers or other
+    helpers) this test process started through Playwright's driver, by process id; none
+    where ``/proc`` cannot be read."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= found
+        grew = bool(found)
+    lines: dict[int, list[str]] = {}
+    for pid in mine - {os.getpid()}:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        arguments = argv.split("\0")
+        if "--remote-debugging-pipe" in arguments and not any(
+            argument.startswith("--type=") for argument in arguments
+        ):
+            lines[pid] = arguments
+    return lines
+
+
+def _assert_playwright_s_features_stay_disabled(arguments: list[str]) -> None:
+    """Fail if the ``--disable-features`` Playwright passes turns off a feature that ours,
+    the last (the one Chromium reads), does not: ``PLAYWRIGHT_DISABLED_FEATURES`` is then
+    out of date."""
+    lists = [
+        set(argument.split("=", 1)[1].split(","))
+        for argument in arguments
+        if argument.startswith("--disable-features=")
+    ]
+    missing = set().union(*lists[:-1]) - lists[-1] if lists else set()
+    if missing:
+        pytest.fail(
+            "Playwright turns off Chromium features that PLAYWRIGHT_DISABLED_FEATURES "
+            f"(tests/ui/conftest.py) does not repeat, so they would be on: {sorted(missing)}"
+        )
 
 
 def _accept(dialog: Dialog) -> None:
