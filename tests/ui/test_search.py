@@ -277,6 +277,13 @@ def test_typing_is_debounced_and_a_late_answer_to_an_older_query_is_dropped(
     status = page.locator("#search-panel .search-status")
     box.press_sequentially("invoice rounding", delay=20)
     expect(status).to_have_text("Searching…")
+    # The page says "Searching…" as it sends the request; the route reaches this process a
+    # moment later. Wait for the whole query's request (routes arrive in the order sent, so
+    # every earlier one has arrived too), at most 10 s.
+    for _ in range(400):
+        if held:
+            break
+        page.wait_for_timeout(25)
     # Debounced: far fewer requests than keystrokes.
     assert 1 <= len(asked) < len("invoice rounding") // 2
 
