@@ -61,7 +61,7 @@ PLAYWRIGHT_DISABLED_FEATURES = (
 )
 """The features Playwright's own ``--disable-features`` turns off (its chromiumSwitches):
 Chromium reads the last ``--disable-features`` only, so one of ours repeats them (the
-``browser`` fixture fails if Playwright turns off one that is missing here)."""
+``browser`` fixture launches again with any that Playwright turns off and this lacks)."""
 OMNIBOX_POPUP_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
 """Chromium's address-bar popup, a web page of its own: every new context (a window, to
 headless Chromium) started a renderer for it, about half a second of CPU that no test uses."""
@@ -277,14 +277,45 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
             f"Chromium is not at {CHROMIUM}: `make test` installs Debian's chromium package "
             "(apt-get install chromium); set PROCTOR_CHROMIUM to use another binary"
         )
-    before = _browser_command_lines()
-    launched = playwright.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
-    )
-    for started in _browser_command_lines().keys() - before.keys():
-        _assert_playwright_s_features_stay_disabled(_browser_command_lines()[started])
+    launched = _launch_chromium(playwright, CHROMIUM_FLAGS)
+    missing = _features_playwright_would_leave_on(launched)
+    if missing:
+        # A Playwright other than the one PLAYWRIGHT_DISABLED_FEATURES was read from turns
+        # off more: launch again with those repeated too, rather than run with them on.
+        launched.close()
+        flags = [flag for flag in CHROMIUM_FLAGS if not flag.startswith("--disable-features=")]
+        features = PLAYWRIGHT_DISABLED_FEATURES + OMNIBOX_POPUP_FEATURES + tuple(sorted(missing))
+        launched = _launch_chromium(
+            playwright, [*flags, f"--disable-features={','.join(features)}"]
+        )
     yield launched
     launched.close()
+
+
+_LAUNCHED_LINES: dict[int, list[str]] = {}
+"""The command line of the Chromium browser process each launch started, by ``id`` of its
+``Browser``."""
+
+
+def _launch_chromium(playwright: Playwright, flags: list[str]) -> Browser:
+    before = _browser_command_lines()
+    launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=flags)
+    after = _browser_command_lines()
+    started = [after[pid] for pid in after.keys() - before.keys()]
+    _LAUNCHED_LINES[id(launched)] = [argument for line in started for argument in line]
+    return launched
+
+
+def _features_playwright_would_leave_on(launched: Browser) -> set[str]:
+    """The features an earlier ``--disable-features`` (Playwright's) turns off that the last
+    one (ours, the one Chromium reads) does not; empty where ``/proc`` cannot be read."""
+    arguments = _LAUNCHED_LINES.pop(id(launched), [])
+    lists = [
+        set(argument.split("=", 1)[1].split(","))
+        for argument in arguments
+        if argument.startswith("--disable-features=")
+    ]
+    return set().union(*lists[:-1]) - lists[-1] if lists else set()
 
 
 def _browser_command_lines() -> dict[int, list[str]]:
@@ -316,23 +347,6 @@ def _browser_command_lines() -> dict[int, list[str]]:
         ):
             lines[pid] = arguments
     return lines
-
-
-def _assert_playwright_s_features_stay_disabled(arguments: list[str]) -> None:
-    """Fail if the ``--disable-features`` Playwright passes turns off a feature that ours,
-    the last (the one Chromium reads), does not: ``PLAYWRIGHT_DISABLED_FEATURES`` is then
-    out of date."""
-    lists = [
-        set(argument.split("=", 1)[1].split(","))
-        for argument in arguments
-        if argument.startswith("--disable-features=")
-    ]
-    missing = set().union(*lists[:-1]) - lists[-1] if lists else set()
-    if missing:
-        pytest.fail(
-            "Playwright turns off Chromium features that PLAYWRIGHT_DISABLED_FEATURES "
-            f"(tests/ui/conftest.py) does not repeat, so they would be on: {sorted(missing)}"
-        )
 
 
 def _accept(dialog: Dialog) -> None:
