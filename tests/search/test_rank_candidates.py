@@ -55,13 +55,7 @@ def _every_document(
     ``_rank_hybrid`` must give. Similarities as it computes them (the same products, so
     the same bits): of every usable document, or of the sign codes' candidates."""
     count = len(catalog.row_ids)
-    in_scope = np.ones(count, dtype=bool)
-    if scope.project_id is not None:
-        in_scope &= catalog.where("project_id", [scope.project_id])
-    if scope.conversation_id is not None:
-        in_scope &= catalog.where("conversation_id", [scope.conversation_id])
-    if scope.doc_types:
-        in_scope &= catalog.where("doc_type", scope.doc_types)
+    in_scope = catalog.in_scope(scope)
     lexical = np.zeros(count, dtype=np.float32)
     for match in matches:
         lexical[catalog.index_of[match.row_id]] = match.score

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from proctor.search._vectors import Scope
+
 
 @dataclass(frozen=True, slots=True)
 class _Rows:
@@ -84,6 +86,19 @@ class Catalog:
 
         wanted = [self.codes[field_name][v] for v in values if v in self.codes[field_name]]
         return np.isin(self.coded[field_name], wanted)
+
+    def in_scope(self, scope: Scope) -> NDArray[np.bool_]:
+        """Rows inside ``scope``: ``_vectors.in_scope`` over the held copy."""
+        import numpy as np
+
+        inside = np.ones(len(self.row_ids), dtype=bool)
+        if scope.project_id is not None:
+            inside &= self.where("project_id", [scope.project_id])
+        if scope.conversation_id is not None:
+            inside &= self.where("conversation_id", [scope.conversation_id])
+        if scope.doc_types:
+            inside &= self.where("doc_type", scope.doc_types)
+        return inside
 
 
 _catalogs: weakref.WeakKeyDictionary[ReadStore, Catalog] = weakref.WeakKeyDictionary()

@@ -677,13 +677,7 @@ def _rank_hybrid(
     import numpy as np
 
     count = len(catalog.row_ids)
-    in_scope = np.ones(count, dtype=bool)
-    if scope.project_id is not None:
-        in_scope &= catalog.where("project_id", [scope.project_id])
-    if scope.conversation_id is not None:
-        in_scope &= catalog.where("conversation_id", [scope.conversation_id])
-    if scope.doc_types:
-        in_scope &= catalog.where("doc_type", scope.doc_types)
+    in_scope = catalog.in_scope(scope)
     if not in_scope.any():
         return [], {}
     found_at = [catalog.index_of.get(match.row_id) for match in matches]
