@@ -459,14 +459,20 @@ def _fts5(
     in one statement (reading a match's document row costs about as much as scoring it:
     its text is read to see whether it asks; 6 ms for a set's 1,000 best). Without a
     catalog, a search ranked in one statement joins its best to their documents there. A
-    scope filters the documents before the limit."""
+    scope filters the documents before the limit.
+
+    The statements order by their result column (``ORDER BY score DESC``), not by a second
+    ``bm25()`` call, which SQLite evaluated again for every match entering the best
+    ``CANDIDATES`` ("git commit": 4,083 of 24,455; about 2 % of the statement, FTS5 keeps
+    a row's instances). The same rows and numbers: ``score`` is ``0 - bm25`` either way,
+    and ties keep the lower row id either way."""
     bm25 = f"bm25(search_fts, 1.0, {CONTEXT_WEIGHT})"
     params: dict[str, Any] = {"blanks": BLANKS}
     whole = scope == Scope(None, None, None)
     if whole:
         ranked = text(
             f"SELECT rowid, -{bm25} AS score FROM search_fts WHERE search_fts MATCH :match "
-            f"ORDER BY {bm25} LIMIT {CANDIDATES}"
+            f"ORDER BY score DESC LIMIT {CANDIDATES}"
         )
         joined = text(
             "SELECT d.row_id, f.score, d.conversation_id, d.position, d.author, "
@@ -482,7 +488,7 @@ def _fts5(
             "rtrim(d.text, :blanks) LIKE '%?' AS asks "
             "FROM search_fts JOIN search_documents AS d ON d.row_id = search_fts.rowid "
             f"WHERE search_fts MATCH :match {filters} "
-            f"ORDER BY {bm25} LIMIT {CANDIDATES}"
+            f"ORDER BY score DESC LIMIT {CANDIDATES}"
         )
 
     def ranking(statement: Any) -> Any:
