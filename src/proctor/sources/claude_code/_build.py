@@ -10,6 +10,7 @@ records (progress, attachments, system lines) sit in between.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,9 @@ from proctor.sources.claude_code._values import as_int
 from proctor.transcript import Message, SourceIssue, TaskEvent, ToolCall, Usage
 
 _SYNTHETIC_MODEL = "<synthetic>"
+
+_FOLDED = "\0folded"
+"""What the walk finds above a folded record (never a source id: they start ``cc:``)."""
 
 
 @dataclass(slots=True)
@@ -65,6 +69,7 @@ def build_conversation(
     shown: str,
     first_parent_is_external: bool = False,
     harness_prompts: bool = False,
+    fold_links: bool = True,
 ) -> BuiltConversation:
     """Build the sources of the conversation made of ``nodes`` (file order).
 
@@ -75,21 +80,24 @@ def build_conversation(
         shown: The file, for issues.
         first_parent_is_external: The first record points into another file.
         harness_prompts: User turns are written by the harness (compaction runs).
+        fold_links: Leave link records (progress lines) out of the walk (see
+            ``_threading``); False is the reference the folding is tested against.
     """
     built = BuiltConversation()
     keyed, issues = assign_keys(nodes, scope, shown)
     built.issues.extend(issues)
     starts = _message_starts(keyed)
-    placed, issues = thread(
+    threaded = thread(
         keyed,
         message_starts=starts,
         shown=shown,
         first_parent_is_external=first_parent_is_external,
+        fold_links=fold_links,
     )
-    built.issues.extend(issues)
+    built.issues.extend(threaded.issues)
     walker = _Walker(built, harness_prompts)
-    walker.walk(placed)
-    built.tool_calls, issues = pair_results(walker.calls, placed, shown)
+    walker.walk(threaded.placed, threaded.folded)
+    built.tool_calls, issues = pair_results(walker.calls, threaded.placed, shown)
     built.issues.extend(issues)
     _set_times_and_model(built, keyed)
     return built
@@ -138,13 +146,21 @@ class _Walker:
         self.order: list[_Draft] = []
         self.calls: list[OpenCall] = []
 
-    def walk(self, placed: list[Placed]) -> None:
+    def walk(self, placed: list[Placed], folded: Mapping[str, str]) -> None:
+        """Build the messages and calls of ``placed``; ``folded``: the folded link records
+        with their nearest kept ancestors (a child of one has what that ancestor has
+        above it)."""
         message_above = self.message_above
         above_of = message_above.get
         for item in placed:
             node, parent_key, _ = item
             key = node.key or ""
-            above = above_of(parent_key) if parent_key else None
+            if parent_key:
+                above = above_of(parent_key, _FOLDED)
+                if above is _FOLDED:  # the parent was folded (never walked)
+                    above = above_of(folded[parent_key])
+            else:
+                above = None
             entry = node.entry
             if entry is None:  # a chain-only line (progress): the most common
                 message_above[key] = above

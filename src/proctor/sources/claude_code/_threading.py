@@ -10,6 +10,18 @@ subtree holds the newest message wins and the others are abandoned (rewind, edit
 fork). Children that only lead to tool results, progress lines or further lines of the
 same API response are not branches: parallel tool calls fan out that way in every
 real log.
+
+Link records (``progress`` lines above all: most records of a real session, and the
+hook, shell and agent progress they carry is read elsewhere or superseded by the tool
+result) are folded out of the order while it is walked: a record without content that
+has a parent and at most one child is left out of ``Placed`` and its child takes its
+place among its parent's children, so branch marking, message building and result
+pairing never see it. Only records the walk reaches are folded, so a parent cycle is
+still found and cut exactly as without folding (then nothing is folded); a folded
+record still has its key (children name it, ``Placed`` keeps every node's own parent
+key) and its dangling-parent and reused-uuid warnings, which are decided before the
+walk. ``Threaded.folded`` maps each folded key to its nearest kept ancestor, which is
+what a child of it has above it.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from proctor.sources.claude_code._model import Node
 from proctor.sources.claude_code._values import parse_time
@@ -85,13 +98,31 @@ def assign_keys(
     return kept, issues
 
 
+@dataclass(slots=True)
+class Threaded:
+    """A conversation's records in thread order (``thread``)."""
+
+    placed: list[Placed]
+    """The kept records in thread order (folded link records left out)."""
+    issues: list[SourceIssue]
+    """Warnings for dangling parents and broken cycles."""
+    folded: dict[str, str]
+    """Each folded record's key → the key of its nearest kept ancestor."""
+
+
+_FOLD_SIBLINGS = 16
+"""A link record is folded only where its parent has at most this many children: its
+place among them is found by a scan."""
+
+
 def thread(
     nodes: Sequence[Node],
     *,
     message_starts: Collection[str],
     shown: str,
     first_parent_is_external: bool = False,
-) -> tuple[list[Placed], list[SourceIssue]]:
+    fold_links: bool = True,
+) -> Threaded:
     """Order ``nodes`` depth-first and mark abandoned branches.
 
     Args:
@@ -100,10 +131,30 @@ def thread(
         shown: The file, for issues.
         first_parent_is_external: The first record's parent is expected to be in another
             file (a sub-agent's first prompt points into the parent session).
-
-    Returns:
-        Nodes in thread order, and warnings for dangling parents and broken cycles.
+        fold_links: Leave link records out of the order (module docstring); False gives
+            every node its place (the reference the folding is tested against).
     """
+    if fold_links:
+        children, roots, parent_of, issues = _tree(nodes, shown, first_parent_is_external)
+        order, folded = _depth_first_folding(roots, children, parent_of)
+        if len(order) + len(folded) == len(nodes):
+            placed = _mark_branches(order, children, parent_of, message_starts)
+            return Threaded(placed, issues, folded)
+        # Some records sit on a parent cycle: the plain walk finds and cuts it.
+    children, roots, parent_of, issues = _tree(nodes, shown, first_parent_is_external)
+    order = _depth_first(roots, children)
+    if len(order) < len(nodes):  # some records sit on a parent cycle no root reaches
+        _break_cycles(nodes, roots, children, parent_of, shown, issues)
+        order = _depth_first(roots, children)
+    return Threaded(_mark_branches(order, children, parent_of, message_starts), issues, {})
+
+
+def _tree(
+    nodes: Sequence[Node], shown: str, first_parent_is_external: bool
+) -> tuple[
+    dict[str | None, list[Node]], list[Node], dict[str | None, str | None], list[SourceIssue]
+]:
+    """Children, roots and each node's parent after dangling parents are made roots."""
     by_key = {node.key: node for node in nodes}
     if None in by_key:
         raise ValueError("node without a key")  # assign_keys runs first
@@ -135,11 +186,7 @@ def thread(
                 children[parent] = [node]
             else:
                 kids.append(node)
-    order = _depth_first(roots, children)
-    if len(order) < len(nodes):  # some records sit on a parent cycle no root reaches
-        _break_cycles(nodes, roots, children, parent_of, shown, issues)
-        order = _depth_first(roots, children)
-    return _mark_branches(order, children, parent_of, message_starts), issues
+    return children, roots, parent_of, issues
 
 
 def _key(node: Node) -> str:
@@ -253,6 +300,56 @@ def _depth_first(roots: list[Node], children: dict[str | None, list[Node]]) -> l
             else:
                 stack.append(kids[0])
     return order
+
+
+def _depth_first_folding(
+    roots: list[Node],
+    children: dict[str | None, list[Node]],
+    parent_of: dict[str | None, str | None],
+) -> tuple[list[Node], dict[str, str]]:
+    """``_depth_first``, folding link records out on the way (module docstring).
+
+    A folded record's place in its kept ancestor's children list is taken by its child
+    (or emptied, for a leaf), so ``children`` describes the kept records' tree. The walk
+    visits a folded record exactly where ``_depth_first`` would, so the order of the
+    kept ones is the same. Returns the kept order and the folded keys with their
+    nearest kept ancestors."""
+    order: list[Node] = []
+    folded: dict[str, str] = {}
+    visited: set[str | None] = set()
+    add = visited.add
+    append = order.append
+    children_get = children.get
+    folded_get = folded.get
+    stack = sorted(roots, key=_sort_key, reverse=True)
+    while stack:
+        node = stack.pop()
+        key = node.key
+        if key in visited:
+            continue
+        add(key)
+        kids = children_get(key)
+        if node.entry is None and (kids is None or len(kids) == 1):
+            parent = parent_of[key]
+            if parent is not None:  # not a root: roots keep their place
+                above = folded_get(parent, parent)
+                siblings = children[above]
+                if len(siblings) <= _FOLD_SIBLINGS and key is not None and above is not None:
+                    at = siblings.index(node)
+                    if kids is None:
+                        del siblings[at]
+                    else:
+                        siblings[at] = kids[0]
+                        stack.append(kids[0])
+                    folded[key] = above
+                    continue
+        append(node)
+        if kids:
+            if len(kids) > 1:
+                stack.extend(sorted(kids, key=_sort_key, reverse=True))
+            else:
+                stack.append(kids[0])
+    return order, folded
 
 
 def _mark_branches(
