@@ -10,11 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import click
 import httpx
 import pytest
 
 from proctor._util.clock import utcnow
 from proctor.api._quiet import QUIET_SECONDS
+from proctor.cli.serve import serve_command
 from proctor.heartbeat import draft_plan, save_plan, set_app_enabled
 from proctor.store import open_store
 from tests.backends import database_env
@@ -52,6 +54,21 @@ def _serve(database: Path, *extra: str) -> Iterator[httpx.Client]:
         yield client
 
 
+INTERVAL = "0.25s"
+"""The loop's interval in these servers: a fraction of a second, so the tests wait for a
+few passes in about a second rather than a second each (``--heartbeat-interval`` took
+whole seconds only: these tests spent 6 of their 10 seconds waiting)."""
+
+
+def test_the_heartbeat_interval_takes_a_fraction_of_a_second_but_not_zero() -> None:
+    option = next(p for p in serve_command.params if p.name == "heartbeat_interval")
+    assert option.type.convert("0.25s", option, None) == 0.25
+    assert option.type.convert("30s", option, None) == 30.0
+    for refused in ("0s", "0", "-1s"):
+        with pytest.raises(click.BadParameter):
+            option.type.convert(refused, option, None)
+
+
 def _until(check: Callable[[], Any], seconds: float = 60.0) -> Any:
     """Poll ``check`` until it returns something truthy (the server works on its own clock)."""
     stop = time.monotonic() + seconds
@@ -68,7 +85,7 @@ def _until(check: Callable[[], Any], seconds: float = 60.0) -> Any:
 @pytest.fixture
 def hosting(database: Path) -> Iterator[httpx.Client]:
     _due_plan(database, app_on=True)
-    with _serve(database, "--heartbeat-interval", "1s") as client:
+    with _serve(database, "--heartbeat-interval", INTERVAL) as client:
         yield client
 
 
@@ -102,7 +119,7 @@ def test_a_due_plan_runs_while_the_server_is_up(hosting: httpx.Client) -> None:
 @pytest.mark.slow
 def test_with_the_app_off_the_loop_passes_but_runs_nothing(database: Path) -> None:
     _due_plan(database, app_on=False)
-    with _serve(database, "--heartbeat-interval", "1s") as client:
+    with _serve(database, "--heartbeat-interval", INTERVAL) as client:
         _until(lambda: client.get("/api/heartbeat").json()["ticks"] >= 2)
         status = client.get("/api/heartbeat").json()
         assert status["app_enabled"] is False

@@ -29,8 +29,8 @@ from proctor.cli._duration import Duration
     "Default: $PROCTOR_ALLOWED_HOSTS (comma-separated).",
 )
 @click.option(
-    "--heartbeat-interval", type=Duration("s"), default="30s", show_default=True,
-    help="How often to run due heartbeat plans (as `proctor worker` does).",
+    "--heartbeat-interval", type=Duration("s", fractions=True), default="30s",
+    show_default=True, help="How often to run due heartbeat plans (as `proctor worker` does).",
 )  # fmt: skip
 @click.option(
     "--no-heartbeat", is_flag=True,
