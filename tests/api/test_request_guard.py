@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from proctor.api import create_app
 from proctor.api._guard import parse_allowed_host, server_hosts
 from proctor.errors import ConfigError
-from proctor.store import open_store
+from proctor.store import SqlStore, open_store
 from tests.api.conftest import run
 
 SERVER = "127.0.0.1:8700"
@@ -58,6 +58,18 @@ def app(database: Path) -> Iterator[FastAPI]:
         yield served
     finally:
         served.state.store_holder.close()
+
+
+def _no_store() -> SqlStore:
+    raise AssertionError("a request the guard refuses, or one that needs no data, opens no store")
+
+
+@pytest.fixture
+def storeless_app() -> FastAPI:
+    """The same app over no store: what it answers here, it answers before (or without)
+    opening one. Its tests take no copy of the prepared database, so the PostgreSQL pass
+    leaves them out (``tests/store_use.py``): they run the same code on either backend."""
+    return create_app(_no_store, token=None, host="127.0.0.1", port=8700)
 
 
 def conversation_ids(app: FastAPI) -> set[str]:
@@ -99,9 +111,9 @@ def entity_state(app: FastAPI, result_id: str, entity_id: str) -> str:
 )
 @pytest.mark.parametrize("path", ["/api/conversations", "/openapi.json", "/"])
 def test_a_request_naming_another_host_is_answered_421_without_data(
-    app: FastAPI, host: str, path: str
+    storeless_app: FastAPI, host: str, path: str
 ) -> None:
-    refused = send(app, "GET", path, host=host)
+    refused = send(storeless_app, "GET", path, host=host)
 
     assert refused.status_code == 421
     detail = refused.json()["detail"]
@@ -128,39 +140,33 @@ def test_a_write_naming_another_host_stores_nothing(app: FastAPI) -> None:
 @pytest.mark.parametrize(
     "host", ["127.0.0.1:8700", "localhost:8700", "LocalHost:8700", "[::1]:8700"]
 )
-def test_the_loopback_names_with_the_bound_port_are_answered(app: FastAPI, host: str) -> None:
-    assert send(app, "GET", "/api/health", host=host).json()["status"] == "ok"
-    assert send(app, "GET", "/", host=host).status_code == 200
-
-
-def test_an_app_without_a_known_port_answers_the_loopback_names_on_any_port(
-    database: Path,
+def test_the_loopback_names_with_the_bound_port_are_answered(
+    storeless_app: FastAPI, host: str
 ) -> None:
-    app = create_app(lambda: open_store(database), token=None)
-    try:
-        for host in ("127.0.0.1:1234", "localhost", "[::1]:9"):
-            assert send(app, "GET", "/api/health", host=host).status_code == 200, host
-        assert send(app, "GET", "/api/health", host="attacker.test:1234").status_code == 421
-    finally:
-        app.state.store_holder.close()
+    assert send(storeless_app, "GET", "/api/health", host=host).json()["status"] == "ok"
+    assert send(storeless_app, "GET", "/", host=host).status_code == 200
 
 
-def test_allowed_hosts_add_names_with_any_port_or_with_theirs(database: Path) -> None:
+def test_an_app_without_a_known_port_answers_the_loopback_names_on_any_port() -> None:
+    app = create_app(_no_store, token=None)
+    for host in ("127.0.0.1:1234", "localhost", "[::1]:9"):
+        assert send(app, "GET", "/api/health", host=host).status_code == 200, host
+    assert send(app, "GET", "/api/health", host="attacker.test:1234").status_code == 421
+
+
+def test_allowed_hosts_add_names_with_any_port_or_with_theirs() -> None:
     app = create_app(
-        lambda: open_store(database),
+        _no_store,
         token=None,
         port=8700,
         allowed_hosts=["Proctor.Example.org", "proctor.lan:8443", "[fd00::5]:8700", "fd00::6"],
     )
-    try:
-        for host in ("proctor.example.org", "proctor.example.org:443", "proctor.lan:8443"):
-            assert send(app, "GET", "/api/health", host=host).status_code == 200, host
-        for host in ("[fd00::5]:8700", "[fd00::6]:1", "[FD00::6]"):
-            assert send(app, "GET", "/api/health", host=host).status_code == 200, host
-        for host in ("proctor.lan", "proctor.lan:8700", "example.org", "[fd00::5]:1"):
-            assert send(app, "GET", "/api/health", host=host).status_code == 421, host
-    finally:
-        app.state.store_holder.close()
+    for host in ("proctor.example.org", "proctor.example.org:443", "proctor.lan:8443"):
+        assert send(app, "GET", "/api/health", host=host).status_code == 200, host
+    for host in ("[fd00::5]:8700", "[fd00::6]:1", "[FD00::6]"):
+        assert send(app, "GET", "/api/health", host=host).status_code == 200, host
+    for host in ("proctor.lan", "proctor.lan:8700", "example.org", "[fd00::5]:1"):
+        assert send(app, "GET", "/api/health", host=host).status_code == 421, host
 
 
 def test_a_server_bound_to_another_address_with_a_token_answers_to_that_address() -> None:
