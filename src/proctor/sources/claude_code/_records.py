@@ -183,14 +183,19 @@ class _Collector:
         parent = get("parentUuid")
         agent_id = get("agentId")
         session = get("sessionId") or get("session_id")  # stream-json: snake case
+        # A string as it is, None as it is (most ``agentId``s), anything else by the rule.
         node = Node(
-            uuid if uuid and type(uuid) is str else _text_or_none(uuid),
-            parent if parent and type(parent) is str else _text_or_none(parent),
+            uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid),
+            parent if (type(parent) is str and parent) or parent is None else _text_or_none(parent),
             line,
             get("timestamp"),
             get("isSidechain") is True,
-            agent_id if agent_id and type(agent_id) is str else _text_or_none(agent_id),
-            session if session and type(session) is str else _text_or_none(session),
+            agent_id
+            if (type(agent_id) is str and agent_id) or agent_id is None
+            else _text_or_none(agent_id),
+            session
+            if (type(session) is str and session) or session is None
+            else _text_or_none(session),
         )
         if node.parent is None:
             logical = get("logicalParentUuid")
