@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from proctor.search import _binary as binary_module
 from proctor.search import _fts5_top, embed_pending, index_full_text
 from proctor.search import _query as query_module
 from proctor.search._asking import ASKING_SHARE
@@ -33,6 +34,7 @@ from proctor.search._query import (
     _full_text,
     _names,
     _rank_hybrid,
+    _semantic,
     query_terms,
 )
 from proctor.search._vectors import Scope
@@ -140,9 +142,25 @@ def _scopes(store: SqlStore) -> list[Scope]:
 
 
 @pytest.mark.parametrize(
-    ("exact_below", "rescored", "matched", "limit"),
-    [(None, None, None, 10), (1, 6, None, 10), (1, 6, None, 60), (1, 6, 3, 10)],
-    ids=["exact", "codes", "codes-more-than-score", "codes-authors-beyond-the-matches"],
+    ("exact_below", "rescored", "matched", "limit", "early"),
+    [
+        (None, None, None, 10, False),
+        (1, 6, None, 10, False),
+        (1, 6, None, 60, False),
+        (1, 6, 3, 10, False),
+        (None, None, None, 10, True),
+        (1, 6, None, 60, True),
+        (1, 40, None, 10, True),
+    ],
+    ids=[
+        "exact",
+        "codes",
+        "codes-more-than-score",
+        "codes-authors-beyond-the-matches",
+        "exact-made-early",
+        "codes-made-early",
+        "codes-made-early-in-small-blocks",
+    ],
 )
 def test_scoring_the_candidates_ranks_as_scoring_every_document(
     held: SqlStore,
@@ -151,12 +169,26 @@ def test_scoring_the_candidates_ranks_as_scoring_every_document(
     rescored: int | None,
     matched: int | None,
     limit: int,
+    early: bool,
 ) -> None:
+    """``early``: with the part made while the full text ranks (``_semantic``), the
+    similarities it computed reused (``completed_similarities``); in small blocks (64
+    vectors), many of them are, and the last block is computed again."""
     if rescored is not None:  # few candidates: most documents are scored 0
         monkeypatch.setattr(query_module, "RESCORED", rescored)
         monkeypatch.setattr(query_module, "EXTREMES", 3)
+    if rescored == 40:
+        monkeypatch.setattr(binary_module, "GATHERED", 64)
     if matched is not None:  # a named author's turns beyond the full-text matches
         monkeypatch.setattr(query_module, "CANDIDATES", matched)
+    reused: list[int] = []  # similarities taken from the early part, per ranking
+
+    def completed(vectors: Any, rows: Any, vector: Any, known_rows: Any, known: Any) -> Any:
+        last = len(rows) - binary_module.GATHERED  # at least the last block is computed again
+        reused.append(int(np.isin(rows[: max(last, 0)], known_rows).sum()))
+        return binary_module.completed_similarities(vectors, rows, vector, known_rows, known)
+
+    monkeypatch.setattr(query_module, "completed_similarities", completed)
     encoder = WordEncoder()
     catalog = load_catalog(held, encoder)
     assert not catalog.has_vector.all() and catalog.rows.asks.any()
@@ -169,6 +201,11 @@ def test_scoring_the_candidates_ranks_as_scoring_every_document(
             terms = query_terms(query)
             with held.repos.search.read() as connection:
                 matches = _full_text(connection, terms, scope, catalog)
+            prepared = (
+                _semantic(catalog, encoder, query, scope, exact_below, early=True)
+                if early
+                else None
+            )
             ranked, similarity = _rank_hybrid(
                 catalog,
                 encoder,
@@ -178,6 +215,7 @@ def test_scoring_the_candidates_ranks_as_scoring_every_document(
                 scope,
                 limit,
                 exact_below=exact_below,
+                prepared=prepared,
             )
             expected = _every_document(
                 catalog,
@@ -194,6 +232,8 @@ def test_scoring_the_candidates_ranks_as_scoring_every_document(
             filled += sum(1 for _, score in ranked if score == 0)
     if limit > 10:
         assert filled  # some lists were completed with documents scoring 0
+    if early and exact_below is not None:
+        assert reused and (rescored != 40 or sum(reused) > 0)
 
 
 @pytest.mark.parametrize("by_sets", [False, True], ids=["one-statement", "sets-of-words"])
@@ -216,3 +256,54 @@ def test_matches_are_placed_from_the_held_copy_or_else_from_the_index(
         assert sorted(from_copy, key=str) == sorted(joined, key=str), query
         assert any(m.row_id not in catalog.index_of for m in from_copy), query
         assert any(m.asks for m in from_copy)
+
+
+@pytest.mark.parametrize("exact_below", [None, 1], ids=["exact", "codes"])
+def test_a_search_ranks_the_same_with_its_vector_part_made_meanwhile_late_or_inline(
+    held: SqlStore, monkeypatch: pytest.MonkeyPatch, exact_below: int | None
+) -> None:
+    """The held ranking's part without the full-text matches runs on a helper thread while
+    they are ranked (``_start_semantic``); not started (an author named), or not begun
+    before the matches were (every helper busy: cancelled), it is made after them. The
+    same hits and scores every way."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Event
+
+    from proctor.search import hold_vectors, search
+
+    if exact_below is not None:
+        monkeypatch.setattr(query_module, "EXACT_BELOW", exact_below)
+        monkeypatch.setattr(query_module, "RESCORED", 6)
+        monkeypatch.setattr(query_module, "EXTREMES", 3)
+    hold_vectors(held)
+    encoder = WordEncoder()
+    used: list[bool] = []
+    original = query_module._semantic_of
+
+    def seen(started: Any, sentence: str) -> Any:
+        made = original(started, sentence)
+        used.append(made is not None)
+        return made
+
+    monkeypatch.setattr(query_module, "_semantic_of", seen)
+
+    def hits(query: str) -> list[tuple[str, float, float | None]]:
+        found = search(held, query, encoder=encoder)
+        return [(hit.doc_id, hit.score, hit.similarity) for hit in found.hits]
+
+    queries = ["lake garden paint", "sunrise", "What did Ann paint by the lake?", "zebra"]
+    meanwhile = [hits(query) for query in queries]
+    assert used == [True, True, False, True]  # "Ann": the sentence waits for the matches
+    with monkeypatch.context() as inline:
+        inline.setattr(query_module, "_start_semantic", lambda *args: None)
+        assert [hits(query) for query in queries] == meanwhile
+    busy, release = ThreadPoolExecutor(1), Event()
+    busy.submit(release.wait)  # the only helper busy: the part is cancelled, made inline
+    monkeypatch.setattr(query_module, "_helpers", busy)
+    used.clear()
+    try:
+        assert [hits(query) for query in queries] == meanwhile
+    finally:
+        release.set()
+        busy.shutdown()
+    assert used == [False] * len(queries)

@@ -17,10 +17,12 @@ from proctor.search import search
 from proctor.search._binary import (
     GATHERED,
     codes_of,
+    completed_similarities,
     extremes,
     hamming,
     held_codes,
     similarities,
+    whole_similarities,
     words_of,
 )
 from proctor.search._catalog import hold_vectors, load_catalog
@@ -56,6 +58,53 @@ def test_similarities_gathered_in_blocks_are_those_of_one_product(count: int) ->
         whole = vectors[rows] @ query
     assert found.dtype == np.float32
     assert found.tobytes() == whole.tobytes()  # bit for bit
+
+
+@pytest.mark.parametrize(
+    ("count", "known"),
+    [
+        (7, 100),
+        (GATHERED + 1, 3_000),
+        (GATHERED + 2, 3_000),
+        (2 * GATHERED + 1, 0),
+        (2 * GATHERED + 1, 5_000),
+        (3 * GATHERED + 5, 500),
+        (13_040, 9_000),
+        (13_040, 20_000),
+    ],
+)
+def test_similarities_completed_from_known_ones_are_those_of_one_product(
+    count: int, known: int
+) -> None:
+    # Some rows known beforehand (their whole values), in and beyond the last block, the
+    # others computed: bit for bit the floats of ``similarities``, hence of one product.
+    rng = np.random.default_rng(count + known)
+    vectors = rng.standard_normal((20_000, 384)).astype(np.float32)
+    query = rng.standard_normal(384).astype(np.float32)
+    rows = np.sort(rng.choice(len(vectors), count, replace=False))
+    known_rows = np.sort(rng.choice(len(vectors), known, replace=False))
+    pytest.importorskip("threadpoolctl")
+    with blas_on_one_thread():
+        before = whole_similarities(vectors, known_rows, query)
+        found = completed_similarities(vectors, rows, query, known_rows, before)
+        whole = vectors[rows] @ query
+    assert found.tobytes() == whole.tobytes()
+
+
+def test_blas_stays_on_one_thread_until_the_last_overlapping_block_ends() -> None:
+    controller = pytest.importorskip("threadpoolctl").ThreadpoolController()
+
+    def threads() -> list[int]:
+        return [lib["num_threads"] for lib in controller.select(user_api="blas").info()]
+
+    outside = threads()
+    first, second = blas_on_one_thread(), blas_on_one_thread()
+    first.__enter__()
+    second.__enter__()  # another thread's block, begun inside the first
+    first.__exit__(None, None, None)
+    assert set(threads()) <= {1}  # the second block still runs on one thread
+    second.__exit__(None, None, None)
+    assert threads() == outside
 
 
 def test_extremes_take_every_tie_and_only_usable_documents() -> None:

@@ -99,6 +99,63 @@ def similarities(
     return found
 
 
+def whole_similarities(
+    vectors: NDArray[np.float32], rows: NDArray[np.int64], query: NDArray[np.float32]
+) -> NDArray[np.float32]:
+    """``vectors[rows] @ query`` as a product gives every row but its last few: BLAS
+    computes the rows of a product in groups (four on this machine's OpenBLAS), and the
+    last rows that do not fill a group another way (a rounding apart). Here every block
+    is ``GATHERED`` rows (a last one filled up with copies of its first row, dropped), so
+    no row is among a product's last: each row's value is then the same in any product
+    where it is not (``tests/search/test_vectors_binary.py``). What ``completed_similarities``
+    reuses."""
+    import numpy as np
+
+    count = len(rows)
+    found = np.empty(count, dtype=np.result_type(vectors, query))
+    for start in range(0, count, GATHERED):
+        block = rows[start : start + GATHERED]
+        if len(block) < GATHERED:
+            filled = np.concatenate([block, np.full(GATHERED - len(block), block[0])])
+            found[start:] = (vectors[filled] @ query)[: len(block)]
+        else:
+            found[start : start + GATHERED] = vectors[block] @ query
+    return found
+
+
+def completed_similarities(
+    vectors: NDArray[np.float32],
+    rows: NDArray[np.int64],
+    query: NDArray[np.float32],
+    known_rows: NDArray[np.int64],
+    known: NDArray[np.float32],
+) -> NDArray[np.float32]:
+    """``similarities(vectors, rows, query)``, the same floats, reusing ``known``: the
+    ``whole_similarities`` of ``known_rows`` (ascending), computed earlier (while the full
+    text ranks, ``_query._Semantic``). Every block of ``similarities`` but its last is
+    whole ``GATHERED`` rows, so a row there has its whole value: taken from ``known`` or
+    computed the same way; the last block is multiplied as ``similarities`` multiplies it."""
+    import numpy as np
+
+    count = len(rows)
+    if count <= GATHERED + 1 or not len(known_rows):
+        return similarities(vectors, rows, query)
+    starts = list(range(0, count, GATHERED))
+    if count - starts[-1] == 1:
+        starts.pop()
+    last = starts[-1]
+    found = np.empty(count, dtype=np.result_type(vectors, query))
+    found[last:] = vectors[rows[last:]] @ query
+    head = rows[:last]
+    at = np.minimum(np.searchsorted(known_rows, head), len(known_rows) - 1)
+    held = known_rows[at] == head
+    found[:last][held] = known[at[held]]
+    missing = np.flatnonzero(~held)
+    if len(missing):
+        found[missing] = whole_similarities(vectors, head[missing], query)
+    return found
+
+
 def extremes(
     distances: NDArray[np.uint16],
     usable: NDArray[np.bool_] | None = None,

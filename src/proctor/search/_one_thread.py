@@ -6,6 +6,12 @@ OpenBLAS hands it to every core and its threads then spin, waiting for more: 8 m
 for 0.8 ms of work per product, about 40 ms a search on the 1 GB store (and wall time
 too, when the cores are busy with other requests). One thread computes the same values.
 The encoder runs on one thread by design (a second core is left to the rest of Proctor).
+
+BLAS's thread count is one setting for the whole process, and several threads rank and
+encode at once (a server's requests, its background embedder, a search's own helper
+thread): the limit is set when the first of them enters and given back when the last one
+leaves, so no block ever runs with the threads another block's end gave back (a product
+split between threads may round a vector's last rows another way).
 """
 
 from __future__ import annotations
@@ -17,13 +23,17 @@ from typing import Any
 
 _controller: Any = None
 _creating = threading.Lock()
+_inside = 0
+"""Blocks running now (guarded by ``_creating``)."""
+_limiter: Any = None
+"""threadpoolctl's limit while a block runs (entered by the first, left by the last)."""
 
 
 @contextmanager
 def blas_on_one_thread() -> Iterator[None]:
-    """BLAS limited to one thread inside the block (nothing changes without threadpoolctl,
-    the ``embeddings`` extra's)."""
-    global _controller
+    """BLAS limited to one thread inside the block, and until every block that overlaps it
+    has ended (nothing changes without threadpoolctl, the ``embeddings`` extra's)."""
+    global _controller, _inside, _limiter
     with _creating:
         if _controller is None:
             try:
@@ -32,8 +42,18 @@ def blas_on_one_thread() -> Iterator[None]:
                 _controller = False
             else:
                 _controller = ThreadpoolController()  # finds the loaded BLAS: once
+        if _controller is not False:
+            if _inside == 0:
+                _limiter = _controller.limit(limits=1, user_api="blas")
+            _inside += 1
     if _controller is False:
         yield
         return
-    with _controller.limit(limits=1, user_api="blas"):
+    try:
         yield
+    finally:
+        with _creating:
+            _inside -= 1
+            if _inside == 0:
+                _limiter.restore_original_limits()
+                _limiter = None

@@ -43,6 +43,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -73,10 +74,12 @@ from proctor.search._binary import (
     EXTREMES,
     RESCORED,
     codes_of,
+    completed_similarities,
     extremes,
     hamming,
     held_codes,
     similarities,
+    whole_similarities,
 )
 from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
@@ -339,6 +342,13 @@ def search(
             conversation_id=conversation_id,
             doc_types=tuple(doc_types) if doc_types else None,
         )
+        # The held ranking's part that needs no full-text match runs meanwhile, on a helper
+        # thread (SQLite and numpy let go of the interpreter while they work).
+        early = (
+            _start_semantic(catalog, chosen, query, terms, scope)
+            if catalog is not None and chosen is not None
+            else None
+        )
         matches = _full_text(connection, terms, scope, catalog) if terms else []
         # The documents are counted here unless the catalog counts them.
         fresh = freshness(connection, count_documents=catalog is None)
@@ -359,7 +369,14 @@ def search(
     if catalog is not None:
         with blas_on_one_thread():
             ranked, similarity = _rank_hybrid(
-                catalog, chosen, sentence, matches, terms, scope, limit
+                catalog,
+                chosen,
+                sentence,
+                matches,
+                terms,
+                scope,
+                limit,
+                prepared=_semantic_of(early, sentence),
             )
         status = IndexStatus(
             documents=catalog.documents, embedded=catalog.embedded, full_text_current=current
@@ -665,6 +682,7 @@ def _rank_hybrid(
     limit: int,
     *,
     exact_below: int | None = None,
+    prepared: _Semantic | None = None,
 ) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """(row id, score) of the best documents in scope, and each one's cosine similarity.
 
@@ -683,7 +701,9 @@ def _rank_hybrid(
     import numpy as np
 
     count = len(catalog.row_ids)
-    in_scope = catalog.in_scope(scope)
+    if prepared is None:  # not made while the full text ranked: made now
+        prepared = _semantic(catalog, encoder, sentence, scope, exact_below, early=False)
+    in_scope = prepared.in_scope
     if not in_scope.any():
         return [], {}
     found_at = [catalog.index_of.get(match.row_id) for match in matches]
@@ -700,16 +720,15 @@ def _rank_hybrid(
     best = lexical[scoped].max() if scoped.any() else np.float32(0.0)
     if best > 0:
         lexical = lexical / best
-    query = query_vector(encoder, sentence)
-    usable = in_scope & catalog.has_vector
-    approximate = int(usable.sum()) >= (EXACT_BELOW if exact_below is None else exact_below)
-    if approximate:
-        rescored, found, low = _approximate_similarity(catalog, query, usable, matched)
+    query, usable = prepared.query, prepared.usable
+    if prepared.approximate:
+        rescored, found, low = _approximate_similarity(
+            catalog, query, usable, matched, prepared if prepared.nearest is not None else None
+        )
         ranged = found[usable[rescored]]
         high = max(ranged.max(), low) if len(ranged) else low
     else:
-        rescored = np.flatnonzero(usable)
-        found = similarities(catalog.vectors, rescored, query)
+        rescored, found = prepared.rows, prepared.found
         low, high = (found.min(), found.max()) if len(found) else (0.0, 0.0)
     # Fused scores of every document that can have one above 0 (others stay 0). Sets of
     # documents are masks over the catalog: cheaper than sorting their indexes.
@@ -774,8 +793,119 @@ def _union(count: int, *indexes: Any) -> Any:
     return np.flatnonzero(chosen)
 
 
+def _extremes_of(catalog: Catalog, query: Any, usable: Any) -> tuple[Any, Any]:
+    """The nearest and the farthest ``usable`` documents by sign code (``extremes``)."""
+    words = held_codes(catalog.row_ids, catalog.vectors, catalog.has_vector)
+    return extremes(hamming(words, codes_of(query)), usable, RESCORED, EXTREMES)
+
+
+class _Semantic(NamedTuple):
+    """What the hybrid ranking computes without the full-text matches, so that it can be
+    computed while they are ranked (``_start_semantic``)."""
+
+    sentence: str
+    """The query as embedded (``embedded_query``)."""
+    query: Any
+    """Its vector."""
+    in_scope: Any
+    usable: Any
+    """In scope with a vector."""
+    approximate: bool
+    """Ranked by sign codes (``EXACT_BELOW`` usable documents or more)."""
+    nearest: Any
+    """Approximate, made early: the nearest documents by code (else None)."""
+    farthest: Any
+    rows: Any
+    """Exact: every usable document; approximate, made early: the nearest, the farthest and
+    the turns beside the nearest (with a vector), each with its ``whole_similarities``;
+    approximate, made late: None."""
+    found: Any
+    """Their similarities."""
+
+
+def _semantic(
+    catalog: Catalog,
+    encoder: TextEncoder,
+    sentence: str,
+    scope: Scope,
+    exact_below: int | None,
+    *,
+    early: bool,
+) -> _Semantic:
+    """The ranking's part without the full-text matches: the scope, the query's vector
+    and the similarities known before the matches: every usable document's below
+    ``exact_below`` of them; above, when ``early``, the nearest and farthest by code and
+    theirs (else ``_approximate_similarity`` finds those with the matches). An empty
+    scope: no vector (nothing is ranked)."""
+    import numpy as np
+
+    in_scope = catalog.in_scope(scope)
+    if not in_scope.any():
+        none = np.zeros(0, dtype=np.int64)
+        return _Semantic(sentence, None, in_scope, in_scope, False, None, None, none, none)
+    query = query_vector(encoder, sentence)
+    usable = in_scope & catalog.has_vector
+    approximate = int(usable.sum()) >= (EXACT_BELOW if exact_below is None else exact_below)
+    if not approximate:
+        rows = np.flatnonzero(usable)
+        found = similarities(catalog.vectors, rows, query)
+        return _Semantic(sentence, query, in_scope, usable, False, None, None, rows, found)
+    if not early:
+        return _Semantic(sentence, query, in_scope, usable, True, None, None, None, None)
+    nearest, farthest = _extremes_of(catalog, query, usable)
+    beside = np.concatenate([catalog.before[nearest], catalog.after[nearest]])
+    rows = _union(len(catalog.row_ids), nearest, farthest, beside[beside >= 0])
+    rows = rows[catalog.has_vector[rows]]
+    found = whole_similarities(catalog.vectors, rows, query)
+    return _Semantic(sentence, query, in_scope, usable, True, nearest, farthest, rows, found)
+
+
+HELPERS = 2
+"""Threads that compute searches' ``_Semantic`` parts while their full text ranks."""
+_helpers: ThreadPoolExecutor | None = None
+_helpers_lock = threading.Lock()
+
+
+def _start_semantic(
+    catalog: Catalog, encoder: TextEncoder, query: str, terms: Sequence[str], scope: Scope
+) -> Future[_Semantic] | None:
+    """The ``_Semantic`` part of a search, started on a helper thread while the caller ranks
+    the full text (on the 1 GB store 5–10 ms of the two run side by side: the sign codes,
+    the nearest and farthest documents and their similarities, and a query not seen before
+    embedded). None where there is nothing to overlap (no words to rank), or where the
+    embedded sentence depends on the matches (a word of the query is a word of an
+    author's name: ``embedded_query``)."""
+    global _helpers
+    if not terms:
+        return None
+    named = set(terms)
+    if any(_names(author) & named for author in catalog.by_author):
+        return None
+    with _helpers_lock:
+        if _helpers is None:
+            _helpers = ThreadPoolExecutor(HELPERS, thread_name_prefix="proctor-search")
+        helpers = _helpers
+    return helpers.submit(_early_semantic, catalog, encoder, query, scope)
+
+
+def _early_semantic(
+    catalog: Catalog, encoder: TextEncoder, sentence: str, scope: Scope
+) -> _Semantic:
+    with blas_on_one_thread():
+        return _semantic(catalog, encoder, sentence, scope, None, early=True)
+
+
+def _semantic_of(started: Future[_Semantic] | None, sentence: str) -> _Semantic | None:
+    """The part ``_start_semantic`` started, if it was made for ``sentence``; None when it
+    was not started, or has not begun (every helper busy: cancelled, made by the caller)."""
+    if started is None or started.cancel():
+        return None
+    made = started.result()
+    return made if made.sentence == sentence else None
+
+
 def _approximate_similarity(
-    catalog: Catalog, query: Any, usable: Any, lexical_rows: Any
+    catalog: Catalog, query: Any, usable: Any, lexical_rows: Any, early: _Semantic | None = None
 ) -> tuple[Any, Any, Any]:
     """The documents whose similarity to ``query`` the approximate path computes exactly,
     in index order, those similarities, and the one every other document is ranked with.
@@ -783,18 +913,24 @@ def _approximate_similarity(
     Exact for the nearest and the farthest usable documents by sign code, the full-text
     matches and the turns around those and the nearest (those with a vector); every other
     document is given the lowest of those over ``usable`` (its min-max normalised
-    similarity is then 0)."""
+    similarity is then 0). With ``early`` (made while the full text ranked): its nearest
+    and farthest, and its similarities where it has them (the same floats)."""
     import numpy as np
 
-    words = held_codes(catalog.row_ids, catalog.vectors, catalog.has_vector)
-    nearest, farthest = extremes(hamming(words, codes_of(query)), usable, RESCORED, EXTREMES)
+    if early is None:
+        nearest, farthest = _extremes_of(catalog, query, usable)
+    else:
+        nearest, farthest = early.nearest, early.farthest
     around = np.concatenate([nearest, lexical_rows])
     wanted = np.concatenate(
         [nearest, farthest, lexical_rows, catalog.before[around], catalog.after[around]]
     )
     chosen = _union(len(catalog.row_ids), wanted[wanted >= 0])
     chosen = chosen[catalog.has_vector[chosen]]
-    found = similarities(catalog.vectors, chosen, query)
+    if early is None:
+        found = similarities(catalog.vectors, chosen, query)
+    else:
+        found = completed_similarities(catalog.vectors, chosen, query, early.rows, early.found)
     ranged = usable[chosen]
     low = found[ranged].min() if ranged.any() else np.float32(0.0)
     return chosen, found, low
