@@ -1,19 +1,26 @@
 """``proctor serve`` starts without importing what no request has needed yet.
 
-Each check runs a fresh interpreter and lists which of Proctor's heavy packages an import
-left in ``sys.modules``: the review pipeline, the job queue, the heartbeat (plans and
+Each check lists which of Proctor's heavy packages a piece of code left in a new
+interpreter's ``sys.modules``: the review pipeline, the job queue, the heartbeat (plans and
 suggestions), webhook delivery (and httpx) are imported by the route or the background
 pass that first uses them, not while the server starts (issue 18: start < 1 s); webhook
 delivery starts a moment after the server, on its own thread.
+
+The pieces of code run one after another in one interpreter (``PLAIN_CHAIN``, and
+``STORE_CHAIN`` with a store), each listing ``sys.modules`` when it is done: a piece finds
+there everything the pieces before it imported too, so each check (nothing watched is
+imported; for one request, only its router) is as strict as in an interpreter of its own,
+or stricter. An interpreter per piece cost ten interpreters, about 15 CPU seconds.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
-from functools import cache
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,63 +29,104 @@ from proctor.api._app import DeferredStart
 from proctor.api._heartbeat import HeartbeatLoop
 from proctor.heartbeat import worker_owner
 from proctor.store import SqlStore
+from tests import store_use
 
 DEFERRED = ("proctor.review", "proctor.jobs", "proctor.heartbeat", "proctor.notify", "httpx")
 """Packages a server imports on first use only."""
 
 
-def _imported_after(code: str, watched: tuple[str, ...] = DEFERRED) -> list[str]:
-    """The ``watched`` modules present in a new interpreter after running ``code``."""
-    present = _modules_after(code)
-    return [m for m in watched if m in present]
+@dataclass(frozen=True)
+class _Piece:
+    """What one piece of a chain left behind."""
+
+    modules: frozenset[str]
+    """``sys.modules`` once it ran (with what the pieces before it imported)."""
+    error: str | None
+    """Its traceback, when it raised."""
 
 
-@cache
-def _modules_after(code: str) -> frozenset[str]:
-    """Every module in ``sys.modules`` of a new interpreter after running ``code``: one
-    interpreter per code, however many tests watch it for different modules (each costs
-    about a second of CPU)."""
-    listing = "import json, sys; print(json.dumps(sorted(sys.modules)))"
+_RUN_CHAIN = """
+import json, sys, traceback
+namespace = {"__name__": "__main__"}
+pieces = []
+for code in json.loads(sys.stdin.read()):
+    try:
+        exec(compile(code, "<piece>", "exec"), namespace)
+        error = None
+    except BaseException:
+        error = traceback.format_exc()
+    pieces.append({"modules": sorted(sys.modules), "error": error})
+print(json.dumps(pieces))
+"""
+
+
+def _run_chain(chain: tuple[str, ...], env: dict[str, str] | None = None) -> dict[str, _Piece]:
+    """Each piece of ``chain`` run in turn in one new interpreter, by its code."""
     completed = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{listing}"],
+        [sys.executable, "-c", _RUN_CHAIN],
+        input=json.dumps(chain),
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=240,
+        env=env,
     )
-    return frozenset(json.loads(completed.stdout.strip().splitlines()[-1]))
+    pieces = json.loads(completed.stdout.strip().splitlines()[-1])
+    return {
+        code: _Piece(frozenset(piece["modules"]), piece["error"])
+        for code, piece in zip(chain, pieces, strict=True)
+    }
+
+
+_chains: dict[str, dict[str, _Piece]] = {}
+"""Each chain's pieces, run by the first test that needs them."""
+
+
+def _after(code: str, watched: tuple[str, ...]) -> list[str]:
+    """The ``watched`` modules present after ``code`` (a piece of ``PLAIN_CHAIN``) ran."""
+    if "plain" not in _chains:
+        _chains["plain"] = _run_chain(PLAIN_CHAIN)
+    piece = _chains["plain"][code]
+    assert piece.error is None, piece.error
+    return [m for m in watched if m in piece.modules]
+
+
+def _imported_after(code: str, watched: tuple[str, ...] = DEFERRED) -> list[str]:
+    """The ``watched`` modules present after ``code`` ran (see the module's docstring)."""
+    return _after(code, watched)
+
+
+IMPORT_THE_API = "import proctor.api"
+IMPORT_SERVE = "import proctor.cli.main, proctor.cli.serve"
 
 
 @pytest.mark.slow
 def test_importing_the_api_package_loads_no_review_jobs_heartbeat_or_webhook_code() -> None:
-    assert _imported_after("import proctor.api") == []
+    assert _imported_after(IMPORT_THE_API) == []
 
 
 def test_the_serve_command_module_loads_no_review_jobs_heartbeat_or_webhook_code() -> None:
-    assert _imported_after("import proctor.cli.main, proctor.cli.serve") == []
+    assert _imported_after(IMPORT_SERVE) == []
+
+
+BUILD = "from proctor.api import create_app\nfrom proctor.store import open_store\n"
+PLAIN_APP = BUILD + "create_app(open_store, token=None)"
+WEBHOOKS_APP = BUILD + "create_app(open_store, token=None, deliver_webhooks=True)"
 
 
 @pytest.mark.parametrize(
-    "make",
-    [
-        "create_app(open_store, token=None)",
-        "create_app(open_store, token=None, deliver_webhooks=True)",
-    ],
-    ids=["without-webhooks", "with-webhooks"],
+    "code", [PLAIN_APP, WEBHOOKS_APP], ids=["without-webhooks", "with-webhooks"]
 )
 @pytest.mark.slow
 def test_building_the_app_imports_no_webhook_delivery_even_when_it_delivers_webhooks(
-    make: str,
+    code: str,
 ) -> None:
-    code = f"from proctor.api import create_app\nfrom proctor.store import open_store\n{make}"
     assert _imported_after(code, ("proctor.notify", "httpx")) == []
 
 
 def test_building_the_app_imports_no_source_adapter() -> None:
-    code = "from proctor.api import create_app\nfrom proctor.store import open_store\n"
-    code += "create_app(open_store, token=None)"
     watched = ("proctor.ingest._ingest", "proctor.ingest._intake", "proctor.sources.claude_code")
-    assert _imported_after(code, watched) == []
+    assert _imported_after(PLAIN_APP, watched) == []
 
 
 SERVE_APP = (
@@ -112,27 +160,30 @@ def test_building_the_app_as_serve_does_imports_no_rules_supervisor_jobs_or_enco
     assert _imported_after(SERVE_APP, NOT_AT_START) == []
 
 
+ALL_ROUTES = SERVE_APP + (
+    "from proctor.api._base_models import WireModel\n"
+    "def _all(cls):\n"
+    "    for sub in cls.__subclasses__():\n"
+    "        yield sub\n"
+    "        yield from _all(sub)\n"
+    "for route in app.routes:\n"  # imports every router: their routes are built now
+    "    getattr(route, 'original_router', app.router).routes\n"
+    "models = list(_all(WireModel))\n"
+    "assert len(models) > 50, len(models)\n"
+    "built = [m.__qualname__ for m in models if m.__pydantic_complete__]\n"
+    "assert built == [], built\n"
+    "schema = app.openapi()\n"  # building the document builds them: nothing is missing
+    "assert 'ConversationRow' in schema['components']['schemas']\n"
+)
+"""``SERVE_APP``, then every router's routes and the OpenAPI document."""
+
+
 @pytest.mark.slow
 def test_building_the_app_builds_no_response_model_until_a_request_needs_it() -> None:
     """The API's wire models (``WireModel``) build their validators and serializers on first
     use, so the app's start does not pay for the routes nobody has asked for yet (not even
     once every router is imported and its routes built)."""
-    code = SERVE_APP + (
-        "from proctor.api._base_models import WireModel\n"
-        "def _all(cls):\n"
-        "    for sub in cls.__subclasses__():\n"
-        "        yield sub\n"
-        "        yield from _all(sub)\n"
-        "for route in app.routes:\n"  # imports every router: their routes are built now
-        "    getattr(route, 'original_router', app.router).routes\n"
-        "models = list(_all(WireModel))\n"
-        "assert len(models) > 50, len(models)\n"
-        "built = [m.__qualname__ for m in models if m.__pydantic_complete__]\n"
-        "assert built == [], built\n"
-        "schema = app.openapi()\n"  # building the document builds them: nothing is missing
-        "assert 'ConversationRow' in schema['components']['schemas']\n"
-    )
-    assert _imported_after(code, ()) == []
+    assert _imported_after(ALL_ROUTES, ()) == []
 
 
 class _Service:
@@ -248,29 +299,22 @@ work, which starts a moment later on its own threads, is not run)."""
 
 
 def _imported_in(home: Path, code: str, watched: tuple[str, ...]) -> list[str]:
-    """The ``watched`` modules present after ``code`` ran in a new interpreter whose store is
-    ``home``'s (created and migrated first, in this process)."""
-    import os
-
+    """The ``watched`` modules present after ``code`` (a piece of ``STORE_CHAIN``) ran in an
+    interpreter whose store is the first asking test's ``home``'s (created and migrated
+    first, in this process). Every test that asks counts as reaching a store
+    (``tests/store_use.py``): the PostgreSQL pass runs each of them."""
     from proctor.store import open_store
     from tests.backends import database_env
 
-    home.mkdir(parents=True, exist_ok=True)
-    env = database_env(home)
-    open_store().close()
-    listing = (
-        f"import json, sys\nprint(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{listing}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **env},
-    )
-    assert completed.returncode == 0, completed.stderr
-    found: list[str] = json.loads(completed.stdout.strip().splitlines()[-1])
-    return found
+    if "store" not in _chains:
+        home.mkdir(parents=True, exist_ok=True)
+        env = database_env(home)
+        open_store().close()
+        _chains["store"] = _run_chain(STORE_CHAIN, {**os.environ, **env})
+    store_use.note_store_use()
+    piece = _chains["store"][code]
+    assert piece.error is None, piece.error
+    return [m for m in watched if m in piece.modules]
 
 
 @pytest.mark.slow
@@ -280,18 +324,20 @@ def test_a_servers_first_conversation_list_imports_no_other_repository(
     assert _imported_in(proctor_home, FIRST_CONVERSATIONS, LAZY_REPOSITORIES) == []
 
 
+OPEN_A_STORE = (
+    "from proctor.store import open_store\n"
+    "store = open_store()\n"
+    "reader = store.reader()\n"
+    "assert vars(store.repos).keys() == {'_database'}, vars(store.repos)\n"
+    "assert reader.get_setting('app.enabled') is None\n"
+    "assert vars(reader.repos).keys() == {'_database', 'models'}, vars(reader.repos)\n"
+    "store.close()\n"
+)
+
+
 def test_opening_a_store_imports_no_repository_until_one_is_used(proctor_home: Path) -> None:
-    code = (
-        "from proctor.store import open_store\n"
-        "store = open_store()\n"
-        "reader = store.reader()\n"
-        "assert vars(store.repos).keys() == {'_database'}, vars(store.repos)\n"
-        "assert reader.get_setting('app.enabled') is None\n"
-        "assert vars(reader.repos).keys() == {'_database', 'models'}, vars(reader.repos)\n"
-        "store.close()\n"
-    )
     watched = (*LAZY_REPOSITORIES, "proctor.store._inbox_store", "proctor.store._interfaces")
-    assert _imported_in(proctor_home, code, watched) == []
+    assert _imported_in(proctor_home, OPEN_A_STORE, watched) == []
 
 
 ROUTERS_AFTER_THE_OVERVIEW = tuple(
@@ -386,8 +432,28 @@ def test_a_first_findings_page_imports_neither_search_nor_the_graphs_wire_models
 ) -> None:
     """The findings router's own documents live with the inbox's (``_inbox_models``): its
     first page imports no search and none of the graph's or search's wire models."""
-    code = FIRST_CONVERSATIONS.replace("/api/conversations", "/api/findings").replace(
-        "['total'] == 0", "['findings'] == []"
-    )
     watched = ("proctor.search", "proctor.api._models", "proctor.api._search_models")
-    assert _imported_in(proctor_home, code, watched) == []
+    assert _imported_in(proctor_home, FIRST_FINDINGS, watched) == []
+
+
+FIRST_FINDINGS = FIRST_CONVERSATIONS.replace("/api/conversations", "/api/findings").replace(
+    "['total'] == 0", "['findings'] == []"
+)
+"""``FIRST_CONVERSATIONS`` with the findings' first page instead."""
+
+PLAIN_CHAIN = (
+    IMPORT_THE_API,
+    IMPORT_SERVE,
+    PLAIN_APP,
+    WEBHOOKS_APP,
+    SERVE_APP,
+    ALL_ROUTES,
+)
+"""The pieces checked without a store, in the order one interpreter runs them: each sees
+what the ones before imported, so the checks are as strict as apart, or stricter
+(``ALL_ROUTES`` imports every router: it comes after every check of what building the app
+left out)."""
+
+STORE_CHAIN = (OPEN_A_STORE, FIRST_CONVERSATIONS, FIRST_FINDINGS)
+"""The pieces checked with a store, in order (a store opened and closed, then a served app's
+first conversation list, then another's first findings page)."""
