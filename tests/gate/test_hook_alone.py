@@ -3,7 +3,8 @@
 ``python -m proctor.gate`` and ``proctor gate`` keep the rules' compiled regular
 expressions, the code of dataclass methods and the session's state under
 ``$PROCTOR_HOME/cache/gate``; a process that finds them decides exactly as one that
-compiles and reads everything anew. With nothing stored yet the hook never imports the
+compiles and reads everything anew (on PostgreSQL asked one payload, read from the stored
+session: ``helpers.on_backend``). With nothing stored yet the hook never imports the
 store (SQLAlchemy), and ``python -m proctor.gate`` never imports ``click``.
 """
 
@@ -20,7 +21,7 @@ import pytest
 
 from proctor._util.paths import proctor_home
 from tests.backends import ON_POSTGRES, database_env
-from tests.gate.helpers import append_session, ingest_session, payload, write_session
+from tests.gate.helpers import append_session, ingest_session, on_backend, payload, write_session
 
 pytestmark = pytest.mark.slow  # one Python process per decision
 
@@ -58,7 +59,7 @@ def test_kept_patterns_change_no_answer_on_any_fixture(project: Path, tmp_path: 
     ingest_session(transcript)
     append_session(transcript, "session_tail.jsonl", project=project)
     cache = proctor_home() / "cache" / "gate"
-    for name in FIXTURES:
+    for name in on_backend(FIXTURES):
         data = json.dumps(payload(name, project=project, transcript_path=str(transcript)))
         shutil.rmtree(cache, ignore_errors=True)
         cold = _hook(data.encode(), CLI_HOOK, PYDANTIC_DISABLE_PLUGINS="")

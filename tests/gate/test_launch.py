@@ -5,7 +5,8 @@ Each payload fixture (and bytes that are not a payload) is answered by the entry
 by ``python -m proctor.cli.main gate`` — the click group the executable used to be — in a
 session stored in this test's home; stdout, stderr and exit status must be the same, and
 the entry point's process must not import click. Deciding alone here (the warm gate process
-is off in tests; tests/gate/test_daemon.py covers it).
+is off in tests; tests/gate/test_daemon.py covers it). On PostgreSQL one payload, read
+from the stored session (``helpers.on_backend``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from proctor._util.paths import proctor_home
-from tests.backends import database_env
-from tests.gate.helpers import FIXTURES, ingest_session, payload, write_session
+from tests.backends import ON_POSTGRES, database_env
+from tests.gate.helpers import FIXTURES, ingest_session, on_backend, payload, write_session
 
 pytestmark = pytest.mark.slow  # two Python processes per payload
 
@@ -58,9 +59,10 @@ def _payloads(tmp_path: Path) -> list[bytes]:
     assert len(names) >= 6
     datas = [
         json.dumps(payload(name, project=project, transcript_path=str(transcript))).encode()
-        for name in names
+        for name in on_backend(names)
     ]
-    return [*datas, b"{not json", b""]
+    # Bytes that are no payload are refused before any store is opened.
+    return datas if ON_POSTGRES else [*datas, b"{not json", b""]
 
 
 def test_proctor_gate_answers_as_the_click_command_without_importing_click(tmp_path: Path) -> None:
