@@ -9,6 +9,7 @@ answers first.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from proctor.cli.main import cli
 from proctor.ingest import ingest
 from proctor.mcp import ToolContext, ToolRefusal, call_tool
 from proctor.store import SqlStore, open_store
+from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
 from tests.mcp.conftest import McpHome, PreparedHome
 
@@ -32,17 +34,36 @@ def _cli(*args: str) -> str:
     return result.output
 
 
-@pytest.fixture
-def reviewed_everywhere(proctor_home: Path) -> McpHome:
+@pytest.fixture(scope="module")
+def reviewed_home(tmp_path_factory: pytest.TempPathFactory) -> PreparedHome:
     """The examples ingested, then the README's steps: the app on, `proctor review run`
-    with no project, one conversation's switch on."""
-    store = open_store(proctor_home / "proctor.db")
-    ingest(store, [EXAMPLES_DIR])
-    main = next(c for c in store.list_conversations() if c.subagents)
-    _cli("app", "enable")
-    _cli("review", "run")
-    _cli("conversations", "graph-access", "on", main.conversation_id)
-    return McpHome(proctor_home, main.conversation_id, "", store)
+    with no project, one conversation's switch on. Built once per module (ingesting and
+    reviewing took about a second of each test's CPU); each test takes a copy."""
+    home = tmp_path_factory.mktemp("reviewed-everywhere")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PROCTOR_HOME", str(home))
+        store = open_store(home / "proctor.db")
+        try:
+            ingest(store, [EXAMPLES_DIR])
+            main = next(c for c in store.list_conversations() if c.subagents)
+        finally:
+            store.close()
+        _cli("app", "enable")
+        _cli("review", "run")
+        _cli("conversations", "graph-access", "on", main.conversation_id)
+    return PreparedHome(home, main.conversation_id, "")
+
+
+@pytest.fixture
+def reviewed_everywhere(reviewed_home: PreparedHome, proctor_home: Path) -> Iterator[McpHome]:
+    """A private copy of ``reviewed_home`` in the test's ``PROCTOR_HOME``, its store open."""
+    database = proctor_home / "proctor.db"
+    copy_database(reviewed_home.database, database, unchanging=True)
+    store = open_store(database)
+    try:
+        yield McpHome(proctor_home, reviewed_home.main_id, "", store)
+    finally:
+        store.close()
 
 
 def _project_conversations(store: SqlStore, project: str) -> set[str]:
