@@ -7,7 +7,9 @@ are not hook payloads, and on every call of a session whose log grows, the bytes
 stdout and stderr and the exit status are those of the hook deciding alone
 (``PROCTOR_GATE_DAEMON=0``); the session's kept state goes on from one path to the
 other. Also: one process per key, a killed one's socket replaced, idle exit, another
-key (code, environment) never asked, a folder others could write never trusted.
+key (code, environment) never asked, a folder others could write never trusted. On
+PostgreSQL the fixtures are one payload read from the stored session (``helpers.on_backend``:
+the warm process decides with the hook's own ``_alone._decide``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tests.gate.helpers import (
     SESSION_ID,
     append_session,
     ingest_session,
+    on_backend,
     payload,
     write_session,
 )
@@ -169,17 +172,23 @@ def test_every_fixture_is_answered_as_alone_through_the_warm_process(
     transcript = _session(tmp_path, project)
     datas = [
         json.dumps(payload(name, project=project, transcript_path=str(transcript))).encode()
-        for name in PAYLOADS
+        for name in on_backend(PAYLOADS)
     ]
-    datas += [b"not json", b'{"session_id": 3}', json.dumps({"x": "\u00e9" * 10}).encode()]
-    datas.append(
-        json.dumps(payload("pre_tool_use_bash_rm.json", project=project, tool_input=None)).encode()
-    )
+    answered = len(datas)
+    if not ON_POSTGRES:  # refused before any store is opened (helpers.on_backend)
+        datas += [b"not json", b'{"session_id": 3}', json.dumps({"x": "\u00e9" * 10}).encode()]
+        datas.append(
+            json.dumps(
+                payload("pre_tool_use_bash_rm.json", project=project, tool_input=None)
+            ).encode()
+        )
     alone = [_hook(data, CLI_HOOK, PROCTOR_GATE_DAEMON="0") for data in datas]
     assert not list((proctor_home() / "run").glob("*.sock"))  # turned off: none started
-    assert [answer[2] for answer in alone[:6]] == [0] * 6
-    assert [answer[2] for answer in alone[6:]] == [1] * 4
-    assert b'"permissionDecision":"deny"' in alone[1][0]
+    assert [answer[2] for answer in alone[:answered]] == [0] * answered
+    assert [answer[2] for answer in alone[answered:]] == [1] * (len(datas) - answered)
+    denied = next(
+        n for n, answer in enumerate(alone) if b'"permissionDecision":"deny"' in answer[0]
+    )
     base = _base()
     assert _pid(base) is None
     first = _hook(datas[0], CLI_HOOK)  # decides alone and starts the warm process
@@ -197,10 +206,10 @@ def test_every_fixture_is_answered_as_alone_through_the_warm_process(
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(Path(base + ".sock").stat().st_mode) == 0o600
     # With --no-daemon (or the variable), the hook decides itself: the rules imported here.
-    alone_lean = _hook(datas[1], [*LEAN_HOOK, "--no-daemon"])
+    alone_lean = _hook(datas[denied], [*LEAN_HOOK, "--no-daemon"])
     assert b"proctor.rules" in _imported(alone_lean[1])
-    assert alone_lean[0] == alone[1][0]
-    off = _hook(datas[1], LEAN_HOOK, PROCTOR_GATE_DAEMON="off")
+    assert alone_lean[0] == alone[denied][0]
+    off = _hook(datas[denied], LEAN_HOOK, PROCTOR_GATE_DAEMON="off")
     assert b"proctor.rules" in _imported(off[1])
 
 
