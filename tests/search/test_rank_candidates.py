@@ -286,6 +286,33 @@ def test_a_search_ranks_the_same_with_its_vector_part_made_meanwhile_late_or_inl
         return made
 
     monkeypatch.setattr(query_module, "_semantic_of", seen)
+    # The full text waits until a started part has begun on its helper (a small store's
+    # full text is quicker than a helper thread taking the part up).
+    began, started, waiting = Event(), [False], [True]
+    early, start, full_text = (
+        query_module._early_semantic,
+        query_module._start_semantic,
+        query_module._full_text,
+    )
+
+    def early_begun(*args: Any) -> Any:
+        began.set()
+        return early(*args)
+
+    def start_seen(*args: Any) -> Any:
+        began.clear()
+        made = start(*args)
+        started[0] = made is not None
+        return made
+
+    def full_text_after(*args: Any) -> Any:
+        if started[0] and waiting[0]:
+            assert began.wait(30)
+        return full_text(*args)
+
+    monkeypatch.setattr(query_module, "_early_semantic", early_begun)
+    monkeypatch.setattr(query_module, "_start_semantic", start_seen)
+    monkeypatch.setattr(query_module, "_full_text", full_text_after)
 
     def hits(query: str) -> list[tuple[str, float, float | None]]:
         found = search(held, query, encoder=encoder)
@@ -294,6 +321,7 @@ def test_a_search_ranks_the_same_with_its_vector_part_made_meanwhile_late_or_inl
     queries = ["lake garden paint", "sunrise", "What did Ann paint by the lake?", "zebra"]
     meanwhile = [hits(query) for query in queries]
     assert used == [True, True, False, True]  # "Ann": the sentence waits for the matches
+    waiting[0] = False  # from here on no part is begun before the matches
     with monkeypatch.context() as inline:
         inline.setattr(query_module, "_start_semantic", lambda *args: None)
         assert [hits(query) for query in queries] == meanwhile
