@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -46,10 +49,18 @@ def test_an_agent_searches_the_story_graph_over_streamable_http(
 
 
 @pytest.mark.slow
-def test_http_is_refused_on_an_address_other_than_loopback(mcp_home: McpHome) -> None:
+def test_http_is_refused_on_an_address_other_than_loopback(proctor_home: Path) -> None:
+    """Refused before any store is opened: the home has none (and the PostgreSQL pass, which
+    runs only tests that reach a store, leaves this one out)."""
+    command = [sys.executable, "-m", "proctor.cli.main", "mcp", "--conversation", "c1"]
+    env = {
+        "PROCTOR_HOME": str(proctor_home),
+        "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
+        "PATH": os.environ.get("PATH", ""),
+    }
     done = subprocess.run(
-        mcp_home.command("--transport", "http", "--host", "0.0.0.0"),
-        env=mcp_home.env(),
+        [*command, "--transport", "http", "--host", "0.0.0.0"],
+        env=env,
         capture_output=True,
         text=True,
         timeout=30,
@@ -58,3 +69,4 @@ def test_http_is_refused_on_an_address_other_than_loopback(mcp_home: McpHome) ->
     assert done.returncode == 2
     assert "loopback" in done.stderr and "token" in done.stderr
     assert "Traceback" not in done.stderr
+    assert not (proctor_home / "proctor.db").exists()
