@@ -147,7 +147,11 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # over the API: the pages' requests are tests/api's, which this pass runs) and the tests
 # the SQLite pass recorded as never reaching a store, themselves or through a fixture
 # (tests/store_use.py: they run the same code on either backend; without a whole, current
-# record everything runs). Each pass
+# record everything runs). Within a file the PostgreSQL pass may draw fewer generated cases
+# only where every line and branch of src/proctor/store the full count reaches there is
+# still reached there, by that file or another test of the pass (measured with
+# --cov=proctor --cov-branch on PostgreSQL, written next to the count): tests/api/test_openapi_conformance.py's random phase draws 1 example per
+# operation (POSTGRES_EXAMPLES; its coverage phase runs whole). Each pass
 # prints its slowest tests (--durations), so the next trim starts from figures.
 PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui
 STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
