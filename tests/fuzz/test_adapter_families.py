@@ -4,7 +4,7 @@ For every family, hypothesis draws folders of records in the format's shapes, mu
 some (numbers past 64 bits, nesting past the limit, NUL, lone surrogates, long strings,
 wrong JSON types, missing fields, unquoted hex, NaN, a BOM, truncation, garbage bytes;
 whole files with CRLF line ends or a BOM) and imports each folder into one real store.
-``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed, 125 on the
+``PROCTOR_FUZZ_EXAMPLES`` sets the cases per family (default 500, fixed seed, 40 on the
 PostgreSQL pass: ``harness.FUZZ_EXAMPLES``; ``PROCTOR_FUZZ_SEED`` draws other cases).
 """
 
