@@ -46,6 +46,11 @@ GATHERED = 1_024
 two, so every block but the last is a whole number of the BLAS kernel's groups of rows."""
 
 
+WHOLE = 64
+"""``whole_similarities`` multiplies a multiple of this many rows at a time: a multiple of
+every BLAS kernel's group of rows (as ``GATHERED`` is)."""
+
+
 def codes_of(vectors: NDArray[np.float32]) -> NDArray[np.uint8]:
     """Sign codes of the rows of ``vectors``: bit set where the component is positive."""
     import numpy as np
@@ -105,21 +110,22 @@ def whole_similarities(
     """``vectors[rows] @ query`` as a product gives every row but its last few: BLAS
     computes the rows of a product in groups (four on this machine's OpenBLAS), and the
     last rows that do not fill a group another way (a rounding apart). Here every block
-    is ``GATHERED`` rows (a last one filled up with copies of its first row, dropped), so
-    no row is among a product's last: each row's value is then the same in any product
-    where it is not (``tests/search/test_vectors_binary.py``). What ``completed_similarities``
-    reuses."""
+    is ``GATHERED`` rows, a last one filled up to a multiple of ``WHOLE`` rows with copies
+    of its first row (dropped), so no row is among a product's last: each row's value is
+    then the same in any product where it is not (``tests/search/test_vectors_binary.py``).
+    What ``completed_similarities`` reuses."""
     import numpy as np
 
     count = len(rows)
     found = np.empty(count, dtype=np.result_type(vectors, query))
     for start in range(0, count, GATHERED):
         block = rows[start : start + GATHERED]
-        if len(block) < GATHERED:
-            filled = np.concatenate([block, np.full(GATHERED - len(block), block[0])])
+        short = -len(block) % WHOLE
+        if short:
+            filled = np.concatenate([block, np.full(short, block[0])])
             found[start:] = (vectors[filled] @ query)[: len(block)]
         else:
-            found[start : start + GATHERED] = vectors[block] @ query
+            found[start : start + len(block)] = vectors[block] @ query
     return found
 
 
