@@ -874,9 +874,9 @@ def _start_semantic(
     """The ``_Semantic`` part of a search, started on a helper thread while the caller ranks
     the full text (on the 1 GB store 5–10 ms of the two run side by side: the sign codes,
     the nearest and farthest documents and their similarities, and a query not seen before
-    embedded). None where there is nothing to overlap (no words to rank, no ``HELPERS``), or where the
-    embedded sentence depends on the matches (a word of the query is a word of an
-    author's name: ``embedded_query``)."""
+    embedded). None where there is nothing to overlap (no words to rank, no ``HELPERS``),
+    or where the embedded sentence depends on the matches (a word of the query is a word
+    of an author's name: ``embedded_query``)."""
     global _helpers
     if not terms or not HELPERS:
         return None
