@@ -18,8 +18,13 @@ from sqlalchemy.engine import Connection
 
 from proctor.store import _schema as t
 
-LARGE_WRITE_ROWS = 5_000
-"""A write of at least this many rows refreshes the statistics of the tables it wrote."""
+LARGE_WRITE_ROWS = 1_000
+"""A write of at least this many rows refreshes the statistics of the tables it wrote.
+
+5,000 left a publish of 1,200 events (about 3,600 rows) into a new PostgreSQL store to
+autovacuum: the first pages of its graph were planned for empty tables and took 8-11 s
+each instead of 0.25 s (``tests/store/test_graph_statements.py``), until autovacuum came
+by. Analysing the nine graph tables there took milliseconds."""
 
 SQLITE_ANALYSIS_LIMIT = 1_000
 """Rows SQLite samples per index when it analyses (0 would read every row)."""
