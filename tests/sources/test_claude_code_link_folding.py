@@ -22,6 +22,7 @@ from proctor.sources.claude_code._records import read_jsonl
 from proctor.sources.claude_code._subagents import split_sidechains
 from proctor.sources.claude_code._threading import assign_keys, thread
 from tests.sources.fixtures.claude_code.records import (
+    Record,
     envelope,
     progress,
     prompt,
@@ -104,7 +105,7 @@ def test_a_real_session_folds_its_progress_lines_out_of_the_walk(transcripts_dir
 def test_messages_below_progress_chains_keep_their_parents_branches_and_results(
     tmp_path: Path,
 ) -> None:
-    records = [
+    records: list[Record | str] = [
         prompt("u1", None, "Build it", 0),
         progress("p1", "u1", 1),
         progress("p2", "p1", 2),
@@ -153,7 +154,7 @@ def test_an_unnamed_result_below_a_progress_line_is_paired_as_without_folding(
         3,
         message={"role": "user", "content": [{"type": "tool_result", "content": "x"}]},
     )
-    records = [
+    records: list[Record | str] = [
         prompt("u1", None, "List", 0),
         reply("a1", "u1", "msg_1", [call], 1),
         progress("p1", "a1", 2),
@@ -165,7 +166,7 @@ def test_an_unnamed_result_below_a_progress_line_is_paired_as_without_folding(
 
 
 def test_a_parent_cycle_through_progress_lines_is_cut_as_without_folding(tmp_path: Path) -> None:
-    records = [
+    records: list[Record | str] = [
         prompt("u1", None, "Start", 0),
         progress("p1", "p3", 1),
         progress("p2", "p1", 2),
