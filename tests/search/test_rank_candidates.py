@@ -276,6 +276,7 @@ def test_a_search_ranks_the_same_with_its_vector_part_made_meanwhile_late_or_inl
         monkeypatch.setattr(query_module, "RESCORED", 6)
         monkeypatch.setattr(query_module, "EXTREMES", 3)
     hold_vectors(held)
+    monkeypatch.setattr(query_module, "_spare_core", lambda: True)  # however busy the machine
     encoder = WordEncoder()
     used: list[bool] = []
     original = query_module._semantic_of
@@ -335,3 +336,28 @@ def test_a_search_ranks_the_same_with_its_vector_part_made_meanwhile_late_or_inl
         release.set()
         busy.shutdown()
     assert used == [False] * len(queries)
+
+
+def test_a_search_on_a_busy_machine_makes_its_vector_part_itself(
+    held: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper thread only shortens a search where it has a core of its own."""
+    from proctor.search import hold_vectors, search
+
+    hold_vectors(held)
+    started: list[object] = []
+    start = query_module._start_semantic
+
+    def seen(*args: Any) -> Any:
+        made = start(*args)
+        started.append(made)
+        return made
+
+    monkeypatch.setattr(query_module, "_start_semantic", seen)
+    monkeypatch.setattr(query_module.os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    busy = search(held, "lake garden", encoder=WordEncoder())  # type: ignore[arg-type]
+    monkeypatch.setattr(query_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(query_module.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    idle = search(held, "lake garden", encoder=WordEncoder())  # type: ignore[arg-type]
+    assert started[0] is None and started[1] is not None
+    assert [(h.doc_id, h.score) for h in busy.hits] == [(h.doc_id, h.score) for h in idle.hits]
