@@ -43,7 +43,12 @@ Then, against a real ``proctor serve`` process (uvicorn on loopback, no token):
    same queries on the cached store opened read-only and held in memory, as the server
    ranks (``hold_vectors``), each query's CPU time (``time.process_time``: robust to other
    work on the machine) and wall time (a search ranks its vectors on a helper thread while
-   the full text ranks: read wall time on a quiet machine). This tree and ``--baseline-src`` in their own processes, rounds
+   the full text ranks, where a core is idle: read wall time on a quiet machine).
+5. **The helper thread** (``--search-overlap``, alone): this tree's searches with their
+   vector part on the helper thread (as on an idle machine) and made after the matches,
+   alternating in one process: CPU of all threads, and the critical path (the helper's
+   CPU beside the main thread's before it collects the part, then the main thread's
+   rest): the wall time an idle machine would take, measured under load. This tree and ``--baseline-src`` in their own processes, rounds
    alternating; p50/p95 per query over all rounds, and whether their hits' scores agree.
 
 Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route.
@@ -52,6 +57,7 @@ Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route
     python bench/serve.py --size-mb 100      # a quicker look
     python bench/serve.py --size-mb 20 --uncached-only --baseline-src /tmp/base/src   # (3) only
     python bench/serve.py --search-cpu --baseline-src /tmp/base/src   # (4) only
+    python bench/serve.py --search-overlap --requests 16               # (5) only
 """
 
 from __future__ import annotations
@@ -503,6 +509,84 @@ print(json.dumps({"times": times, "walls": walls, "scores": scores}))
 """
 
 
+_SEARCH_OVERLAP = """
+import json, sys, time
+from proctor.search import _query, hold_vectors, search
+from proctor.store import open_store
+
+store = open_store(sys.argv[1], read_only=True)
+hold_vectors(store)
+queries, rounds = json.loads(sys.argv[2]), int(sys.argv[3])
+_query._spare_core = lambda: True  # as on an idle machine: the helper runs
+start, early, collect = _query._start_semantic, _query._early_semantic, _query._semantic_of
+seen = {}
+def timed_early(*args):
+    began = time.thread_time()
+    made = early(*args)
+    seen["helper"] = time.thread_time() - began
+    return made
+def timed_collect(*args):
+    seen["before"] = time.thread_time() - seen.get("main", 0.0)
+    return collect(*args)
+_query._early_semantic, _query._semantic_of = timed_early, timed_collect
+for query in queries:
+    search(store, query)
+found = {"helper": {q: [] for q in queries}, "inline": {q: [] for q in queries}}
+for number in range(rounds):
+    for query in queries:
+        for mode in ("helper", "inline") if number % 2 == 0 else ("inline", "helper"):
+            _query._start_semantic = start if mode == "helper" else (lambda *args: None)
+            seen.clear()
+            seen["main"], cpu = time.thread_time(), time.process_time()
+            search(store, query)
+            every, main = time.process_time() - cpu, time.thread_time() - seen["main"]
+            if mode == "helper":  # the helper beside the main thread's part before collecting
+                path = max(seen["before"], seen.get("helper", 0.0)) + main - seen["before"]
+            else:
+                path = every
+            found[mode][query].append([every, path])
+print(json.dumps(found))
+"""
+
+
+def search_overlap(database: Path, rounds: int) -> dict[str, dict[str, list[list[float]]]]:
+    """(5): this tree's searches with their vector part on the helper thread and without,
+    alternating in one process: CPU of all threads, and the critical path's CPU (the
+    helper's and the main thread's before it collects side by side, then the main
+    thread's rest): the wall time on an idle machine, measured under load."""
+    ran = subprocess.run(
+        [sys.executable, "-c", _SEARCH_OVERLAP, str(database), json.dumps(SEARCHES), str(rounds)],
+        env=os.environ | {"PYTHONPATH": str(REPO / "src")},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    found: dict[str, dict[str, list[list[float]]]] = json.loads(ran.stdout.strip().splitlines()[-1])
+    return found
+
+
+def _print_search_overlap(found: dict[str, dict[str, list[list[float]]]]) -> None:
+    print(
+        f"    {'query':<24}{'vector part':>12}{'CPU p50':>9}{'CPU p95':>9}{'path p50':>9}{'path p95':>9}"
+    )
+    every: dict[str, list[list[float]]] = {}
+    for query in SEARCHES:
+        for mode, by_query in found.items():
+            pairs = by_query[query]
+            every.setdefault(mode, []).extend(pairs)
+            cpu, path = [p[0] for p in pairs], [p[1] for p in pairs]
+            print(
+                f"    {query:<24}{mode:>12}{_p(cpu, 0.5) * 1000:>9.1f}{_p(cpu, 0.95) * 1000:>9.1f}"
+                f"{_p(path, 0.5) * 1000:>9.1f}{_p(path, 0.95) * 1000:>9.1f}"
+            )
+    for mode, pairs in every.items():
+        cpu, path = [p[0] for p in pairs], [p[1] for p in pairs]
+        print(
+            f"    {'every query':<24}{mode:>12}{_p(cpu, 0.5) * 1000:>9.1f}{_p(cpu, 0.95) * 1000:>9.1f}"
+            f"{_p(path, 0.5) * 1000:>9.1f}{_p(path, 0.95) * 1000:>9.1f}"
+        )
+
+
 def search_cpu(
     database: Path, rounds: int, repeats: int, variants: dict[str, Path | None]
 ) -> dict[str, dict[str, Any]]:
@@ -602,6 +686,12 @@ def main() -> None:
         action="store_true",
         help="Time only (4): search's CPU per query in process, rounds alternating.",
     )
+    parser.add_argument(
+        "--search-overlap",
+        action="store_true",
+        help="Time only (5): this tree's searches with their vector part on the helper "
+        "thread and without, CPU and critical path (the wall time of an idle machine).",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="Rounds of (4) per variant.")
     args = parser.parse_args()
     print(
@@ -612,6 +702,14 @@ def main() -> None:
     database, built = cached_store(args.size_mb, rebuild=args.rebuild)
     if time.perf_counter() - start > 1:
         print(f"built the store in {time.perf_counter() - start:.0f} s: {json.dumps(built)}")
+    if args.search_overlap:  # read-only: the cached store as it is
+        print(
+            f"(5) search in process, this tree, vector part on the helper and not, "
+            f"{args.requests} rounds alternating; load average {os.getloadavg()[0]:.2f}"
+        )
+        _print_search_overlap(search_overlap(database, args.requests))
+        print(f"    load average at the end {os.getloadavg()[0]:.2f}")
+        return
     if args.search_cpu:  # read-only: the cached store as it is
         trees: dict[str, Path | None] = {"this tree": args.src}
         if args.baseline_src is not None:
