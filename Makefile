@@ -150,8 +150,12 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # record everything runs). Within a file the PostgreSQL pass may draw fewer generated cases
 # only where every line and branch of src/proctor/store the full count reaches there is
 # still reached there, by that file or another test of the pass (measured with
-# --cov=proctor --cov-branch on PostgreSQL, written next to the count): tests/api/test_openapi_conformance.py's random phase draws 1 example per
-# operation (POSTGRES_EXAMPLES; its coverage phase runs whole). Each pass
+# --cov=proctor --cov-branch on PostgreSQL, written next to the count):
+# tests/api/test_openapi_conformance.py's random phase draws 1 example per operation
+# (POSTGRES_EXAMPLES; its coverage phase runs whole), tests/fuzz 40 generated cases per
+# family (harness.FUZZ_EXAMPLES) and the mutations of two real files per ../shared folder
+# (test_real_file_mutations.PER_FOLDER_ON_POSTGRES), and tests/gate's hook-process
+# comparisons ask the one payload read from the stored session (helpers.on_backend). Each pass
 # prints its slowest tests (--durations), so the next trim starts from figures.
 PG_PASS   := --ignore=tests/store --ignore=tests/jobs --ignore=tests/ui
 STORE_USE := PROCTOR_TEST_STORE_USE=$(abspath build/store-use)
