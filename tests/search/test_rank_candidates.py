@@ -354,10 +354,9 @@ def test_a_search_on_a_busy_machine_makes_its_vector_part_itself(
         return made
 
     monkeypatch.setattr(query_module, "_start_semantic", seen)
-    monkeypatch.setattr(query_module.os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    monkeypatch.setattr(query_module, "spare_core", lambda: False)
     busy = search(held, "lake garden", encoder=WordEncoder())  # type: ignore[arg-type]
-    monkeypatch.setattr(query_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(query_module.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(query_module, "spare_core", lambda: True)
     idle = search(held, "lake garden", encoder=WordEncoder())  # type: ignore[arg-type]
     assert started[0] is None and started[1] is not None
     assert [(h.doc_id, h.score) for h in busy.hits] == [(h.doc_id, h.score) for h in idle.hits]

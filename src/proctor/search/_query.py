@@ -38,7 +38,6 @@ full-text mode, w = 1. Full-text mode scores the full-text matches.
 from __future__ import annotations
 
 import math
-import os
 import re
 import threading
 import weakref
@@ -65,6 +64,7 @@ from sqlalchemy import (
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
 from proctor._util.clock import utcnow
@@ -89,6 +89,7 @@ from proctor.search._encoder import TextEncoder, missing_embeddings
 from proctor.search._fts5_top import best_matches
 from proctor.search._index import freshness
 from proctor.search._one_thread import blas_on_one_thread
+from proctor.search._spare import spare_core
 from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
 from proctor.search._vectors import Scope, nearest, scope_filters, vectors_of
@@ -516,16 +517,100 @@ def _fts5(
 
         return rank
 
+    split = _split_at(connection, terms, catalog) if whole else None
+    rank = ranking(ranked) if split is None else _halves(connection, ranked.text, split)
     best = best_matches(
         connection,
         terms,
-        ranking(ranked),
+        rank,
         CANDIDATES,
-        rank_all=ranking(joined if catalog is None else ranked),
+        rank_all=ranking(joined) if catalog is None else rank,
     )
     if not best or len(best[0]) > 2:  # already with their documents' places
         return [_match_of(row) for row in best]
     return _placed_matches(connection, [(int(row[0]), float(row[1])) for row in best], catalog)
+
+
+SPLIT_FROM = 20_000
+"""Documents holding a word of the query (at most: the sum of the words' document
+frequencies) from which the held ranking's full text is ranked in two halves by row id, the
+upper one on a helper thread where a core is idle (``_halves``). Below, a ranking costs a
+few milliseconds, less than handing half of it over."""
+
+
+def _split_at(connection: Connection, terms: Sequence[str], catalog: Catalog | None) -> int | None:
+    """The row id where the full-text ranking of ``terms`` over the whole index is split in
+    two (the middle document of ``catalog``), or None: not split (no catalog, few matches,
+    no helper, no idle core)."""
+    if catalog is None or not HELPERS or len(catalog.row_ids) < 2 or not terms:
+        return None
+    if connection.dialect.name != "sqlite":
+        return None
+    if sum(_term_frequency(connection, term) for term in terms) < SPLIT_FROM:
+        return None
+    if not _spare_core():
+        return None
+    return int(catalog.row_ids[len(catalog.row_ids) // 2])
+
+
+def _term_frequency(connection: Connection, term: str) -> int:
+    from proctor.search._fts5_top import _frequency
+
+    return _frequency(connection, term)
+
+
+_FTS_STATE = text("SELECT id, block FROM search_fts_data WHERE id IN (1, 10) ORDER BY id")
+"""FTS5's averages record (rows and tokens: BM25's statistics) and structure record (its
+segments and a counter raised by every write): equal in two transactions, they see the
+same full-text index."""
+
+
+def _fts_state(connection: Connection) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in connection.execute(_FTS_STATE).all()]
+
+
+def _halves(connection: Connection, ranked: str, split: int) -> Any:
+    """A ``Rank`` (``_fts5_top.py``) that ranks the documents below row id ``split`` on
+    ``connection`` and those from ``split`` on a helper thread, on a connection of its own,
+    meanwhile (SQLite lets go of the interpreter while it ranks), and merges the two.
+
+    The same rows and scores as one statement: BM25's statistics (rows, average lengths,
+    each word's documents) are the whole index's whatever the row ids asked for, each half
+    keeps its best ``CANDIDATES``, and ties keep the lower row id either way (SQLite's
+    sorter keeps rows in the order FTS5 gives them, by row id). The helper's connection
+    must see the same full-text index as ``connection`` (``_FTS_STATE``): a write between
+    the two transactions makes the caller rank that half itself, as it does when every
+    helper is busy (the task cancelled before it began)."""
+    prefix, order = ranked.split(" ORDER BY ", 1)
+    lower = text(f"{prefix} AND rowid < :split ORDER BY {order}")
+    upper = text(f"{prefix} AND rowid >= :split ORDER BY {order}")
+    engine = connection.engine
+    seen: list[list[tuple[Any, ...]]] = []
+
+    def upper_half(bound: dict[str, Any]) -> tuple[list[tuple[Any, ...]], list[Any]] | None:
+        try:
+            with engine.connect() as other:
+                return _fts_state(other), list(other.execute(upper, bound).all())
+        except SQLAlchemyError:  # the caller ranks it (and reports what fails there)
+            return None
+
+    def rank(expression: str) -> list[Sequence[Any]]:
+        bound = {"match": expression, "split": split}
+        # At most HELPERS callers wait for a helper, each holding one connection while the
+        # helper takes another: within the pool (two kept, four more), so never a deadlock.
+        started = _helper_pool().submit(upper_half, bound)
+        rows: list[Sequence[Any]] = list(connection.execute(lower, bound).all())
+        if not seen:
+            seen.append(_fts_state(connection))
+        made = None if started.cancel() else started.result()
+        if made is not None and made[0] == seen[0]:
+            rows += made[1]
+        else:  # not begun (every helper busy), failed, or another version of the index
+            rows += connection.execute(upper, bound).all()
+        rows.sort(key=lambda row: (-row[1], row[0]))
+        return rows[:CANDIDATES]
+
+    return rank
 
 
 def _placed_matches(
@@ -870,19 +955,12 @@ _helpers_lock = threading.Lock()
 
 
 def _spare_core() -> bool:
-    """Whether a core is likely idle for a helper: the machine's one-minute load average
-    below its cores less one half (at least two cores). On a busy machine a helper has no
-    core of its own: it only adds its CPU (about 4 % of a search's on the 1 GB store: the
-    two threads slow each other, the last block of similarities is multiplied again), and
-    the search may wait for its turn."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (cores or 1) < 2:
-        return False
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # not known here: as on an idle machine
-        return True
-    return load < (cores or 1) - 0.5
+    """Whether a core is likely idle for a helper (``_spare.py``: the CPU the machine's other
+    processes used lately, this one's own left out). On a busy machine a helper has no core
+    of its own: it only adds its CPU (about 4 % of a search's on the 1 GB store: the two
+    threads slow each other, the last block of similarities is multiplied again), and the
+    search may wait for its turn."""
+    return spare_core()
 
 
 def _start_semantic(
@@ -894,17 +972,21 @@ def _start_semantic(
     embedded). None where there is nothing to overlap (no words to rank, no ``HELPERS``,
     no spare core: ``_spare_core``), or where the embedded sentence depends on the matches
     (a word of the query is a word of an author's name: ``embedded_query``)."""
-    global _helpers
     if not terms or not HELPERS or not _spare_core():
         return None
     named = set(terms)
     if any(_names(author) & named for author in catalog.by_author):
         return None
+    return _helper_pool().submit(_early_semantic, catalog, encoder, query, scope)
+
+
+def _helper_pool() -> ThreadPoolExecutor:
+    """The searches' helper threads (``HELPERS`` of them, started on first use)."""
+    global _helpers
     with _helpers_lock:
         if _helpers is None:
             _helpers = ThreadPoolExecutor(HELPERS, thread_name_prefix="proctor-search")
-        helpers = _helpers
-    return helpers.submit(_early_semantic, catalog, encoder, query, scope)
+        return _helpers
 
 
 def _early_semantic(

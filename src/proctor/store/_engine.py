@@ -58,8 +58,10 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
     engine = create_engine(
         sqlite_url(path, read_only=read_only),
         # A small persistent pool: reconnecting per transaction costs the PRAGMAs and,
-        # for the last connection of a WAL database, a checkpoint.
-        pool_size=1,
+        # for the last connection of a WAL database, a checkpoint. Readers keep two: a
+        # large search ranks half of its full text on a second one, on a helper thread
+        # (``proctor.search._query._halves``), which would otherwise reconnect each time.
+        pool_size=2 if read_only else 1,
         max_overflow=4,
         json_serializer=_json_dumps,
         json_deserializer=_json_loads,
