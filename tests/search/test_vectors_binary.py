@@ -8,6 +8,7 @@ candidates most of the exact top 10 must still be found.
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -105,6 +106,47 @@ def test_blas_stays_on_one_thread_until_the_last_overlapping_block_ends() -> Non
     assert set(threads()) <= {1}  # the second block still runs on one thread
     second.__exit__(None, None, None)
     assert threads() == outside
+
+
+@pytest.mark.parametrize("claimed_by", ["a block", "threadpoolctl"])
+def test_blas_is_on_one_thread_in_a_block_of_any_thread(claimed_by: str) -> None:
+    # threadpoolctl 3.8's OpenBLAS set_num_threads acts only in the first thread that called
+    # it while that thread lives: a search's helper thread (alive as long as the process)
+    # that limited BLAS first left every other thread's blocks on all the cores.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    controller = threadpoolctl.ThreadpoolController()
+    openblas = getattr(threadpoolctl, "OpenBLASController", None)
+    if hasattr(openblas, "clear_controlling_thread"):
+        openblas.clear_controlling_thread(force=True)  # as in a new process
+
+    def threads() -> list[int]:
+        return [lib["num_threads"] for lib in controller.select(user_api="blas").info()]
+
+    outside = threads()
+    limited, release = threading.Event(), threading.Event()
+
+    def helper() -> None:  # stays alive, as a search's helper thread or a server's worker does
+        if claimed_by == "a block":
+            with blas_on_one_thread():
+                pass
+        else:
+            for library in controller.select(user_api="blas").lib_controllers:
+                library.set_num_threads(library.num_threads)  # claims the count, unchanged
+        limited.set()
+        release.wait(30)
+
+    other = threading.Thread(target=helper)
+    other.start()
+    try:
+        assert limited.wait(30)
+        with blas_on_one_thread():
+            assert set(threads()) <= {1}
+        assert threads() == outside
+    finally:
+        release.set()
+        other.join()
+        if hasattr(openblas, "clear_controlling_thread"):
+            openblas.clear_controlling_thread(force=True)
 
 
 def test_extremes_take_every_tie_and_only_usable_documents() -> None:

@@ -12,6 +12,12 @@ encode at once (a server's requests, its background embedder, a search's own hel
 thread): the limit is set when the first of them enters and given back when the last one
 leaves, so no block ever runs with the threads another block's end gave back (a product
 split between threads may round a vector's last rows another way).
+
+The count is set through OpenBLAS itself, not threadpoolctl's ``set_num_threads``: from
+threadpoolctl 3.8 that call takes effect only in the first thread that made it while that
+thread lives, and does nothing in any other. A search's helper thread lives as long as the
+process, so once it had set the count first, every block of every other thread ran on all
+the cores (seen in CI: a block's products computed on two threads).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ def blas_on_one_thread() -> Iterator[None]:
     with _creating:
         if _blas is None:
             try:
+                import numpy  # noqa: F401  (loads its BLAS: only loaded libraries are found)
                 from threadpoolctl import ThreadpoolController
             except ImportError:
                 _blas = False
@@ -49,7 +56,7 @@ def blas_on_one_thread() -> Iterator[None]:
             if _inside == 0:
                 _saved = [library.num_threads for library in _blas]
                 for library in _blas:
-                    library.set_num_threads(1)
+                    _set_threads(library, 1)
             _inside += 1
     if _blas is False:
         yield
@@ -61,4 +68,12 @@ def blas_on_one_thread() -> Iterator[None]:
             _inside -= 1
             if _inside == 0:
                 for library, count in zip(_blas, _saved, strict=True):
-                    library.set_num_threads(count)
+                    _set_threads(library, count)
+
+
+def _set_threads(library: Any, count: int) -> None:
+    """The library's thread count set from whichever thread this is: OpenBLAS's own setter
+    where threadpoolctl has one (``_real_set_num_threads``, 3.8 and later: its public
+    ``set_num_threads`` does nothing outside the thread that first called it), the public
+    one otherwise (earlier versions, and BLIS or MKL, whose counts are not owned)."""
+    getattr(library, "_real_set_num_threads", library.set_num_threads)(count)
