@@ -175,4 +175,27 @@ def test_a_small_index_or_a_busy_machine_ranks_in_one_statement(
         monkeypatch.setattr(query_module, "_spare_core", lambda: True)
         _full_text(connection, ["w00x", "w01x"], WHOLE, None)  # no held copy
         _full_text(connection, ["w00x", "w01x"], WHOLE, catalog)
-    assert asked == [None, None, None, int(catalog.row_ids[len(catalog.row_ids) // 2])]
+    assert asked[:3] == [None, None, None]
+    assert asked[3] is not None and catalog.row_ids[0] < asked[3] <= catalog.row_ids[-1]
+
+
+def test_the_split_leaves_about_half_the_words_below(
+    sqlite_store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 short turns and 100 long ones: the split lies among the long ones (each weighs
+    the square root of its length), not at the middle document (a short one)."""
+    short = [("Ann", "w00x")] * 300
+    long = [("Bo", " ".join(["w00x w01x w02x w03x"] * 25))] * 100
+    write(sqlite_store, dialogue("short", short))
+    write(sqlite_store, dialogue("long", long))
+    index_full_text(sqlite_store)
+    catalog = load_catalog(sqlite_store, WordEncoder())
+    monkeypatch.setattr(query_module, "SPLIT_SAMPLE", 1)
+    with sqlite_store.repos.search.read() as connection:
+        split = query_module._middle(connection, catalog)
+        assert query_module._middle(connection, catalog) == split  # kept
+    rows = [int(row_id) for row_id in catalog.row_ids]
+    authors = catalog.rows.authors
+    assert len(rows) == 400
+    assert authors[rows.index(split)] == "Bo"  # among the long turns
+    assert authors[len(rows) // 2] == "Ann"  # the middle document is a short one
