@@ -280,7 +280,7 @@ def prepared_units(
             yield task, read_rows(task.adapter, task.unit, limits)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    window: deque[Future[tuple[UnitTask, list[RowsItem]]]] = deque()
+    window: deque[_InFlight] = deque()
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context(method),
@@ -288,8 +288,46 @@ def prepared_units(
         initargs=(os.getpid(),),
     ) as pool:
         for task in tasks:
-            window.append(pool.submit(_read_all, task, limits))
+            window.append(_InFlight(task, pool.submit(_read_all, task, limits)))
             if len(window) >= _WINDOW_PER_JOB * jobs:
-                yield window.popleft().result()
+                yield _next_result(window, limits)
         while window:
-            yield window.popleft().result()
+            yield _next_result(window, limits)
+
+
+class _InFlight:
+    """A unit handed to the workers, and its result once this process has read it instead
+    (``_next_result``)."""
+
+    __slots__ = ("future", "result", "task")
+
+    def __init__(self, task: UnitTask, future: Future[tuple[UnitTask, list[RowsItem]]]) -> None:
+        self.task = task
+        self.future = future
+        self.result: tuple[UnitTask, list[RowsItem]] | None = None
+
+    def take(self, limits: Limits | None) -> bool:
+        """Read the unit here if no worker has started it (its future is cancelled, so
+        none will); False when one has."""
+        if self.result is not None or not self.future.cancel():
+            return False
+        self.result = _read_all(self.task, limits)
+        return True
+
+
+def _next_result(
+    window: deque[_InFlight], limits: Limits | None
+) -> tuple[UnitTask, list[RowsItem]]:
+    """The first unit's result. While it is not ready, this process reads a unit that no
+    worker has started yet instead of waiting (the first itself when it is one, else the
+    next one): the importing process would otherwise sit idle, and a unit read here is
+    neither pickled nor sent. Every unit is read by exactly one process, with the same
+    function, and results are taken in order."""
+    first = window[0]
+    while first.result is None and not first.future.done():
+        if first.take(limits):
+            break
+        if not any(later.take(limits) for later in window):
+            break  # every unit in flight is being read: wait for the first
+    window.popleft()
+    return first.result if first.result is not None else first.future.result()
