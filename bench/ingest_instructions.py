@@ -15,6 +15,15 @@ the interpreter, so the ratio is a guide, not the CPU ratio; each run of the 10 
 takes about half a minute. Valgrind runs SHA-256 (the unit digest) without the CPU's SHA
 instructions, in several times the instructions it takes natively: ``--work
 read-no-digest`` leaves the digests out of a ``read`` pass (time them apart).
+
+``--work workers`` asks what reading in worker processes costs over reading in the
+importing process: it counts a one-process import (``jobs=1``), an import with two
+workers (``jobs=2``, each process counted on its own: valgrind follows forks) and the
+same import stopped where the workers would be forked; a forked process's count starts
+from its parent's, so that share is taken off each. What is left is the work after the
+plan, in one process and spread over three.
+
+    python bench/ingest_instructions.py bench/.corpus/10mb --work workers
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 def passes(corpus: Path, count: int, work: str) -> None:
     """The measured work, ``count`` times (run under valgrind by ``main``)."""
     gc.set_threshold(50_000, 20, 100)  # as an import sets it (``fewer_collections``)
+    if work in ("workers", "workers-1", "workers-fork"):
+        _import_with_workers(corpus, work)
+        return
     if work in ("read", "read-no-digest"):
         from proctor.ingest._reading import read_rows, unit_digest
         from proctor.sources import default_adapters, plan_import
@@ -55,6 +67,68 @@ def passes(corpus: Path, count: int, work: str) -> None:
             store = open_store(Path(tmp) / f"pass{number}.db")
             ingest(store, [corpus], jobs=1)
             store.close()
+
+
+def _import_with_workers(corpus: Path, work: str) -> None:
+    """One import with two workers; ``workers-1``: in one process; ``workers-fork``: stop
+    (``os._exit``) where the workers would be forked, for the count they start from."""
+    from proctor.ingest import _reading, ingest
+    from proctor.store import open_store
+
+    if work == "workers-fork":
+
+        class _Stop:
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                os._exit(0)
+
+        _reading.ProcessPoolExecutor = _Stop  # type: ignore[assignment,misc]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "workers.db")
+        ingest(store, [corpus], jobs=1 if work == "workers-1" else 2)
+        store.close()
+
+
+def _per_process(src: Path, corpus: Path, work: str) -> list[int]:
+    """Instructions of each process of one ``--run 1`` (the first: the one started)."""
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
+    command = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--run",
+        "1",
+        "--work",
+        work,
+        str(corpus),
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    counts: dict[int, int] = {}
+    for found in re.finditer(r"==(\d+)== I\s+refs:\s+([\d,]+)", done.stderr):
+        counts[int(found.group(1))] = int(found.group(2).replace(",", ""))
+    if not counts:
+        raise SystemExit(f"no instruction count from valgrind:\n{done.stderr[-2000:]}")
+    started = re.search(r"==(\d+)== Command:", done.stderr)
+    first = int(started.group(1)) if started else min(counts)
+    return [counts.pop(first), *counts.values()]
+
+
+def workers_report(src: Path, corpus: Path) -> None:
+    """Print the ``--work workers`` split (module docstring)."""
+    [alone] = _per_process(src, corpus, "workers-1")
+    [forked] = _per_process(src, corpus, "workers-fork")
+    parent, *workers = _per_process(src, corpus, "workers")
+    one = alone - forked
+    print(f"{src}: before the fork {forked:,} instructions")
+    print(f"  one process, after it: {one:,}")
+    spread = [parent - forked, *(count - forked for count in workers)]
+    print(
+        f"  two workers, after it: {sum(spread):,} (importer {spread[0]:,}, workers "
+        + ", ".join(f"{count:,}" for count in spread[1:])
+        + f"): {sum(spread) / one:.3f}x one process"
+    )
 
 
 def instructions(src: Path, corpus: Path, count: int, work: str) -> int:
@@ -88,9 +162,10 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument(
         "--work",
-        choices=["read", "read-no-digest", "import"],
+        choices=["read", "read-no-digest", "import", "workers", "workers-1", "workers-fork"],
         default="import",
-        help="read-no-digest: a read pass without the unit digests (see above)",
+        help="read-no-digest: a read pass without the unit digests; workers: the cost of "
+        "worker processes (see above)",
     )
     parser.add_argument("--src", type=Path, default=REPO / "src")
     parser.add_argument("--baseline-src", type=Path)
@@ -102,6 +177,11 @@ def main() -> None:
     work = args.work
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
+    if work == "workers":
+        for src in (args.baseline_src, args.src):
+            if src is not None:
+                workers_report(src, args.corpus)
+        return
     trees = [("this tree", args.src)]
     if args.baseline_src is not None:
         trees.insert(0, ("baseline", args.baseline_src))
