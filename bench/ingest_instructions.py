@@ -81,7 +81,7 @@ def _import_with_workers(corpus: Path, work: str) -> None:
             def __init__(self, *args: object, **kwargs: object) -> None:
                 os._exit(0)
 
-        _reading.ProcessPoolExecutor = _Stop  # type: ignore[assignment,misc]
+        setattr(_reading, "ProcessPoolExecutor", _Stop)  # noqa: B010 - stop at the fork
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "workers.db")
         ingest(store, [corpus], jobs=1 if work == "workers-1" else 2)
