@@ -229,3 +229,34 @@ def test_check_hands_off_its_new_notifications_to_a_detached_deliverer(
         finally:
             reader.close()
     assert sorted(b["notification"]["id"] for b in receiver.bodies) == sorted(wanted)
+
+
+_QUIET_PASS = """
+import sys
+from proctor.notify import deliver_webhooks
+from proctor.store import open_store
+store = open_store(sys.argv[1])
+try:
+    deliver_webhooks(store)
+finally:
+    store.close()
+print(sorted(m for m in ("proctor.rules", "httpx") if m in sys.modules))
+"""
+
+
+def test_a_delivery_pass_with_nothing_pending_loads_no_policy_or_http_client(
+    tmp_path: Path,
+) -> None:
+    # A server's webhook thread runs this pass a moment after it starts: where nothing waits
+    # to be sent it should cost no policy models (pydantic) and no httpx.
+    env = {**os.environ, "PROCTOR_HOME": str(tmp_path)}
+    env.pop("PROCTOR_DATABASE_URL", None)
+    completed = subprocess.run(  # a new SQLite store: nothing pending
+        [sys.executable, "-c", _QUIET_PASS, str(tmp_path / "proctor.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stderr

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-import httpx
 
 from proctor import __version__
 from proctor.store import Notification
+
+if TYPE_CHECKING:
+    import httpx
 
 SUMMARY_CHARS = 2000
 """The most of a finding's content a webhook body carries."""
@@ -102,6 +103,8 @@ def post_webhook(
     """
     if urlsplit(url).scheme not in ("http", "https"):
         return PostResult(False, 0, "only http:// and https:// webhooks are called")
+    import httpx  # on the first webhook sent, not when a server starts its webhook thread
+
     pause = wait or _sleep
     error = "not attempted"
     headers = {"User-Agent": f"proctor/{__version__}", "Content-Type": "application/json"}
