@@ -152,8 +152,10 @@ WITH_PG := PROCTOR_TEST_POSTGRES_URL="$$(bash scripts/test-postgres.sh)"
 # still reached there, by that file or another test of the pass (measured with
 # --cov=proctor --cov-branch on PostgreSQL, written next to the count):
 # tests/api/test_openapi_conformance.py's random phase draws 1 example per operation
-# (POSTGRES_EXAMPLES; its coverage phase runs whole), tests/fuzz 40 generated cases per
-# family (harness.FUZZ_EXAMPLES) and the mutations of two real files per ../shared folder
+# (POSTGRES_EXAMPLES; its coverage phase runs whole), tests/ingest/test_intake_incremental.py's
+# request-by-request property 20 fixed-seed examples (POSTGRES_EXAMPLES), tests/fuzz 40
+# generated cases per family (harness.FUZZ_EXAMPLES) and the mutations of two real files per
+# ../shared folder
 # (test_real_file_mutations.PER_FOLDER_ON_POSTGRES), and tests/gate's hook-process
 # comparisons ask the one payload read from the stored session (helpers.on_backend). Each pass
 # prints its slowest tests (--durations), so the next trim starts from figures.

@@ -32,6 +32,7 @@ from playwright.sync_api import (
 )
 
 from proctor.ingest import ingest
+from proctor.notify import settle_pending
 from proctor.review import ReviewRequest, start_review
 from proctor.store import open_store
 from proctor.supervision import check_conversations
@@ -111,6 +112,9 @@ def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
             store,
             [r.conversation_id for r in rows if r.conversation.parent_conversation_id is None],
         )
+        # As `proctor check` leaves a store (hand_off_webhooks): no webhook is configured, so
+        # each server's delivery pass finds nothing pending and never loads the policies.
+        assert settle_pending(store) == 0
         store.set_setting("app.enabled", True)
         start_review(store, ReviewRequest(), semantic=None)
     finally:
