@@ -88,8 +88,10 @@ def _import_with_workers(corpus: Path, work: str) -> None:
         store.close()
 
 
-def _per_process(src: Path, corpus: Path, work: str) -> list[int]:
-    """Instructions of each process of one ``--run 1`` (the first: the one started)."""
+def _under_valgrind(
+    src: Path, corpus: Path, count: int, work: str
+) -> subprocess.CompletedProcess[str]:
+    """This script's ``--run count --work work`` under cachegrind, ``src`` first on the path."""
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     command = [
         "valgrind",
@@ -99,12 +101,17 @@ def _per_process(src: Path, corpus: Path, work: str) -> list[int]:
         sys.executable,
         __file__,
         "--run",
-        "1",
+        str(count),
         "--work",
         work,
         str(corpus),
     ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+
+
+def _per_process(src: Path, corpus: Path, work: str) -> list[int]:
+    """Instructions of each process of one ``--run 1`` (the first: the one started)."""
+    done = _under_valgrind(src, corpus, 1, work)
     counts: dict[int, int] = {}
     for found in re.finditer(r"==(\d+)== I\s+refs:\s+([\d,]+)", done.stderr):
         counts[int(found.group(1))] = int(found.group(2).replace(",", ""))
@@ -133,21 +140,7 @@ def workers_report(src: Path, corpus: Path) -> None:
 
 def instructions(src: Path, corpus: Path, count: int, work: str) -> int:
     """Instructions of ``count`` passes with ``src`` first on the path, start included."""
-    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
-    command = [
-        "valgrind",
-        "--tool=cachegrind",
-        "--cache-sim=no",
-        "--cachegrind-out-file=/dev/null",
-        sys.executable,
-        __file__,
-        "--run",
-        str(count),
-        "--work",
-        work,
-        str(corpus),
-    ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    done = _under_valgrind(src, corpus, count, work)
     found = _REFS.search(done.stderr)
     if found is None:
         raise SystemExit(f"no instruction count from valgrind:\n{done.stderr[-2000:]}")
