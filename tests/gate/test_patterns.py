@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,31 @@ def test_re_compile_is_itself_again_afterwards(tmp_path: Path) -> None:
         pass
     assert replaced is not None and replaced is not before
     assert _compiler.compile is before
+
+
+_HOOK_IMPORTS = """
+import sys
+from pathlib import Path
+from proctor.gate._patterns import cached_patterns
+with cached_patterns(Path(sys.argv[1])):
+    import proctor.gate._claude_code, proctor.gate._kept  # what deciding alone imports
+"""
+
+
+def test_a_second_hook_process_with_another_hash_seed_leaves_the_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    # Importing the rules and the gate's models compiles tokenize's PseudoToken, whose text
+    # follows a set's order: kept, each process would add its own and rewrite the file.
+    def run(seed: str) -> bytes:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-c", _HOOK_IMPORTS, str(tmp_path)], env=env, check=True, timeout=120
+        )
+        path = patterns_file(tmp_path)
+        assert path is not None
+        return path.read_bytes()
+
+    first = run("1")
+    assert len(read_table(patterns_file(tmp_path))) > 100  # type: ignore[arg-type]
+    assert run("2") == first

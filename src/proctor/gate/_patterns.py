@@ -11,8 +11,12 @@ code size), and hands later processes the same opcodes, so every pattern is the 
 ``re.compile`` would make: same opcodes, flags and groups (``tests/gate/test_patterns.py``).
 
 Nothing about the rules is cached, only what Python's own compiler makes of their text,
-keyed by that text: an edited rule brings new patterns, which are compiled and added. A
-file that cannot be read, or whose digest does not match its contents, is ignored, one that cannot be written is left alone, and a
+keyed by that text: an edited rule brings new patterns, which are compiled and added. One
+pattern is never kept: ``tokenize``'s ``PseudoToken`` (compiled when ``inspect`` reads a
+builtin's signature, as pydantic does for a ``default_factory``), whose text lists the string
+prefixes in the order of a set, so it changes with each process's hash seed: kept, every hook
+process would learn it anew and rewrite the whole file, one entry larger each time (about
+10 KB), until ``MAX_PATTERNS``. A file that cannot be read, or whose digest does not match its contents, is ignored, one that cannot be written is left alone, and a
 Python whose ``re`` internals differ from what this module knows compiles as usual.
 """
 
@@ -73,6 +77,8 @@ def cached_patterns(folder: Path) -> Iterator[None]:
                 return sre.compile(p, *compiled)
             except (TypeError, ValueError, RuntimeError):  # a damaged entry: compile anew
                 pass
+        elif _unsteady(p):
+            return original(p, flags)
         parsed = parser.parse(p, flags)
         code = compiler._code(parsed, flags)
         groupindex = dict(parsed.state.groupdict)
@@ -95,6 +101,12 @@ def cached_patterns(folder: Path) -> Iterator[None]:
         compiler.compile = original
         if learned:
             write_table(path, ({} if len(known) + len(learned) > MAX_PATTERNS else known) | learned)
+
+
+def _unsteady(pattern: str | bytes) -> bool:
+    """Whether the pattern's text is one that differs from one process to the next."""
+    tokenize = sys.modules.get("tokenize")
+    return tokenize is not None and pattern == getattr(tokenize, "PseudoToken", None)
 
 
 def _engine() -> tuple[Any, Any, Any] | None:
