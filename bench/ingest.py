@@ -9,7 +9,10 @@ its own:
   (parse, dedupe and build the session DAG — what it does before rendering);
 - ``proctor`` parse **and store**: ``proctor.ingest.ingest`` into a fresh SQLite file, once
   in one process and once with its default worker processes. Peak memory of a run is
-  its own peak plus its largest worker's.
+  its own peak plus its largest worker's. ``--importer-reads`` adds a run with the same
+  ``jobs`` counting the importing process among the readers (``jobs - 1`` workers,
+  ``proctor.ingest._reading.IMPORTER_IS_A_READER``), alternated with the default in every
+  round, and prints its ratio too: the measurement that decides that default.
 
 Both rates use the same numerator — the transcript entries claude-code-log parses from the
 corpus — so the ratio compares time for the same input. Targets (issue 18): Proctor with
@@ -140,10 +143,12 @@ def run_peer_directories(corpus: Path) -> dict[str, float]:
     }
 
 
-def run_proctor(corpus: Path, jobs: int | None) -> dict[str, float]:
+def run_proctor(corpus: Path, jobs: int | None, importer_reads: bool = False) -> dict[str, float]:
     """Proctor: detect, parse, redact, fingerprint and store every file."""
-    from proctor.ingest import ingest
+    from proctor.ingest import _reading, ingest
     from proctor.store import open_store
+
+    _reading.IMPORTER_IS_A_READER = importer_reads
 
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
@@ -171,8 +176,11 @@ PEER_PYTHON = os.environ.get("PROCTOR_BENCH_PEER_PYTHON", sys.executable)
 are installed beside the other's."""
 
 
-def _in_subprocess(which: str, corpus: Path, jobs: int | None = None) -> dict[str, float]:
+def _in_subprocess(
+    which: str, corpus: Path, jobs: int | None = None, importer_reads: bool = False
+) -> dict[str, float]:
     extra = [] if jobs is None else ["--jobs", str(jobs)]
+    extra += ["--importer-reads"] if importer_reads else []
     python = PEER_PYTHON if which.startswith("peer") else sys.executable
     out = subprocess.run(
         [python, __file__, "--run", which, "--corpus", str(corpus), *extra],
@@ -194,6 +202,12 @@ def main() -> None:
     parser.add_argument("--skip-peer", action="store_true", help="Measure Proctor only.")
     parser.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--importer-reads",
+        action="store_true",
+        help="Also run Proctor with the importing process counted among the readers "
+        "(jobs - 1 workers), alternated with the default run in every round.",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -205,7 +219,7 @@ def main() -> None:
         runners = {
             "peer": lambda: run_peer(args.corpus),
             "peer-dir": lambda: run_peer_directories(args.corpus),
-            "proctor": lambda: run_proctor(args.corpus, args.jobs),
+            "proctor": lambda: run_proctor(args.corpus, args.jobs, args.importer_reads),
         }
         result = runners[args.run]()
         print(json.dumps(result))
@@ -225,6 +239,9 @@ def main() -> None:
     runs.append(("proctor, 1 process (parse + store)", _in_subprocess("proctor", corpus, jobs=1)))
     proctor = _in_subprocess("proctor", corpus)
     runs.append(("proctor, default workers (parse + store)", proctor))
+    if args.importer_reads:
+        mixed = _in_subprocess("proctor", corpus, importer_reads=True)
+        runs.append(("proctor, importer one of the readers", mixed))
     entries = runs[0][1]["entries"] if not args.skip_peer else proctor["messages_stored"]
     print(f"rates use one numerator: {entries:,.0f} entries claude-code-log parses from the corpus")
     print(f"{'run':<46}{'entries/s':>12}{'seconds':>10}{'CPU s':>8}{'peak MB':>10}")
@@ -236,16 +253,23 @@ def main() -> None:
         )
     if not args.skip_peer:
         ratios = [runs[0][1]["seconds"] / proctor["seconds"]]
+        mixed_ratios = [runs[0][1]["seconds"] / mixed["seconds"]] if args.importer_reads else []
         for _ in range(args.repeat - 1):
             peer_again = _in_subprocess("peer", corpus)["seconds"]
             proctor_again = _in_subprocess("proctor", corpus)["seconds"]
             ratios.append(peer_again / proctor_again)
-        shown = ", ".join(f"{r:.2f}" for r in ratios)
-        print(
-            "ratio proctor (workers) / claude-code-log parse-only: "
-            f"{statistics.median(ratios):.2f}x"
-            + (f" (median of {shown})" if len(ratios) > 1 else "")
-        )
+            if args.importer_reads:
+                mixed_again = _in_subprocess("proctor", corpus, importer_reads=True)["seconds"]
+                mixed_ratios.append(peer_again / mixed_again)
+        for label, values in (("workers", ratios), ("importer one of the readers", mixed_ratios)):
+            if not values:
+                continue
+            shown = ", ".join(f"{r:.2f}" for r in values)
+            print(
+                f"ratio proctor ({label}) / claude-code-log parse-only: "
+                f"{statistics.median(values):.2f}x"
+                + (f" (median of {shown})" if len(values) > 1 else "")
+            )
     print(f"load average after: {_load()}")
     print(
         f"proctor stored {proctor['conversations']:.0f} conversations, "

@@ -27,9 +27,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument(
+        "--importer-reads",
+        action="store_true",
+        help="Count the importing process among the readers (jobs - 1 workers).",
+    )
     args = parser.parse_args()
-    from proctor.ingest import ingest
+    from proctor.ingest import _reading, ingest
     from proctor.store import open_store
+
+    if args.importer_reads:
+        _reading.IMPORTER_IS_A_READER = True
 
     with tempfile.TemporaryDirectory() as tmp:
         warm = open_store(Path(tmp) / "warm.db")

@@ -263,6 +263,24 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+IMPORTER_IS_A_READER = False
+"""Whether ``jobs`` counts the importing process as one of the processes that read: then
+``jobs - 1`` workers are started and the importer reads every unit none of them has
+started while it waits for the next result (``_next_result``), so ``jobs`` processes
+share the CPUs instead of ``jobs + 1``. False (today's default): ``jobs`` workers, the
+importer reading only what they have not started when it would wait. Two workers and
+the importer on two vCPUs take ~12 % more CPU for the same import than one worker and
+the importer (bench/results/ingest.md, issue 18, twelfth round); which gives the better
+wall time is for a quiet ``bench/ingest.py`` run, which measures both."""
+
+
+def reading_workers(jobs: int) -> int:
+    """Worker processes to start for ``jobs`` (0: read in this process alone)."""
+    if jobs <= 1:
+        return 0
+    return jobs - 1 if IMPORTER_IS_A_READER else jobs
+
+
 def auto_jobs(total_bytes: int) -> int:
     """Worker processes worth starting for ``total_bytes`` of input (1 = none)."""
     if total_bytes < PARALLEL_MIN_BYTES:
@@ -273,8 +291,10 @@ def auto_jobs(total_bytes: int) -> int:
 def prepared_units(
     tasks: Iterable[UnitTask], limits: Limits | None, jobs: int
 ) -> Iterator[tuple[UnitTask, Iterable[RowsItem]]]:
-    """Each task with its prepared items, in order; ``jobs > 1`` reads in worker processes."""
-    if jobs <= 1:
+    """Each task with its prepared items, in order; ``jobs > 1`` reads in worker processes
+    as well (``reading_workers``)."""
+    workers = reading_workers(jobs)
+    if workers == 0:
         for task in tasks:
             task = _with_digest(task)
             yield task, read_rows(task.adapter, task.unit, limits)
@@ -282,7 +302,7 @@ def prepared_units(
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     window: deque[_InFlight] = deque()
     with ProcessPoolExecutor(
-        max_workers=jobs,
+        max_workers=workers,
         mp_context=multiprocessing.get_context(method),
         initializer=start_worker,
         initargs=(os.getpid(),),
