@@ -7,8 +7,8 @@ skeletons over every Unicode character, and compare answers with the shortcuts o
 
 from __future__ import annotations
 
+import functools
 import re
-import sys
 
 import pytest
 from hypothesis import assume, example, given, settings
@@ -29,11 +29,15 @@ from proctor.rules.builtin._injected_text import (
     find_spans,
 )
 from tests.properties import examples
+from tests.rules.helpers import every_character
 
-_EVERY_CHARACTER = "".join(
-    chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF
-)
-_ALIGNED = _UNALIGNED.sub("", _EVERY_CHARACTER)
+
+@functools.cache
+def _aligned() -> str:
+    """Every character the marker patterns search aligned (``_UNALIGNED`` left out)."""
+    return _UNALIGNED.sub("", every_character())
+
+
 # What the marker patterns are built from besides literal characters.
 _CLASSES = (r"\s", r"\w", r"[^.\n]", r"[-\w.]", r"[_ ]", r"[- ]", r"[sz]")
 
@@ -43,7 +47,7 @@ def _is_word(character: str) -> bool:
 
 
 def test_lower_casing_keeps_every_aligned_character_one_character_of_the_same_kind() -> None:
-    for character in _ALIGNED:
+    for character in _aligned():
         lowered = character.lower()
         assert len(lowered) == 1, hex(ord(character))
         assert _is_word(lowered) == _is_word(character), hex(ord(character))
@@ -52,14 +56,14 @@ def test_lower_casing_keeps_every_aligned_character_one_character_of_the_same_ki
 def test_what_a_case_blind_literal_matches_lower_cases_to_that_literal() -> None:
     literals = {c for spec in _MARKER_SPECS for c in re.sub(r"\\.", "", spec.pattern)}
     for literal in sorted(literals - set("()[]{}?*+|^$")):
-        for character in re.findall(re.escape(literal), _ALIGNED, re.IGNORECASE):
+        for character in re.findall(re.escape(literal), _aligned(), re.IGNORECASE):
             assert character.lower() == literal.lower(), (literal, hex(ord(character)))
 
 
 @pytest.mark.parametrize("pattern", _CLASSES)
 def test_what_a_case_blind_class_matches_lower_cases_into_the_class(pattern: str) -> None:
     plain = re.compile(pattern)
-    for character in re.findall(pattern, _ALIGNED, re.IGNORECASE):
+    for character in re.findall(pattern, _aligned(), re.IGNORECASE):
         assert plain.fullmatch(character.lower()), (pattern, hex(ord(character)))
 
 
