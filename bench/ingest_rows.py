@@ -28,12 +28,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument(
+        "--importer-reads",
+        action="store_true",
+        help="Count the importing process among the readers (jobs - 1 workers).",
+    )
     args = parser.parse_args()
     from tests.ingest.stored_tables import digest, stored_tables
 
-    from proctor.ingest import ingest
+    from proctor.ingest import _reading, ingest
     from proctor.store import open_store
 
+    _reading.IMPORTER_IS_A_READER = args.importer_reads
     out: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "rows.db"
