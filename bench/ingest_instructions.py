@@ -18,7 +18,8 @@ read-no-digest`` leaves the digests out of a ``read`` pass (time them apart).
 
 ``--work workers`` asks what reading in worker processes costs over reading in the
 importing process: it counts a one-process import (``jobs=1``), an import with two
-workers (``jobs=2``, each process counted on its own: valgrind follows forks) and the
+workers (``jobs=2``, each process counted on its own: valgrind follows forks), one with
+one worker and the importer counted among the readers (``IMPORTER_IS_A_READER``) and the
 same import stopped where the workers would be forked; a forked process's count starts
 from its parent's, so that share is taken off each. What is left is the work after the
 plan, in one process and spread over three.
@@ -45,7 +46,7 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 def passes(corpus: Path, count: int, work: str) -> None:
     """The measured work, ``count`` times (run under valgrind by ``main``)."""
     gc.set_threshold(50_000, 20, 100)  # as an import sets it (``fewer_collections``)
-    if work in ("workers", "workers-1", "workers-fork"):
+    if work in ("workers", "workers-1", "workers-fork", "workers-mixed"):
         _import_with_workers(corpus, work)
         return
     if work in ("read", "read-no-digest"):
@@ -71,9 +72,14 @@ def passes(corpus: Path, count: int, work: str) -> None:
 
 def _import_with_workers(corpus: Path, work: str) -> None:
     """One import with two workers; ``workers-1``: in one process; ``workers-fork``: stop
-    (``os._exit``) where the workers would be forked, for the count they start from."""
+    (``os._exit``) where the workers would be forked, for the count they start from;
+    ``workers-mixed``: ``jobs=2`` with the importer counted among the readers (one
+    worker, ``IMPORTER_IS_A_READER``)."""
     from proctor.ingest import _reading, ingest
     from proctor.store import open_store
+
+    if work == "workers-mixed":
+        setattr(_reading, "IMPORTER_IS_A_READER", True)  # noqa: B010 - absent in older trees
 
     if work == "workers-fork":
 
@@ -136,6 +142,14 @@ def workers_report(src: Path, corpus: Path) -> None:
         + ", ".join(f"{count:,}" for count in spread[1:])
         + f"): {sum(spread) / one:.3f}x one process"
     )
+    parent, *workers = _per_process(src, corpus, "workers-mixed")
+    spread = [parent - forked, *(count - forked for count in workers)]
+    print(
+        f"  one worker, the importer a reader: {sum(spread):,} (importer {spread[0]:,}, "
+        "worker "
+        + ", ".join(f"{count:,}" for count in spread[1:])
+        + f"): {sum(spread) / one:.3f}x one process"
+    )
 
 
 def instructions(src: Path, corpus: Path, count: int, work: str) -> int:
@@ -155,7 +169,15 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument(
         "--work",
-        choices=["read", "read-no-digest", "import", "workers", "workers-1", "workers-fork"],
+        choices=[
+            "read",
+            "read-no-digest",
+            "import",
+            "workers",
+            "workers-1",
+            "workers-fork",
+            "workers-mixed",
+        ],
         default="import",
         help="read-no-digest: a read pass without the unit digests; workers: the cost of "
         "worker processes (see above)",
