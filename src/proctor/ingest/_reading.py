@@ -268,10 +268,11 @@ IMPORTER_IS_A_READER = False
 ``jobs - 1`` workers are started and the importer reads every unit none of them has
 started while it waits for the next result (``_next_result``), so ``jobs`` processes
 share the CPUs instead of ``jobs + 1``. False (today's default): ``jobs`` workers, the
-importer reading only what they have not started when it would wait. Two workers and
-the importer on two vCPUs take ~12 % more CPU for the same import than one worker and
-the importer (bench/results/ingest.md, issue 18, twelfth round); which gives the better
-wall time is for a quiet ``bench/ingest.py`` run, which measures both."""
+importer reading only what they have not started when it would wait. On the 10 MB bench
+corpus two workers execute 1.061x the instructions of one process, one worker with the
+importer a reader 1.034x (bench/results/ingest.md, issue 18, twelfth round); which gives
+the better wall time is for a quiet ``bench/ingest.py --importer-reads`` run, which
+measures both."""
 
 
 def reading_workers(jobs: int) -> int:
