@@ -88,6 +88,8 @@ def test_with_nothing_stored_the_lean_hook_imports_neither_the_store_nor_click(
     assert b"proctor.rules" in imported  # it did decide here
     for heavy in (b"sqlalchemy", b"proctor.store", b"click", b"fastapi"):
         assert heavy not in imported
+    # Plugins turned off, pydantic's plugin loader (importlib.metadata, email) is not needed.
+    assert b"pydantic.plugin._loader" not in imported and b"importlib.metadata" not in imported
     assert not (proctor_home() / "proctor.db").exists()  # and created no store
 
 
