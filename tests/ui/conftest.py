@@ -38,8 +38,8 @@ from proctor.store import open_store
 from proctor.supervision import check_conversations
 from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
-from tests.loopback import serving
 from tests.ui.private_server import Served, serve_copy, served_at, server_command
+from tests.ui.server_zygote import forked_serving
 
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 """Debian's chromium-headless-shell: the same Chromium release as the chromium package (the
@@ -162,7 +162,7 @@ class SpareServers:
         command: list[str], env: dict[str, str], port: int, served: Served
     ) -> tuple[ExitStack, Served]:
         running = ExitStack()
-        running.enter_context(serving(command, env, port))  # stops it if it does not listen
+        running.enter_context(forked_serving(command, env, port))  # stops it if it does not listen
         return running, served
 
     @contextmanager

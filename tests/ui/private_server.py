@@ -9,14 +9,14 @@ to return its URL, so the ``page`` fixture talks to this server.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from tests.backends import copy_database, server_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 
 class Served(NamedTuple):
@@ -34,18 +34,10 @@ class Served(NamedTuple):
 def server_command(
     home: Path, extra_env: Mapping[str, str] | None = None
 ) -> tuple[list[str], dict[str, str], int]:
-    """The command, environment and port of a ``proctor serve`` on the store in ``home``
-    (no model requests), for :func:`tests.loopback.serving`."""
+    """The ``proctor`` arguments, environment and port of a ``proctor serve`` on the store in
+    ``home`` (no model requests), for :func:`tests.ui.server_zygote.forked_serving`."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "proctor.cli.main",
-        "serve",
-        "--port",
-        str(port),
-        "--no-heartbeat",
-    ]
+    command = ["serve", "--port", str(port), "--no-heartbeat"]
     env = {
         "PROCTOR_HOME": str(home),
         **server_env(home),
@@ -65,7 +57,7 @@ def served_at(home: Path, port: int) -> Served:
 def serve_home(home: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Served]:
     """Run ``proctor serve`` on the store in ``home`` for the block (no model requests)."""
     command, env, port = server_command(home, extra_env)
-    with serving(command, env, port):
+    with forked_serving(command, env, port):
         yield served_at(home, port)
 
 
