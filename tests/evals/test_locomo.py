@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner
 
 from proctor.cli.main import cli
 from proctor.evals import LocomoReport, evaluate_locomo
-from proctor.evals.locomo import QuestionResult, gold_ids
+from proctor.evals.locomo import (
+    ImportedLocomo,
+    QuestionResult,
+    gold_ids,
+    imported_locomo,
+    score_locomo,
+)
 from proctor.search import load_encoder, missing_embeddings
 from tests.backends import ON_POSTGRES
+
+if TYPE_CHECKING:
+    from tests.evals.embedding_cache import CachedEncoder
 
 
 def _sample() -> dict[str, Any]:
@@ -143,20 +153,34 @@ def _limit() -> int | None:
 
 
 @pytest.fixture(scope="module")
-def development(datasets_dir: Path) -> LocomoReport:
-    """Hybrid when the embeddings extra is installed. Embedding every turn takes a minute or
-    more, so the vectors are kept between runs (``embedding_cache``: the same vectors the
-    encoder gives, keyed by the model's fingerprint and each text); the second pass of
-    ``make test`` and later runs reuse them, and only the import, the index and the
-    searches run again."""
+def encoder() -> CachedEncoder | None:
+    """The sentence encoder when the embeddings extra is installed (None: full text only).
+    Embedding every turn takes a minute or more, so the vectors are kept between runs
+    (``embedding_cache``: the same vectors the encoder gives, keyed by the model's
+    fingerprint and each text); the second pass of ``make test`` and later runs reuse
+    them."""
     inner = load_encoder()
     if inner is None:
-        return evaluate_locomo(datasets_dir / "locomo", encoder=None, limit=_limit())
+        return None
     from tests.evals.embedding_cache import CachedEncoder
 
-    encoder = CachedEncoder.around(inner)
-    report = evaluate_locomo(datasets_dir / "locomo", encoder=encoder, limit=_limit())
-    encoder.save()
+    return CachedEncoder.around(inner)
+
+
+@pytest.fixture(scope="module")
+def imported(datasets_dir: Path, encoder: CachedEncoder | None) -> Iterator[ImportedLocomo]:
+    """The development split imported and indexed once for the module's tests: the hybrid
+    search and the full text alone search the same index."""
+    with imported_locomo(datasets_dir / "locomo", encoder=encoder) as done:
+        yield done
+
+
+@pytest.fixture(scope="module")
+def development(imported: ImportedLocomo, encoder: CachedEncoder | None) -> LocomoReport:
+    """Hybrid when the embeddings extra is installed."""
+    report = score_locomo(imported, encoder=encoder, limit=_limit())
+    if encoder is not None:
+        encoder.save()
     return report
 
 
@@ -204,9 +228,9 @@ def test_search_beats_the_plain_full_text_baseline_on_the_development_split(
 @pytest.mark.slow
 @pytest.mark.shared
 def test_full_text_search_alone_beats_the_baseline_on_the_development_split(
-    datasets_dir: Path,
+    imported: ImportedLocomo,
 ) -> None:
-    report = evaluate_locomo(datasets_dir / "locomo", encoder=None, limit=_limit())
+    report = score_locomo(imported, encoder=None, limit=_limit())
     overall = report.metrics()["overall"]
     assert report.mode == "full_text"
     assert overall["questions"] == (SAMPLE_ON_POSTGRES if ON_POSTGRES else 760)

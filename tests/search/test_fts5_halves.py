@@ -199,3 +199,57 @@ def test_the_split_leaves_about_half_the_words_below(
     assert len(rows) == 400
     assert authors[rows.index(split)] == "Bo"  # among the long turns
     assert authors[len(rows) // 2] == "Ann"  # the middle document is a short one
+
+
+def _holding(connection: Any, expression: str, split: int) -> tuple[int, int]:
+    below, above = (
+        int(
+            connection.exec_driver_sql(
+                f"SELECT count(*) FROM search_fts WHERE search_fts MATCH ? AND rowid {side} ?",
+                (expression, split),
+            ).scalar_one()
+        )
+        for side in ("<", ">=")
+    )
+    return below, above
+
+
+def test_the_split_halves_the_documents_the_query_ranks_first(
+    sqlite_store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents holding both words of a question lie mostly among the last turns, and
+    those holding one word alone mostly among the first: the split halves the ones that
+    hold both (ranked first), wherever a split for every question would fall, and a
+    question whose rarer word no other shares halves those holding any word."""
+    first = [("Ann", f"w00x filler {n}") for n in range(600)]
+    first += [("Ann", "w00x w01x")] * 200
+    last = [("Bo", "w00x w01x tail")] * 600 + [("Bo", "w02x")] * 300
+    write(sqlite_store, dialogue("first", first))
+    write(sqlite_store, dialogue("last", last))
+    index_full_text(sqlite_store)
+    catalog = load_catalog(sqlite_store, WordEncoder())
+    monkeypatch.setattr(query_module, "SPLIT_FROM", 0)
+    monkeypatch.setattr(query_module, "_spare_core", lambda: True)
+    with sqlite_store.repos.search.read() as connection:
+        split = query_module._split_at(connection, ["w00x", "w01x"], catalog)
+        assert split is not None
+        below, above = _holding(connection, '"w00x" AND "w01x"', split)
+        assert below + above >= 800  # and a few whose neighbouring turns hold one
+        assert abs(below - above) <= 80, (below, above)  # within the sample's error
+        # The split for every question alike (by the documents' lengths) leaves most of
+        # the documents holding both above it.
+        below, above = _holding(
+            connection, '"w00x" AND "w01x"', query_module._middle(connection, catalog)
+        )
+        assert above > 2 * below, (below, above)
+        alone = query_module._split_at(connection, ["w01x", "w02x"], catalog)
+        assert alone is not None
+        below, above = _holding(connection, '"w01x" OR "w02x"', alone)
+        assert abs(below - above) <= 110, (below, above)
+        # Too few sampled documents to tell: the split for every question.
+        few = query_module._split_at(connection, ["tail"], catalog)
+        assert few is not None
+        monkeypatch.setattr(query_module, "BALANCE_SAMPLE", 10**6)
+        assert query_module._split_at(connection, ["tail"], catalog) == query_module._middle(
+            connection, catalog
+        )

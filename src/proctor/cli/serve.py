@@ -7,6 +7,7 @@ import os
 
 import click
 
+from proctor._util.collector import mark_long_lived
 from proctor.cli._collection import collection_paused
 from proctor.cli._duration import Duration
 
@@ -84,6 +85,7 @@ def serve_command(
             deliver_webhooks=True,
         )
     gc.freeze()  # the app and its modules live as long as the server
+    mark_long_lived()  # and so does what searching loads (a held catalog: search/_catalog)
     app.state.gate_freezes_reads = True  # and so do the gate's, read on its first request
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     from proctor.gate import ServerAddress, advertise, withdraw

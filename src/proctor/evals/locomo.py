@@ -26,7 +26,8 @@ import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,6 +245,59 @@ class _Baseline:
         self._db.close()
 
 
+@dataclass(frozen=True, slots=True)
+class ImportedLocomo:
+    """LoCoMo imported into a temporary store and indexed (``imported_locomo``)."""
+
+    store: SqlStore
+    documents: int
+    embedded: int
+    index_seconds: float
+    seconds: float
+    """Importing and indexing."""
+
+
+@contextmanager
+def imported_locomo(data: Path, *, encoder: Encoder = "auto") -> Iterator[ImportedLocomo]:
+    """LoCoMo under ``data`` imported into a temporary SQLite store (``ingest``, as
+    ``proctor ingest`` would) and indexed with ``encoder`` (``index_sources``); the store
+    is deleted on leaving. Scored by ``score_locomo``, with any encoder (``None``: the same
+    index searched by full text alone)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="proctor-locomo-") as folder:
+        store = open_store(Path(folder) / "locomo.db")
+        try:
+            ingest(store, [data], jobs=1)
+            indexed = index_sources(store, encoder=encoder)
+            yield ImportedLocomo(
+                store,
+                indexed.documents,
+                indexed.embedded,
+                indexed.seconds,
+                time.perf_counter() - started,
+            )
+        finally:
+            store.close()
+
+
+def score_locomo(
+    imported: ImportedLocomo,
+    *,
+    encoder: Encoder = "auto",
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> LocomoReport:
+    """Search every scored question of ``imported`` with ``encoder`` and score its evidence
+    recall beside the baseline's (``evaluate_locomo``)."""
+    started = time.perf_counter()
+    report = _search_all(imported.store, encoder, limit, progress)
+    report.documents = imported.documents
+    report.embedded = imported.embedded
+    report.index_seconds = imported.index_seconds
+    report.seconds = imported.seconds + time.perf_counter() - started
+    return report
+
+
 def evaluate_locomo(
     data: Path,
     *,
@@ -256,20 +310,8 @@ def evaluate_locomo(
     ``limit``: only that many of the scored questions, spread evenly over the dataset
     (its questions are sorted by category within each conversation).
     """
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="proctor-locomo-") as folder:
-        store = open_store(Path(folder) / "locomo.db")
-        try:
-            ingest(store, [data], jobs=1)
-            indexed = index_sources(store, encoder=encoder)
-            report = _search_all(store, encoder, limit, progress)
-        finally:
-            store.close()
-    report.documents = indexed.documents
-    report.embedded = indexed.embedded
-    report.index_seconds = indexed.seconds
-    report.seconds = time.perf_counter() - started
-    return report
+    with imported_locomo(data, encoder=encoder) as imported:
+        return score_locomo(imported, encoder=encoder, limit=limit, progress=progress)
 
 
 class _Turns:
@@ -358,9 +400,12 @@ def _search_all(
 __all__ = [
     "CATEGORIES",
     "ContextTurn",
+    "ImportedLocomo",
     "LocomoReport",
     "QuestionResult",
     "evaluate_locomo",
     "gold_ids",
+    "imported_locomo",
     "rate",
+    "score_locomo",
 ]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -168,14 +168,44 @@ def _idf(rows: int, frequency: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
+SAMPLE_EVERY = 16
+"""The row ids of a word's documents kept with its count are those divisible by this
+(``TermRows.sample``)."""
+
+
+class TermRows(NamedTuple):
+    """A word's documents: how many (as FTS5 counts them for its IDF), and the row ids of
+    those whose row id is divisible by ``SAMPLE_EVERY``, ascending: a sample chosen by row
+    id alone, so the samples of two words intersect as their documents do."""
+
+    frequency: int
+    sample: tuple[int, ...]
+
+
+_TERM_ROWS = text(
+    "SELECT count(*), group_concat(CASE WHEN rowid % :every = 0 THEN rowid END) "
+    "FROM search_fts WHERE search_fts MATCH :match"
+)
+"""One pass over a word's documents for both (FTS5 gives them in row id order; the
+sample costs about nothing beside the count)."""
+
+
+def term_rows(connection: Connection, term: str) -> TermRows:
+    """``term``'s ``TermRows``, counted once per version of the data."""
+
+    def counted() -> TermRows:
+        row = connection.execute(_TERM_ROWS, {"match": f'"{term}"', "every": SAMPLE_EVERY}).one()
+        listed = str(row[1]) if row[1] is not None else ""
+        return TermRows(
+            int(row[0]), tuple(sorted(int(value) for value in listed.split(",") if value))
+        )
+
+    return unless_changed(connection, ("fts5 term rows", term), counted)
+
+
 def _frequency(connection: Connection, term: str) -> int:
     """Documents holding ``term`` (as FTS5 counts them for its IDF)."""
-    statement = text("SELECT count(*) FROM search_fts WHERE search_fts MATCH :match")
-    return unless_changed(
-        connection,
-        ("fts5 frequency", term),
-        lambda: int(connection.execute(statement, {"match": f'"{term}"'}).scalar_one()),
-    )
+    return term_rows(connection, term).frequency
 
 
 def _rows(connection: Connection) -> int | None:
