@@ -797,12 +797,12 @@ def main() -> None:
         measured = read_routes(database, built["result_id"], args.requests, args.src)
         print(f"(2) read routes, {args.requests} requests each (target p95 ≤ 50 ms):")
         print(
-            f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>10}{'first ms':>10}"
+            f"    {'route':<42}{'p50 ms':>9}{'p95 ms':>9}{'CPU ms':>9}{'bytes':>12}{'first ms':>10}"
         )
         for name, figures in measured["routes"].items():
             print(
                 f"    {name:<42}{figures['p50'] * 1000:>9.1f}{figures['p95'] * 1000:>9.1f}"
-                f"{figures['cpu'] * 1000:>9.1f}{figures['bytes']:>10,}{figures['first'] * 1000:>10.1f}"
+                f"{figures['cpu'] * 1000:>9.1f}{figures['bytes']:>12,}{figures['first'] * 1000:>10.1f}"
             )
         index = measured["index"]
         print(
@@ -822,7 +822,7 @@ def main() -> None:
     fresh = uncached_routes(database, built["result_id"], args.requests, variants)
     print(
         f"    {'route':<42}{'tree':>11}{'p50 ms':>9}{'p95 ms':>9}"
-        f"{'CPU p50':>9}{'CPU p95':>9}{'CPU mean':>9}{'bytes':>10}"
+        f"{'CPU p50':>9}{'CPU p95':>9}{'CPU mean':>9}{'bytes':>12}"
     )
     for route, by_variant in fresh.items():
         for name, figures in by_variant.items():
@@ -830,7 +830,7 @@ def main() -> None:
                 f"    {route:<42}{name:>11}{figures['p50'] * 1000:>9.1f}"
                 f"{figures['p95'] * 1000:>9.1f}{figures['cpu_p50'] * 1000:>9.1f}"
                 f"{figures['cpu_p95'] * 1000:>9.1f}{figures['cpu_mean'] * 1000:>9.1f}"
-                f"{figures['bytes']:>10,}"
+                f"{figures['bytes']:>12,}"
             )
         if "baseline" in by_variant:
             ours, base = by_variant["this tree"], by_variant["baseline"]
