@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter
 from starlette.routing import BaseRoute, Match
 
+from proctor._util.collector import freeze_what_lives
+
 if TYPE_CHECKING:
     from starlette.types import Scope
 
@@ -60,6 +62,9 @@ class DeferredRouter(APIRouter):
                     found = getattr(importlib.import_module(self._module), self._attribute)
                     assert isinstance(found, APIRouter), found
                     self._router = found
+                    # In a server, the module and its routes live as long as the process:
+                    # frozen, full collections no longer walk them.
+                    freeze_what_lives()
                 router = self._router
         return router
 
