@@ -49,3 +49,33 @@ def test_a_long_lived_process_freezes_what_a_load_left_alive(
     catalog = load_catalog(indexed, WordEncoder())  # reloaded: a new document
     assert calls == ["collect", "freeze"]  # collected first: no garbage is frozen
     assert "d" in catalog.rows.conversations
+
+
+def test_the_signature_follows_what_counting_the_documents_gives(indexed: SqlStore) -> None:
+    """On SQLite the catalog's signature reads FTS5's own count of the documents instead of
+    counting them: the same number after documents are added and removed."""
+    from sqlalchemy import delete, func, select
+
+    from proctor.search._catalog import _signature
+    from proctor.store import tables as t
+
+    d = t.search_documents
+
+    def both() -> tuple[tuple[object, ...], int]:
+        with indexed.repos.search.read() as connection:
+            counted = connection.execute(select(func.count()).select_from(d)).scalar_one()
+            return _signature(connection, "m"), int(counted)
+
+    first, counted = both()
+    assert first[0] == counted
+    write(indexed, dialogue("d", [("Bo", "more"), ("Ann", "and more")]))
+    index_full_text(indexed)
+    added, counted = both()
+    assert added[0] == counted == first[0] + 2
+    with indexed.repos.search.write() as connection:
+        connection.execute(
+            delete(d).where(d.c.row_id == select(func.min(d.c.row_id)).scalar_subquery())
+        )
+    removed, counted = both()
+    assert removed[0] == counted == added[0] - 1
+    assert removed != added

@@ -80,7 +80,7 @@ def test_an_unchanged_store_is_not_counted_again(tmp_path: Path) -> None:
             first, counted = _statements(store, ask)
             again, seen = _statements(store, ask)
             assert again == first
-            assert any("count" in sql.lower() for sql in counted), counted
+            assert [sql for sql in counted if sql not in ("BEGIN", "PRAGMA data_version")]
             assert [sql for sql in seen if sql != "BEGIN"] == ["PRAGMA data_version"], seen
     finally:
         store.close()

@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection
 from proctor._util.collector import freeze_what_lives
 from proctor.search._asking import asks_column
 from proctor.search._encoder import DIMENSIONS, TextEncoder
+from proctor.search._fts5_top import indexed_rows
 from proctor.search._unchanged import unless_changed
 from proctor.search._write import GENERATION, IN_CLAUSE, chunks
 from proctor.store import ReadStore
@@ -129,17 +130,23 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
 
     A replaced document is deleted and inserted again, so it gets a new, higher row id;
     SQLite's AUTOINCREMENT never reuses one. Vectors added to stored documents raise the
-    generation counter (``_write.add_vectors``). Counting uses an index, never the vectors,
-    and counts again only when the database changed (``_unchanged.py``).
+    generation counter (``_write.add_vectors``). On SQLite the documents are not counted:
+    FTS5 keeps their number (``indexed_rows``; counting 311,165 took 25-30 ms, paid by the
+    first search of each connection after every write to the store); elsewhere counting
+    uses an index, never the vectors. Read again only when the database changed
+    (``_unchanged.py``).
     """
     d, state = t.search_documents, t.search_state
 
     def counted() -> tuple[Any, ...]:
-        documents = connection.execute(select(func.count(d.c.doc_type), func.max(d.c.row_id))).one()
+        last = connection.execute(select(func.max(d.c.row_id))).scalar_one_or_none()
+        held = indexed_rows(connection) if connection.dialect.name == "sqlite" else None
+        if held is None:
+            held = connection.execute(select(func.count(d.c.doc_type))).scalar_one()
         generation = connection.execute(
             select(state.c.value).where(state.c.name == GENERATION)
         ).scalar_one_or_none()
-        return (*documents, generation)
+        return (held, last, generation)
 
     return (*unless_changed(connection, "catalog signature", counted), model)
 

@@ -97,7 +97,7 @@ def best_matches(
     if len(terms) < 2 or len(terms) > MAX_WORDS:
         return everything(or_expression(terms))
     below = EXHAUSTIVE_BELOW if exhaustive_below is None else exhaustive_below
-    rows = _rows(connection)
+    rows = indexed_rows(connection)
     if rows is None or rows < below:  # no more matches than documents
         return everything(or_expression(terms))
     frequencies = [_frequency(connection, term) for term in terms]
@@ -208,9 +208,11 @@ def _frequency(connection: Connection, term: str) -> int:
     return term_rows(connection, term).frequency
 
 
-def _rows(connection: Connection) -> int | None:
+def indexed_rows(connection: Connection) -> int | None:
     """The rows FTS5's BM25 counts (its averages record, the first varint of row 1 of
-    ``search_fts_data``); None when that record cannot be read."""
+    ``search_fts_data``): every document of the index (its triggers keep the two in step,
+    in the same transaction), read without counting them; None when that record cannot be
+    read."""
     block = connection.execute(
         text("SELECT block FROM search_fts_data WHERE id = 1")
     ).scalar_one_or_none()
