@@ -322,7 +322,9 @@ def load_json_document(path: Path) -> Any:
         raise SourceError(path, f"invalid JSON ({exc.reason})", line=line) from None
 
 
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+# A string token as one run of plain bytes between escapes ("unrolled"): the same tokens as
+# ``"(?:[^"\\]|\\.)*"``, which tried its alternation once a byte (6 ms a 70 KB string).
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
 
 
 def element_lines(path: Path, key: str | None = None) -> list[int]:
