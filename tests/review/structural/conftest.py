@@ -1,4 +1,5 @@
-"""The example sessions and the shared transcripts, imported once per module as batches."""
+"""The example sessions and the shared transcripts, each imported once for the package (the
+tests only read the stores), and their batches once per module."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.review.structural.helpers import (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def examples_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     """``examples/`` imported into a fresh SQLite store."""
     return import_into(tmp_path_factory.mktemp("examples") / "proctor.db", EXAMPLES_DIR)
@@ -39,9 +40,11 @@ def examples_facts(examples_batch: SourceBatch) -> BatchFacts:
     return extract_structural(examples_batch)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def shared_store(tmp_path_factory: pytest.TempPathFactory, transcripts_dir: Path) -> Store:
-    """``../shared/transcripts`` imported into a fresh SQLite store."""
+    """``../shared/transcripts`` imported into a fresh store, once for the modules that read
+    it (test_episodes, test_open_items, test_shared_transcripts: 2 s of CPU each import on
+    SQLite, 5-6 s on PostgreSQL)."""
     return import_into(tmp_path_factory.mktemp("shared") / "proctor.db", transcripts_dir)
 
 
