@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Connection, create_engine, text
-from sqlalchemy.exc import DBAPIError
 
 from proctor.ingest import ingest
 from proctor.store import open_store
@@ -18,11 +18,11 @@ from tests.backends import (
     ON_POSTGRES,
     SQLITE_TEMPLATE,
     database_env,
-    database_exists,
     open_real_store,
     raw_connection,
 )
 from tests.ingest.copies import ingest_command, session_copies
+from tests.ingest.polling import ConversationCounter
 
 COPIES = 300
 
@@ -71,16 +71,6 @@ def _reference(corpus: Path, file: Path) -> dict[str, list[tuple[str, str, str]]
         engine.dispose()
 
 
-def _conversations(db: Path) -> int:
-    if not database_exists(db):
-        return 0
-    try:
-        with raw_connection(db, read_only=True) as connection:
-            return int(connection.execute(text("SELECT count(*) FROM conversations")).scalar_one())
-    except DBAPIError:
-        return 0  # schema not created yet
-
-
 @pytest.mark.slow
 def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
     tmp_path: Path, transcripts_dir: Path
@@ -101,8 +91,10 @@ def test_a_killed_import_leaves_each_conversation_fully_old_or_fully_new(
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
-    while _conversations(db) < 20 and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)  # polling another process's progress; there is no event to wait on
+    with ExitStack() as stack:  # the reader is closed before the kill
+        counted = ConversationCounter(db, stack)
+        while counted() < 20 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling another process's progress; there is no event to wait on
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from tests.backends import database_env, database_exists, raw_connection
 from tests.conftest import EXAMPLES_DIR
 from tests.ingest.copies import ingest_command, session_copies
+from tests.ingest.polling import ConversationCounter
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="finds the process group's members in /proc"
@@ -97,11 +99,15 @@ def test_a_killed_import_leaves_no_worker_and_is_marked_interrupted_by_the_next(
     )
     group = importer.pid
     try:
-        _until(
-            lambda: len(_living(group)) >= 3 and _conversations(db) >= 3,
-            120,
-            "the import and its two workers at work",
-        )
+        with ExitStack() as stack:
+            counted = ConversationCounter(db, stack)
+            _until(
+                # The count first: one query, where a look at the group reads every
+                # process's /proc/PID/stat.
+                lambda: counted() >= 3 and len(_living(group)) >= 3,
+                120,
+                "the import and its two workers at work",
+            )
         [(killed_id, status)] = _imports(db)
         assert status == "running"
         os.kill(importer.pid, signal.SIGKILL)  # the importer only: its workers must follow
