@@ -159,3 +159,28 @@ def test_a_pass_over_an_unchanged_store_counts_nothing_and_sees_another_process(
             event.remove(store._reader, "before_cursor_execute", record)
     finally:
         store.close()
+
+
+def test_searches_one_after_another_keep_using_one_connection(tmp_path: Path) -> None:
+    """A search's own connection comes back to the pool after its helper's (the half of
+    the full text ranked beside it): the read pool hands out the connection returned last,
+    so the next search's answers kept per connection are found, not counted again on the
+    other connection."""
+    from proctor.store import open_store
+
+    _indexed(tmp_path).close()
+    reader = open_store(tmp_path / "proctor.db", read_only=True)
+    try:
+        engine = reader.repos.search.read
+        with engine() as own:
+            mine = own.connection.dbapi_connection
+            with own.engine.connect() as helper:  # the helper's, returned first
+                helpers = helper.connection.dbapi_connection
+            assert helpers is not mine
+        with engine() as next_search:
+            assert next_search.connection.dbapi_connection is mine
+            freshness(next_search, count_documents=True)
+        _, seen = _statements(reader, lambda c: freshness(c, count_documents=True))
+        assert [sql for sql in seen if sql != "BEGIN"] == ["PRAGMA data_version"], seen
+    finally:
+        reader.close()

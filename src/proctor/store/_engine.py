@@ -63,6 +63,12 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
         # (``proctor.search._query._halves``), which would otherwise reconnect each time.
         pool_size=2 if read_only else 1,
         max_overflow=4,
+        # The connection returned last is handed out first: a search's own connection
+        # comes back after its helper's, so searches one after another keep using the
+        # same one, and what it keeps per version of the data (counts, the index's
+        # freshness: ``proctor.search._unchanged``) is computed once, not once per
+        # connection (FIFO alternated them: the first search on each paid 25-50 ms).
+        pool_use_lifo=True,
         json_serializer=_json_dumps,
         json_deserializer=_json_loads,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
