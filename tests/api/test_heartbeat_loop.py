@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +19,8 @@ from proctor.cli.serve import serve_command
 from proctor.heartbeat import draft_plan, save_plan, set_app_enabled
 from proctor.store import open_store
 from tests.backends import database_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 
 def _due_plan(database: Path, *, app_on: bool) -> None:
@@ -40,7 +40,7 @@ def _due_plan(database: Path, *, app_on: bool) -> None:
 @contextmanager
 def _serve(database: Path, *extra: str) -> Iterator[httpx.Client]:
     port = free_port()
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port), *extra]
+    command = ["serve", "--port", str(port), *extra]
     env = {
         "PROCTOR_HOME": str(database.parent),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
@@ -48,7 +48,7 @@ def _serve(database: Path, *extra: str) -> Iterator[httpx.Client]:
         **database_env(database.parent),
     }
     with (
-        serving(command, env, port),
+        forked_serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client,
     ):
         yield client

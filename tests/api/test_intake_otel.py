@@ -10,7 +10,6 @@ OTLP/JSON, prove the JSON encoding too.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ from proctor.supervision import SessionSettings, enable_supervision, resolve_tar
 from proctor.testing.scripted_model import ScriptedModelServer
 from tests.api.conftest import Api
 from tests.backends import database_env, job_worker, until
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 ASK = "Run the cart tests and tell me what fails."
 FIRST_REPLY = "I will run the cart tests."
@@ -135,7 +135,7 @@ def test_a_real_instrumented_agent_is_stored_and_supervised_live_over_otlp_proto
     port = free_port()
     exporter = RecordingExporter(f"http://127.0.0.1:{port}/v1/traces")
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    command = ["serve", "--port", str(port)]
     env = {
         "PROCTOR_HOME": str(proctor_home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
@@ -155,7 +155,7 @@ def test_a_real_instrumented_agent_is_stored_and_supervised_live_over_otlp_proto
             store.close()
 
     with (
-        serving([*command, "--no-heartbeat"], env, port),
+        forked_serving([*command, "--no-heartbeat"], env, port),
         job_worker(env),
         agent_server() as agent,
         supervisor,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,8 @@ import pytest
 
 from tests.api.conftest import Api
 from tests.backends import database_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 
 def _entity(api: Api, name: str) -> tuple[str, str]:
@@ -205,7 +205,7 @@ def test_proctor_serve_previews_confirms_and_refuses_traversal_on_a_real_socket(
 ) -> None:
     home = database.parent
     port = free_port()
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    command = ["serve", "--port", str(port)]
     env = {
         "PROCTOR_HOME": str(home),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
@@ -213,7 +213,7 @@ def test_proctor_serve_previews_confirms_and_refuses_traversal_on_a_real_socket(
         **database_env(home),
     }
     with (
-        serving(command, env, port),
+        forked_serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as client,
     ):
         result_id = client.get("/api/results").json()["results"][0]["result_id"]

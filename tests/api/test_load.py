@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from tests.backends import database_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 READERS = 8
 MIN_REQUESTS = 15
@@ -91,8 +92,8 @@ def test_overview_graph_and_search_hold_under_concurrent_readers_while_a_review_
         "PATH": "",
         **database_env(database.parent),
     }
-    serve = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    with serving([*serve, "--no-heartbeat"], env, port):
+    serve = ["serve", "--port", str(port)]
+    with forked_serving([*serve, "--no-heartbeat"], env, port):
         base_url = f"http://127.0.0.1:{port}"
         before = httpx.get(f"{base_url}/api/results", params={"limit": 100}).json()["results"]
         review = [sys.executable, "-m", "proctor.cli.main", "review", "run", "--reanalyze"]

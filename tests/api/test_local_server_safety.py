@@ -20,7 +20,8 @@ import httpx
 import pytest
 
 from tests.backends import copy_database, server_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 pytestmark = pytest.mark.slow  # Proctor servers
 
@@ -40,7 +41,7 @@ class Server(NamedTuple):
 @contextmanager
 def _serve(database: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
     port = free_port()
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port), *args]
+    command = ["serve", "--port", str(port), *args]
     environment = {
         "PROCTOR_HOME": str(database.parent),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
@@ -48,7 +49,7 @@ def _serve(database: Path, *args: str, env: dict[str, str] | None = None) -> Ite
         **server_env(database.parent),
         **(env or {}),
     }
-    with serving([*command, "--no-heartbeat"], environment, port):
+    with forked_serving([*command, "--no-heartbeat"], environment, port):
         yield Server(f"http://127.0.0.1:{port}", port)
 
 

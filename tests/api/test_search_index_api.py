@@ -8,7 +8,6 @@ lifespan and so no indexer: its answers say the index is stale.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +20,9 @@ from proctor.search import index_status
 from proctor.store import SqlStore, open_store
 from tests.api.conftest import Api
 from tests.backends import server_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
 from tests.search.helpers import dialogue, write
+from tests.ui.server_zygote import forked_serving
 
 
 def _serve(database: Path, *options: str) -> tuple[list[str], dict[str, str], int]:
@@ -33,7 +33,7 @@ def _serve(database: Path, *options: str) -> tuple[list[str], dict[str, str], in
         "PATH": "",
         **server_env(database.parent),
     }
-    serve = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    serve = ["serve", "--port", str(port)]
     return [*serve, "--no-heartbeat", *options], env, port
 
 
@@ -41,7 +41,7 @@ def _serve(database: Path, *options: str) -> tuple[list[str], dict[str, str], in
 def server(database: Path) -> Iterator[httpx.Client]:
     command, env, port = _serve(database, "--no-index")
     with (
-        serving(command, env, port),
+        forked_serving(command, env, port),
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
     ):
         yield client
@@ -115,7 +115,7 @@ def test_the_server_indexes_what_others_store_without_waiting_for_a_search(
     try:
         assert not index_status(store, encoder=None).full_text_current
         command, env, port = _serve(database, "--index")  # the default outside tests
-        with serving(command, env, port):
+        with forked_serving(command, env, port):
             assert _searchable(store, database, time.monotonic() + 60), (
                 "the examples were indexed with no search asked"
             )
@@ -133,7 +133,7 @@ def test_with_no_index_the_server_indexes_nothing_until_asked(database: Path) ->
     store = open_store(database)
     try:
         command, env, port = _serve(database, "--no-index")
-        with serving(command, env, port):
+        with forked_serving(command, env, port):
             write(store, dialogue("late-4", [("Dev", "Nothing asks for this yet.")]))
             assert not _searchable(store, database, time.monotonic() + 2)
     finally:

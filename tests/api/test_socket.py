@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +9,8 @@ import httpx
 import pytest
 
 from tests.backends import database_env
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 TOKEN = "a-long-random-test-token"
 
@@ -18,7 +18,7 @@ TOKEN = "a-long-random-test-token"
 @pytest.fixture
 def server(database: Path) -> Iterator[str]:
     port = free_port()
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
+    command = ["serve", "--port", str(port)]
     env = {
         "PROCTOR_HOME": str(database.parent),
         "PROCTOR_ALLOW_MODEL_REQUESTS": "0",
@@ -26,7 +26,7 @@ def server(database: Path) -> Iterator[str]:
         "PATH": "",
         **database_env(database.parent),
     }
-    with serving(command, env, port):
+    with forked_serving(command, env, port):
         yield f"http://127.0.0.1:{port}"
 
 

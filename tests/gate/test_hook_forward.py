@@ -22,7 +22,8 @@ from proctor._util.paths import proctor_home
 from proctor.gate._discovery import ServerAddress, advertise, discovery_path, running_server
 from tests.backends import database_env, server_env
 from tests.gate.helpers import append_session, ingest_session, on_backend, payload, write_session
-from tests.loopback import free_port, serving
+from tests.loopback import free_port
+from tests.ui.server_zygote import forked_serving
 
 pytestmark = pytest.mark.slow  # a server and one Python process per decision
 
@@ -66,8 +67,8 @@ def _hook(data: bytes, command: list[str]) -> subprocess.CompletedProcess[bytes]
 def server(transcript: Path) -> Iterator[str]:
     port = free_port()
     env = {**_env(), **server_env(proctor_home())}
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    with serving(command, env, port):
+    command = ["serve", "--port", str(port)]
+    with forked_serving(command, env, port):
         assert running_server() is not None
         yield f"http://127.0.0.1:{port}"
     # Stopped by SIGTERM, uvicorn exits by the signal and the file stays: its process is gone.
@@ -94,8 +95,8 @@ def test_forwarded_local_and_http_answers_are_the_same_bytes_on_every_fixture(
     assert any(b'"deny"' in done.stdout for done in alone)  # the fixtures do decide
     port = free_port()
     env = {**_env(), **server_env(proctor_home())}
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    with serving(command, env, port):
+    command = ["serve", "--port", str(port)]
+    with forked_serving(command, env, port):
         url = f"http://127.0.0.1:{port}/api/gate/claude-code"
         for data, local in zip(payloads, alone, strict=True):
             direct = httpx.post(url, content=data, headers={"Content-Type": "application/json"})
@@ -147,8 +148,8 @@ def test_a_server_with_a_token_is_asked_with_it_and_a_hook_without_decides_alone
     port = free_port()
     token = {"PROCTOR_API_TOKEN": "gate-forwarding-secret"}
     env = {**_env(), **server_env(proctor_home()), **token}
-    command = [sys.executable, "-m", "proctor.cli.main", "serve", "--port", str(port)]
-    with serving(command, env, port):
+    command = ["serve", "--port", str(port)]
+    with forked_serving(command, env, port):
         assert "gate-forwarding-secret" not in Path(discovery_path()).read_text()
         hook_env = {**_env(), **(token if hook_has_token else {})}
         done = subprocess.run(LEAN_HOOK, input=data, capture_output=True, timeout=120,
