@@ -11,6 +11,7 @@ encoder's 0.793 (docs/search.md).
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -55,13 +56,18 @@ VARIED = [
 """Empty, blank, one word, unicode, code, a traceback, past the 256-piece cut, chat turns."""
 
 
+@functools.cache
 def _numpy() -> SentenceEncoder:
+    """The numpy encoder, made once for the module (loading its weights took 0.2-0.3 CPU s
+    each time; it keeps no state between calls of ``encode``)."""
     folder = model_directory()
     assert folder is not None
     return SentenceEncoder(folder)
 
 
+@functools.cache
 def _onnx(precision: str) -> TextEncoder:
+    """The ONNX encoder of ``precision``, made once for the module (its session, 0.2 CPU s)."""
     from proctor.search._encoder import cache_root
     from proctor.search._onnx import OnnxEncoder
 
