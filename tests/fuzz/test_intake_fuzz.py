@@ -1,7 +1,8 @@
 """ING-7 under bad input: the live intake answers 200 or a 400 naming line and field, never 500.
 
-Requests go through the real API app (in process, through Starlette's test client) into
-a real store. A Proctor JSONL payload is taken whole or refused whole, so for each drawn
+Requests go through the real API app (in process: Starlette's test client runs its
+lifespan, and each request is sent with httpx's ASGI transport in the client's event loop,
+one hand-over between threads a request instead of about seven) into a real store. A Proctor JSONL payload is taken whole or refused whole, so for each drawn
 payload either every record is stored (status 200) or every record no reader can take
 is named by its request line in the refusal (status 400) and nothing is stored.
 """
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
@@ -32,16 +35,40 @@ EVENTS = next(f for f in FAMILIES if f.name == "proctor_jsonl")
 EXPORTS = next(f for f in FAMILIES if f.name == "otel")
 
 
+class _App:
+    """Requests to the app in the event loop its lifespan runs in (the test client's): the
+    app's real routes, body reading and refusals, an exception raised in it raised here."""
+
+    def __init__(self, client: TestClient) -> None:
+        self._portal = client.portal
+        self._client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=client.app),
+            base_url="http://127.0.0.1",
+            headers={"X-Proctor-Client": "tests"},
+        )
+
+    def post(self, url: str, *, content: bytes | str, headers: dict[str, str]) -> httpx.Response:
+        assert self._portal is not None
+        return self._portal.call(partial(self._client.post, url, content=content, headers=headers))
+
+    def close(self) -> None:
+        assert self._portal is not None
+        self._portal.call(self._client.aclose)
+
+
 @pytest.fixture(scope="module")
-def intake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Path]]:
-    """One app over one store for a module (each drawn payload has its own ids), called
-    through Starlette's test client: the app's real routes, body reading and refusals."""
+def intake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_App, Path]]:
+    """One app over one store for a module (each drawn payload has its own ids)."""
     database = tmp_path_factory.mktemp("intake") / "proctor.db"
     app = create_app(lambda: open_store(database), token=None)
-    client = TestClient(app, base_url="http://127.0.0.1", headers={"X-Proctor-Client": "tests"})
+    client = TestClient(app, base_url="http://127.0.0.1")
     try:
         with client:
-            yield client, database
+            api = _App(client)
+            try:
+                yield api, database
+            finally:
+                api.close()
     finally:
         stop_analysis_queue(app)
         app.state.store_holder.close()
@@ -86,7 +113,7 @@ def _nested(depth: int) -> Any:
 
 
 def test_a_tool_input_nested_300_deep_is_refused_naming_the_line_and_the_field(
-    intake: tuple[TestClient, Path],
+    intake: tuple[_App, Path],
 ) -> None:
     api, _ = intake
     body = _events(
@@ -108,7 +135,7 @@ def test_a_tool_input_nested_300_deep_is_refused_naming_the_line_and_the_field(
 
 
 def test_nul_and_lone_surrogates_are_stored_as_the_replacement_character(
-    intake: tuple[TestClient, Path],
+    intake: tuple[_App, Path],
 ) -> None:
     # The same on PostgreSQL, whose text refuses NUL (this suite runs on both backends).
     api, database = intake
@@ -145,7 +172,7 @@ def test_nul_and_lone_surrogates_are_stored_as_the_replacement_character(
     ids=["hex", "truncated", "garbage", "array", "list-role", "number-text", "huge-count"],
 )
 def test_a_bad_line_is_refused_with_its_line_number_and_nothing_is_stored(
-    intake: tuple[TestClient, Path], line: bytes, reason: str
+    intake: tuple[_App, Path], line: bytes, reason: str
 ) -> None:
     api, database = intake
     body = _events(_message("refused-whole", "m0", "kept out"), line)
@@ -162,7 +189,7 @@ def test_a_bad_line_is_refused_with_its_line_number_and_nothing_is_stored(
 
 
 def test_nan_a_byte_order_mark_and_crlf_are_read_by_the_one_json_rule(
-    intake: tuple[TestClient, Path],
+    intake: tuple[_App, Path],
 ) -> None:
     api, database = intake
     body = b"\xef\xbb\xbf" + _events(
@@ -181,7 +208,7 @@ def test_nan_a_byte_order_mark_and_crlf_are_read_by_the_one_json_rule(
 
 
 def test_a_late_result_finds_its_call_when_the_ids_are_longer_than_a_stored_id(
-    intake: tuple[TestClient, Path],
+    intake: tuple[_App, Path],
 ) -> None:
     api, database = intake
     conversation, call = "c" * 256, "k" * 256
@@ -201,7 +228,7 @@ def test_a_late_result_finds_its_call_when_the_ids_are_longer_than_a_stored_id(
 
 
 def test_an_otlp_export_nested_past_the_limit_is_refused_naming_the_field(
-    intake: tuple[TestClient, Path],
+    intake: tuple[_App, Path],
 ) -> None:
     api, _ = intake
     export = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": _nested(120)}]}
@@ -224,7 +251,7 @@ def _fuzz_settings() -> settings:
 
 
 def test_any_events_payload_is_stored_whole_or_refused_naming_every_bad_line(
-    intake: tuple[TestClient, Path], stack: ExitStack
+    intake: tuple[_App, Path], stack: ExitStack
 ) -> None:
     api, database = intake
     reader = stack.enter_context(raw_connection(database))
@@ -253,7 +280,7 @@ def test_any_events_payload_is_stored_whole_or_refused_naming_every_bad_line(
 
 
 def test_any_otlp_export_is_stored_or_refused_never_a_server_error(
-    intake: tuple[TestClient, Path], stack: ExitStack
+    intake: tuple[_App, Path], stack: ExitStack
 ) -> None:
     api, database = intake
     reader = stack.enter_context(raw_connection(database))
@@ -281,7 +308,7 @@ def _export_conversation(marker: str) -> str:
 
 
 def test_a_payload_the_intake_fails_to_assemble_is_refused_not_a_server_error(
-    intake: tuple[TestClient, Path], monkeypatch: pytest.MonkeyPatch
+    intake: tuple[_App, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The last line of defence: a bug met by valid lines is answered 400, naming it.
     import proctor.ingest._intake_payload as payload
