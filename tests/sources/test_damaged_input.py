@@ -210,6 +210,19 @@ def test_the_line_of_each_record_of_a_json_array_is_found(tmp_path: Path) -> Non
     assert element_lines(tmp_path / "o.json") == []
 
 
+def test_escaped_quotes_and_long_strings_do_not_move_the_lines_found(tmp_path: Path) -> None:
+    # A string token runs to the first quote no backslash escapes: brackets, commas and
+    # escaped quotes inside it (and an escaped backslash just before its end) are text.
+    long = "w [x], {y}: " * 20_000
+    records = [{"a": 'say "[1, 2]" ' + long}, {"b": "ends in a backslash \\"}, "last"]
+    path = tmp_path / "e.json"
+    path.write_text("[\n" + ",\n\n".join(json.dumps(r) for r in records) + "\n]")
+    assert element_lines(path) == [2, 4, 6]
+    keyed = tmp_path / "k.json"
+    keyed.write_text('{"skip": "\\"[", "loglines": [\n{"m": "\\\\"},\n{"n": 1}\n]}')
+    assert element_lines(keyed, "loglines") == [2, 3]
+
+
 def _r_judge(record_id: int, prompt: str) -> dict[str, Any]:
     return {
         "id": record_id,
