@@ -20,7 +20,7 @@ from proctor.heartbeat import draft_plan, save_plan, set_app_enabled
 from proctor.store import open_store
 from tests.backends import database_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 
 def _due_plan(database: Path, *, app_on: bool) -> None:

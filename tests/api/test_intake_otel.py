@@ -30,7 +30,7 @@ from proctor.testing.scripted_model import ScriptedModelServer
 from tests.api.conftest import Api
 from tests.backends import database_env, job_worker, until
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 ASK = "Run the cart tests and tell me what fails."
 FIRST_REPLY = "I will run the cart tests."

@@ -11,7 +11,7 @@ import pytest
 from tests.api.conftest import Api
 from tests.backends import database_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 
 def _entity(api: Api, name: str) -> tuple[str, str]:

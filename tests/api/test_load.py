@@ -22,7 +22,7 @@ import pytest
 
 from tests.backends import database_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 READERS = 8
 MIN_REQUESTS = 15

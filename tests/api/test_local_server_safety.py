@@ -21,7 +21,7 @@ import pytest
 
 from tests.backends import copy_database, server_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 pytestmark = pytest.mark.slow  # Proctor servers
 

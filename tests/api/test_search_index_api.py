@@ -22,7 +22,7 @@ from tests.api.conftest import Api
 from tests.backends import server_env
 from tests.loopback import free_port
 from tests.search.helpers import dialogue, write
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 
 def _serve(database: Path, *options: str) -> tuple[list[str], dict[str, str], int]:

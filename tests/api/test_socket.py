@@ -10,7 +10,7 @@ import pytest
 
 from tests.backends import database_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 TOKEN = "a-long-random-test-token"
 

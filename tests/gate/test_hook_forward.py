@@ -23,7 +23,7 @@ from proctor.gate._discovery import ServerAddress, advertise, discovery_path, ru
 from tests.backends import database_env, server_env
 from tests.gate.helpers import append_session, ingest_session, on_backend, payload, write_session
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 pytestmark = pytest.mark.slow  # a server and one Python process per decision
 

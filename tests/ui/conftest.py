@@ -38,8 +38,8 @@ from proctor.store import open_store
 from proctor.supervision import check_conversations
 from tests.backends import copy_database
 from tests.conftest import EXAMPLES_DIR
+from tests.server_zygote import forked_serving
 from tests.ui.private_server import Served, serve_copy, served_at, server_command
-from tests.ui.server_zygote import forked_serving
 
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 """Debian's chromium-headless-shell: the same Chromium release as the chromium package (the

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from tests.backends import copy_database, server_env
 from tests.loopback import free_port
-from tests.ui.server_zygote import forked_serving
+from tests.server_zygote import forked_serving
 
 
 class Served(NamedTuple):
@@ -35,7 +35,7 @@ def server_command(
     home: Path, extra_env: Mapping[str, str] | None = None
 ) -> tuple[list[str], dict[str, str], int]:
     """The ``proctor`` arguments, environment and port of a ``proctor serve`` on the store in
-    ``home`` (no model requests), for :func:`tests.ui.server_zygote.forked_serving`."""
+    ``home`` (no model requests), for :func:`tests.server_zygote.forked_serving`."""
     port = free_port()
     command = ["serve", "--port", str(port), "--no-heartbeat"]
     env = {
