@@ -20,6 +20,7 @@ def test_a_deferred_router_freezes_what_it_loaded_only_in_a_long_lived_process(
     calls: list[str] = []
     monkeypatch.setattr(gc, "collect", lambda *_: calls.append("collect") or 0)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(collector, "_long_lived", False)  # a process no server marked
     DeferredRouter("proctor.api.routers.knowledge", ("/api/knowledge",)).load()
     assert calls == []
     monkeypatch.setattr(collector, "_long_lived", True)

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from proctor._util import collector
 from proctor.cli import main as cli_main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +65,9 @@ def test_serve_builds_its_app_without_collections_and_freezes_it(
 
     monkeypatch.setattr(proctor.api, "create_app", create_app)
     monkeypatch.setattr(uvicorn, "run", run)
+    # serve marks its process long-lived (what loads later is frozen): undone after the
+    # test, or every later test of this process would freeze what it loads.
+    monkeypatch.setattr(collector, "_long_lived", False)
     gc.unfreeze()
     try:
         result = CliRunner().invoke(cli_main.cli, ["serve", "--port", "1"], catch_exceptions=False)
@@ -74,6 +78,7 @@ def test_serve_builds_its_app_without_collections_and_freezes_it(
     assert seen["collecting while served"] is True
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 1000
     assert seen["gate freezes its reads"] is True  # only a served app: tests' apps do not
+    assert collector._long_lived  # and what searching and routers load later
 
 
 def test_the_gate_hook_process_collects_nothing(proctor_home: Path) -> None:

@@ -39,6 +39,7 @@ def test_a_long_lived_process_freezes_what_a_load_left_alive(
     calls: list[str] = []
     monkeypatch.setattr(gc, "collect", lambda *_: calls.append("collect") or 0)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(collector, "_long_lived", False)  # a process no server marked
     load_catalog(indexed, WordEncoder())
     assert calls == []  # not marked: nothing frozen
     monkeypatch.setattr(collector, "_long_lived", True)
