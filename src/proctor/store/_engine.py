@@ -3,8 +3,10 @@
 SQLite runs in WAL mode so readers never block the writer. Write transactions start with
 ``BEGIN IMMEDIATE`` so two writing processes queue on the busy timeout instead of failing
 half-way. Readers open the file with ``mode=ro``: they cannot write even by mistake.
-An import's batches write with a larger page cache than other connections
-(``use_import_cache``), which the connection gives back when it returns to the pool.
+An import's batches write with a larger page cache than other connections, and leave
+copying the write-ahead log into the database file to a thread of their engine
+(``use_import_cache``, ``_checkpoint.py``); the connection gives both back when it
+returns to the pool.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from proctor.errors import MigrationError, StoreError
+from proctor.store._checkpoint import BackgroundCheckpointer
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -32,6 +35,7 @@ the small cache it writes pages out and reads them back within the transaction. 
 are taken as used; the connection's own size comes back when it returns to the pool."""
 
 _IMPORT_CACHE = "proctor_import_cache"
+_IMPORT_CHECKPOINTS = "proctor_import_checkpoints"
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -92,20 +96,36 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
     def _begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
+    checkpointer = (
+        None if read_only else BackgroundCheckpointer(path.resolve(), timeout_s=BUSY_TIMEOUT_MS / 1000)
+    )
+
     @event.listens_for(engine, "checkin")
     def _checkin(dbapi_connection: Any, record: Any) -> None:
-        # The end of an import's batch: its larger cache is freed (``use_import_cache``).
+        # The end of an import's batch: its larger cache is freed, its connection copies
+        # the log at its commits again, and this batch's log is copied on the engine's
+        # thread (``use_import_cache``).
         previous = record.info.pop(_IMPORT_CACHE, None)
-        if previous is not None and dbapi_connection is not None:
+        checkpoints = record.info.pop(_IMPORT_CHECKPOINTS, None)
+        if dbapi_connection is not None:
             with contextlib.suppress(sqlite3.Error):  # a closed connection frees its cache
-                dbapi_connection.execute(f"PRAGMA cache_size = {int(previous)}")
+                if previous is not None:
+                    dbapi_connection.execute(f"PRAGMA cache_size = {int(previous)}")
+                if checkpoints is not None:
+                    dbapi_connection.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoints)}")
+        if checkpoints is not None and checkpointer is not None:
+            checkpointer.request()
 
+    if checkpointer is not None:
+        event.listen(engine, "engine_disposed", lambda _engine: checkpointer.close())
     return engine
 
 
 def use_import_cache(connection: Connection) -> None:
-    """Give the writer's SQLite connection ``IMPORT_CACHE_KIB`` of page cache until it
-    returns to the pool (the end of the import's transaction); nothing on PostgreSQL."""
+    """Give the writer's SQLite connection ``IMPORT_CACHE_KIB`` of page cache, and no
+    checkpoints at its commits, until it returns to the pool (the end of the import's
+    transaction), where its engine checkpoints on a thread of its own
+    (``BackgroundCheckpointer``); nothing on PostgreSQL."""
     if connection.dialect.name != "sqlite" or _IMPORT_CACHE in connection.info:
         return
     driver = connection.connection.driver_connection
@@ -113,6 +133,9 @@ def use_import_cache(connection: Connection) -> None:
     previous = driver.execute("PRAGMA cache_size").fetchone()[0]
     driver.execute(f"PRAGMA cache_size = {-IMPORT_CACHE_KIB}")
     connection.info[_IMPORT_CACHE] = previous
+    checkpoints = driver.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    driver.execute("PRAGMA wal_autocheckpoint = 0")
+    connection.info[_IMPORT_CHECKPOINTS] = checkpoints
 
 
 def create_url_engine(url: str, *, options: str | None = None) -> Engine:
