@@ -57,6 +57,13 @@ SAMPLES = [
 ]
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PROVIDER_ID = re.compile(rb"\b(msg_|toolu_|req_)([A-Za-z0-9]{6,})")
+_SESSION_ID = re.compile(
+    rb'"sessionId":\s*"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"'
+)
+CORPUS_LAYOUT = 2
+"""How ``build_corpus`` names its copies (2: ``<sessionId>.jsonl``); the default corpus
+folder carries it (``bench/.corpus/v2-200mb``), so a corpus built the earlier way
+(``bench/.corpus/200mb``) is neither reused nor overwritten."""
 
 
 def build_corpus(target: Path, size_mb: int) -> tuple[int, int]:
@@ -78,8 +85,16 @@ def build_corpus(target: Path, size_mb: int) -> tuple[int, int]:
             data = _PROVIDER_ID.sub(lambda m, t=tag: m.group(1) + t + m.group(2), data)
             folder = target / f"proj-{copy % 50:02d}"
             folder.mkdir(exist_ok=True)
-            session = _UUID.search(data)
-            name = (session.group(0).decode() if session else f"s{files}") + f"-{files}.jsonl"
+            # Named as Claude Code names a session file: ``<sessionId>.jsonl`` (each
+            # sample holds one session; the copy's id is new). Corpora before
+            # ``CORPUS_LAYOUT`` 2 were named ``<first uuid>-<n>.jsonl``, which is no
+            # session's id, so planning read ~30 head records per file to tell its role.
+            session = _SESSION_ID.search(data)
+            if session is not None:
+                name = session.group(1).decode() + ".jsonl"
+            else:
+                first = _UUID.search(data)
+                name = (first.group(0).decode() if first else f"s{files}") + f"-{files}.jsonl"
             (folder / name).write_bytes(data)
             written += len(data)
             files += 1
@@ -228,7 +243,7 @@ def main() -> None:
         result = runners[args.run]()
         print(json.dumps(result))
         return
-    corpus = args.corpus or REPO / "bench" / ".corpus" / f"{args.size_mb}mb"
+    corpus = args.corpus or REPO / "bench" / ".corpus" / f"v{CORPUS_LAYOUT}-{args.size_mb}mb"
     files, size = build_corpus(corpus, args.size_mb)
     print(f"corpus: {files} files, {size / 1e6:.0f} MB at {corpus}")
     print(f"load average before: {_load()} ({os.cpu_count()} CPUs)")
