@@ -184,3 +184,35 @@ def test_searches_one_after_another_keep_using_one_connection(tmp_path: Path) ->
         assert [sql for sql in seen if sql != "BEGIN"] == ["PRAGMA data_version"], seen
     finally:
         reader.close()
+
+
+def test_the_index_status_of_an_unchanged_store_is_not_counted_again(tmp_path: Path) -> None:
+    """``GET /api/search/index`` (polled while a server's indexer works) reads the index's
+    state through ``index_status``: on an unchanged store it reads the data version alone,
+    and after another connection's write and pass it reports the new documents."""
+    from proctor.search import index_status
+
+    store = _indexed(tmp_path)
+    other = open_real_store(tmp_path / "proctor.db")
+    seen: list[str] = []
+
+    def record(_c: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        seen.append(sql)
+
+    try:
+        before = index_status(store, encoder=None)
+        assert before.full_text_current
+        event.listen(store._reader, "before_cursor_execute", record)
+        try:
+            assert index_status(store, encoder=None) == before
+            assert [s for s in seen if s != "BEGIN"] == ["PRAGMA data_version"], seen
+        finally:
+            event.remove(store._reader, "before_cursor_execute", record)
+        write(other, dialogue("c2", [("Melanie", "We saw a zeppelin over the lake.")]))
+        assert not index_status(store, encoder=None).full_text_current
+        index_full_text(other)
+        after = index_status(store, encoder=None)
+        assert after.full_text_current and after.documents == before.documents + 1
+    finally:
+        other.close()
+        store.close()

@@ -11,13 +11,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
-
 from proctor.search._embed import count_embedded
-from proctor.search._index import full_text_behind
+from proctor.search._index import freshness
 from proctor.search._write import Encoder, resolve_encoder
 from proctor.store import ReadStore
-from proctor.store import tables as t
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +84,12 @@ def index_status(store: ReadStore, *, encoder: Encoder = "auto") -> IndexStatus:
     """The index's state, read from the database (counting vectors reads them all: a
     tenth of a second per 100,000 documents; searches take the counts from the catalog)."""
     chosen = resolve_encoder(encoder)
-    d = t.search_documents
     with store.repos.search.read() as connection:
-        documents = int(connection.execute(select(func.count(d.c.doc_type))).scalar_one())
+        # One statement for both, counted again only when the database changed (a server
+        # is asked every few seconds while its indexer works: 15 ms a time on 300,000).
+        fresh = freshness(connection, count_documents=True)
         embedded = None if chosen is None else count_embedded(connection, chosen.name)
-        behind = full_text_behind(connection)
-    return IndexStatus(documents=documents, embedded=embedded, full_text_current=not behind)
+    assert fresh.documents is not None  # counted when asked
+    return IndexStatus(
+        documents=fresh.documents, embedded=embedded, full_text_current=not fresh.behind
+    )
