@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from proctor._util import collector
 from proctor.cli.main import cli
 from tests.api.conftest import Api
 from tests.gate.helpers import (
@@ -178,16 +179,17 @@ def test_bad_payloads_are_refused_with_4xx_and_other_hook_events_ignored(
 def test_proctor_serve_freezes_what_a_whole_read_leaves_and_nothing_else(
     api: Api, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # `proctor serve` sets the flag; an app made in a process that makes many (these tests)
-    # freezes nothing, or every app alive at that moment would never be collected.
+    # `proctor serve` marks its process long-lived; an app made in a process that makes
+    # many (these tests) freezes nothing, or every app alive then would never be collected.
+    monkeypatch.setattr(collector, "_long_lived", False)
     freezes: list[int] = []
     monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
     transcript = write_session(tmp_path / "projects", "session.jsonl", project=project)
     hook = payload("pre_tool_use_read.json", project=project, transcript_path=str(transcript))
     api.post(HOOK_URL, json=hook).raise_for_status()
-    assert not freezes, "frozen without the flag"
+    assert not freezes, "frozen in a process not marked long-lived"
     api.app.state.live_gate = None  # the next request reads the session whole again
-    api.app.state.gate_freezes_reads = True
+    monkeypatch.setattr(collector, "_long_lived", True)  # as `proctor serve` marks its process
     api.post(HOOK_URL, json=hook).raise_for_status()
     assert len(freezes) == 1
     with transcript.open("a") as log:

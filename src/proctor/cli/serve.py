@@ -85,8 +85,9 @@ def serve_command(
             deliver_webhooks=True,
         )
     gc.freeze()  # the app and its modules live as long as the server
-    mark_long_lived()  # and so does what searching loads (a held catalog: search/_catalog)
-    app.state.gate_freezes_reads = True  # and so do the gate's, read on its first request
+    # And so does what searching and the gate load later (a held catalog, a session's
+    # history): ``freeze_what_lives`` freezes it then.
+    mark_long_lived()
     click.echo(f"Proctor API on http://{host}:{port}/api (Ctrl-C to stop)", err=True)
     from proctor.gate import ServerAddress, advertise, withdraw
 

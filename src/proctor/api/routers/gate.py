@@ -9,7 +9,6 @@ session grew by, not its size. Then the supervisor is asked about the proposed c
 
 from __future__ import annotations
 
-import gc
 import threading
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -18,6 +17,7 @@ import orjson
 from fastapi import APIRouter, Body, Request, Response
 from pydantic import ConfigDict, Field
 
+from proctor._util.collector import freeze_what_lives
 from proctor.api._base_models import WireModel
 from proctor.findings import Action, Severity
 from proctor.gate import ClaudeCodeHookInput, GateRequest
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 router = APIRouter(prefix="/gate", tags=["gate"])
 
 _service_lock = threading.Lock()
-
-FREEZE_READS = "gate_freezes_reads"
-"""``app.state`` flag (``proctor serve`` sets it): after reading a session's log whole,
-collect, then ``gc.freeze()`` what is alive. Not for an app in a process that makes many
-apps (tests), whose apps would never be collected."""
 
 
 class GateFinding(WireModel):
@@ -111,20 +106,16 @@ def _decide_with_store(live: LiveGate, request: Request, asked: GateRequest) -> 
     store: SqlStore = request.app.state.store_holder.get()  # as StoreDep, in this thread
     reads = live.counters.full_reads
     decision = live.decide(asked, store)
-    if (
-        asked.transcript_path
-        and live.counters.full_reads != reads
-        and getattr(request.app.state, FREEZE_READS, False)
-    ):
+    if asked.transcript_path and live.counters.full_reads != reads:
         # What a whole read of a log leaves lives on: the modules the gate imported on first
         # use (rules, the adapter) and the session's history, which later requests only
-        # extend (no cycles: freed by reference counting when the session goes). Frozen,
-        # full collections stop walking them: one took about 30 ms of CPU in a server
-        # holding one 2.7 MB session, paid by whichever request ran it. Collected first, so
-        # no garbage is frozen; a request without a log reads the store whole every time
-        # and freezes nothing.
-        gc.collect()
-        gc.freeze()
+        # extend (no cycles: freed by reference counting when the session goes). Frozen in
+        # a server (``proctor serve`` marks its process long-lived; an app in a process that
+        # makes many, as tests do, freezes nothing), full collections stop walking them: one
+        # took about 30 ms of CPU in a server holding one 2.7 MB session, paid by whichever
+        # request ran it. A request without a log reads the store whole every time and
+        # freezes nothing.
+        freeze_what_lives()
     return decision
 
 
