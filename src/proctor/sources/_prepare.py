@@ -331,6 +331,17 @@ class _Sanitizer:
         return cleaned
 
 
+def _same_attributes(cleaned: dict[str, Any], given: Mapping[str, Any]) -> bool:
+    """True when ``cleaned`` (``_Sanitizer.attributes`` of ``given``) stores as ``given``
+    does: then an imported source (``prepare_imported_bundle``) keeps its object instead
+    of a copy with equal fields (``replaced``; the rows copy the attributes anyway).
+
+    Equal is enough: cleaning keeps every key's place and never turns a value into
+    another type that compares equal to it (a number stays the number it was, an integer
+    past 64 bits becomes text, ``NaN`` compares unequal to everything)."""
+    return type(given) is dict and cleaned == given
+
+
 def _title_from_first_prompt(messages: list[Message], limit: int = 80) -> str | None:
     """A title for formats that record none: the first line of the first typed prompt."""
     for message in messages:
@@ -376,15 +387,17 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
         attributes = clean.attributes(message.attributes)
         if original is not None:
             attributes["original_chars"] = original
-        message = replaced(
-            message,
-            text=text,
-            author=fit_optional_label(
-                None if message.author is None else clean.redactor.redact(message.author),
-                NAME_CHARS,
-            ),
-            attributes=attributes,
+        author = fit_optional_label(
+            None if message.author is None else clean.redactor.redact(message.author),
+            NAME_CHARS,
         )
+        if not (
+            owned
+            and text is message.text
+            and author is message.author
+            and _same_attributes(attributes, message.attributes)
+        ):
+            message = replaced(message, text=text, author=author, attributes=attributes)
         messages.append(message)
         fingerprint = message_fingerprint(message, conversation_id, normalised=True)
         sources.append(
@@ -416,13 +429,21 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
         result_text, original = (None, None)
         if call.result_text is not None:
             result_text, original = clean.text(call.result_text, limits.max_tool_output_chars)
-        call = replaced(
-            call,
-            arguments=arguments,
-            result_text=result_text,
-            result_size=original if original is not None else call.result_size,
-            attributes=clean.attributes(call.attributes),
-        )
+        attributes = clean.attributes(call.attributes)
+        if not (
+            owned
+            and arguments is call.arguments
+            and result_text is call.result_text
+            and original is None
+            and _same_attributes(attributes, call.attributes)
+        ):
+            call = replaced(
+                call,
+                arguments=arguments,
+                result_text=result_text,
+                result_size=original if original is not None else call.result_size,
+                attributes=attributes,
+            )
         tool_calls.append(call)
         fingerprint = tool_call_fingerprint(call, conversation_id, normalised=True)
         sources.append(
