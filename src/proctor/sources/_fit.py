@@ -150,7 +150,35 @@ def _conversation(conversation: Conversation) -> Conversation:
     )
 
 
+def _kept(value: object, width: int) -> bool:
+    """True when ``fit_id`` (``width`` ``MAX_ID_CHARS``) or ``fit_label`` returns
+    ``value`` itself: an ASCII string without NUL (``clean_text`` keeps it) that fits."""
+    return type(value) is str and value.isascii() and len(value) <= width and "\x00" not in value
+
+
+def _count_kept(value: object) -> bool:
+    """True when ``fit_optional_count`` returns ``value`` itself."""
+    return value is None or (type(value) is int and -MAX_COUNT <= value <= MAX_COUNT)
+
+
 def _message(message: Message) -> Message:
+    # Most messages fit as they are: told with a few tests in one expression instead
+    # of a fit call per field and ``_changed``'s comparison (the same result).
+    parent, author, model, time = (
+        message.parent_source_id,
+        message.author,
+        message.model,
+        message.created_at,
+    )
+    if (
+        _kept(message.source_id, MAX_ID_CHARS)
+        and (parent is None or _kept(parent, MAX_ID_CHARS))
+        and (author is None or _kept(author, NAME_CHARS))
+        and (model is None or _kept(model, NAME_CHARS))
+        and (time is None or time.tzinfo is UTC)
+        and _usage(message.usage) is message.usage
+    ):
+        return message
     return _changed(
         message,
         source_id=fit_id(message.source_id),
@@ -163,6 +191,24 @@ def _message(message: Message) -> Message:
 
 
 def _tool_call(call: ToolCall) -> ToolCall:
+    # As ``_message``: most calls fit as they are.
+    call_id, message_id, created, completed = (
+        call.call_id,
+        call.message_source_id,
+        call.created_at,
+        call.completed_at,
+    )
+    if (
+        _kept(call.source_id, MAX_ID_CHARS)
+        and _kept(call.name, NAME_CHARS)
+        and (call_id is None or _kept(call_id, MAX_ID_CHARS))
+        and (message_id is None or _kept(message_id, MAX_ID_CHARS))
+        and _count_kept(call.result_size)
+        and _count_kept(call.exit_code)
+        and (created is None or created.tzinfo is UTC)
+        and (completed is None or completed.tzinfo is UTC)
+    ):
+        return call
     return _changed(
         call,
         source_id=fit_id(call.source_id),
