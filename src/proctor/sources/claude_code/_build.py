@@ -227,16 +227,18 @@ class _Walker:
                 if use.call_id is not None
                 else f"cc:tool:{node.key}:{use.block_index}"
             )
-            call = ToolCall(
-                source_id=source_id,
-                name=use.name,
-                arguments=use.arguments if use.arguments is not None else {},
-                call_id=use.call_id,
-                message_source_id=message_id,
-                created_at=node.time,
-                on_active_branch=active,
+            self.calls.append(
+                OpenCall(
+                    source_id,
+                    use.name,
+                    use.arguments if use.arguments is not None else {},
+                    use.call_id,
+                    message_id,
+                    node.time,
+                    active,
+                    node.key or "",
+                )
             )
-            self.calls.append(OpenCall(call, node.key or ""))
 
     def _finish(self, draft: _Draft) -> Message:
         entry = draft.entry

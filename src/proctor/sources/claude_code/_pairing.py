@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from proctor.sources.claude_code._content import (
     outcome_status,
@@ -19,15 +20,45 @@ from proctor.sources.claude_code._content import (
 )
 from proctor.sources.claude_code._model import Entry, ToolOutcome
 from proctor.sources.claude_code._threading import Placed
-from proctor.transcript import SourceIssue, ToolCall, ToolStatus, replaced
+from proctor.transcript import SourceIssue, ToolCall, ToolStatus
 
 
 @dataclass(slots=True, eq=False)
 class OpenCall:
-    """A call waiting for its result, with the key of the line that made it."""
+    """A call waiting for its result, with the key of the line that made it: the fields
+    of its ``ToolCall``, which is made once its result is known (``tool_call``)."""
 
-    call: ToolCall
+    source_id: str
+    name: str
+    arguments: Any
+    call_id: str | None
+    message_source_id: str | None
+    created_at: datetime | None
+    on_active_branch: bool
     line_key: str
+    status: ToolStatus = "pending"
+    result_text: str | None = None
+    exit_code: int | None = None
+    completed_at: datetime | None = None
+    attributes: dict[str, Any] | None = None
+
+    def tool_call(self) -> ToolCall:
+        """The call as it stands: completed by its result, or still pending."""
+        return ToolCall(
+            self.source_id,
+            self.name,
+            self.arguments,
+            self.call_id,
+            self.message_source_id,
+            self.status,
+            self.result_text,
+            None,
+            self.exit_code,
+            self.created_at,
+            self.completed_at,
+            self.on_active_branch,
+            {} if self.attributes is None else self.attributes,
+        )
 
 
 def pair_results(
@@ -35,15 +66,15 @@ def pair_results(
 ) -> tuple[list[ToolCall], list[SourceIssue]]:
     """The calls completed by their results, and a warning for results no call takes."""
     issues = _attach(calls, placed, shown)
-    return [open_call.call for open_call in calls], issues
+    return [open_call.tool_call() for open_call in calls], issues
 
 
 def _attach(calls: list[OpenCall], placed: list[Placed], shown: str) -> list[SourceIssue]:
     """Attach each ``tool_result`` to its call; report results no call here can take."""
-    by_id = {draft.call.call_id: draft for draft in calls if draft.call.call_id is not None}
+    by_id = {draft.call_id: draft for draft in calls if draft.call_id is not None}
     unnamed: dict[str, list[OpenCall]] = {}
     for draft in calls:
-        if draft.call.call_id is None:
+        if draft.call_id is None:
             unnamed.setdefault(draft.line_key, []).append(draft)
     orphans: list[tuple[int, str]] = []
     for node, parent_key, _ in placed:
@@ -54,10 +85,10 @@ def _attach(calls: list[OpenCall], placed: list[Placed], shown: str) -> list[Sou
             found = by_id.get(outcome.call_id) if outcome.call_id else None
             if found is None:
                 found = _unnamed_match(calls, unnamed, entry, outcome, parent_key)
-            if found is None or found.call.status != "pending":
+            if found is None or found.status != "pending":
                 orphans.append((node.line, outcome.call_id or "without an id"))
                 continue
-            found.call = _completed(found.call, node.time, entry, outcome)
+            _complete(found, node.time, entry, outcome)
     if not orphans:
         return []
     line, call_id = orphans[0]
@@ -92,17 +123,18 @@ def _unnamed_match(
         candidates = [
             draft
             for draft in reversed(calls)
-            if draft.call.call_id is None and draft.call.name == outcome.tool_name
+            if draft.call_id is None and draft.name == outcome.tool_name
         ]
     for draft in candidates:
-        if draft.call.status == "pending":
+        if draft.status == "pending":
             return draft
     return None
 
 
-def _completed(
-    call: ToolCall, completed_at: datetime | None, entry: Entry, outcome: ToolOutcome
-) -> ToolCall:
+def _complete(
+    call: OpenCall, completed_at: datetime | None, entry: Entry, outcome: ToolOutcome
+) -> None:
+    """Complete ``call`` with its result."""
     meta = entry.result_meta or {}
     status: ToolStatus = outcome_status(
         outcome.text, is_error=outcome.is_error, interrupted=meta.get("interrupted") is True
@@ -113,11 +145,8 @@ def _completed(
     attributes = {k: v for k, v in meta.items() if k != "rejected"}
     if entry.result_task_id is not None:
         attributes["taskId"] = entry.result_task_id
-    return replaced(
-        call,
-        status=status,
-        result_text=text,
-        exit_code=shell_exit_code(call.name, status, text),
-        completed_at=completed_at,
-        attributes=attributes,
-    )
+    call.status = status
+    call.result_text = text
+    call.exit_code = shell_exit_code(call.name, status, text)
+    call.completed_at = completed_at
+    call.attributes = attributes
