@@ -376,12 +376,16 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
     conversation_id = bundle.conversation_id
     sources: list[PreparedSource] = []
 
+    # Secrets replaced so far, by kind (``Redactor.total`` is their sum): empty for most
+    # bundles, so a source's count is told without a sum per source.
+    counts = clean.redactor.counts
+
     def counted(before: int) -> int:
-        return clean.redactor.total - before
+        return sum(counts.values()) - before if counts else 0
 
     messages: list[Message] = []
     for message in bundle.messages:
-        before = clean.redactor.total
+        before = sum(counts.values()) if counts else 0
         text = clean.agent_text(message.text) if message.role == "assistant" else message.text
         text, original = clean.text(text, limits.max_message_chars)
         attributes = clean.attributes(message.attributes)
@@ -420,7 +424,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
 
     tool_calls: list[ToolCall] = []
     for call in bundle.tool_calls:
-        before = clean.redactor.total
+        before = sum(counts.values()) if counts else 0
         arguments = (
             clean.owned_value(call.arguments, limits.max_argument_chars)
             if owned
@@ -465,7 +469,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
 
     task_events: list[TaskEvent] = []
     for event in bundle.task_events:
-        before = clean.redactor.total
+        before = sum(counts.values()) if counts else 0
         text, _ = clean.text(event.text, limits.max_message_chars)
         event = replaced(event, text=text, attributes=clean.attributes(event.attributes))
         task_events.append(event)
