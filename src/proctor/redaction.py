@@ -165,10 +165,10 @@ def _anchors_in(text: str) -> set[str]:
         lowered = text.encode("utf-8", "surrogatepass").lower()
     else:
         lowered = text.lower().encode("utf-8", "surrogatepass")
-    return {
-        _ALL_ANCHORS[number]
-        for number, _, _ in _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
-    }
+    matches = _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
+    if not matches:  # most texts: no set built
+        return set()
+    return {_ALL_ANCHORS[number] for number, _, _ in matches}
 
 
 def _looks_random(token: str) -> bool:
