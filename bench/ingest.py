@@ -8,11 +8,12 @@ its own:
 - ``claude-code-log`` directory load: ``load_directory_transcripts`` per project folder
   (parse, dedupe and build the session DAG — what it does before rendering);
 - ``proctor`` parse **and store**: ``proctor.ingest.ingest`` into a fresh SQLite file, once
-  in one process and once with its default worker processes. Peak memory of a run is
-  its own peak plus its largest worker's. ``--importer-reads`` adds a run with the same
-  ``jobs`` counting the importing process among the readers (``jobs - 1`` workers,
-  ``proctor.ingest._reading.IMPORTER_IS_A_READER``), alternated with the default in every
-  round, and prints its ratio too: the measurement that decides that default.
+  in one process and once with its default worker processes (the importing process one
+  of the ``jobs`` readers: ``jobs - 1`` workers, ``proctor.ingest._reading.
+  IMPORTER_IS_A_READER``). Peak memory of a run is its own peak plus its largest worker's.
+  ``--compare-workers`` adds a run with the other setting (``jobs`` workers beside the
+  importer), alternated with the default in every round, and prints its ratio too: the
+  measurement that decides that default.
 
 Both rates use the same numerator — the transcript entries claude-code-log parses from the
 corpus — so the ratio compares time for the same input. Targets (issue 18): Proctor with
@@ -158,12 +159,18 @@ def run_peer_directories(corpus: Path) -> dict[str, float]:
     }
 
 
-def run_proctor(corpus: Path, jobs: int | None, importer_reads: bool = False) -> dict[str, float]:
-    """Proctor: detect, parse, redact, fingerprint and store every file."""
+OTHER_WORKERS = "jobs workers beside the importer"
+"""The run ``--compare-workers`` adds (``IMPORTER_IS_A_READER`` off)."""
+
+
+def run_proctor(corpus: Path, jobs: int | None, other_workers: bool = False) -> dict[str, float]:
+    """Proctor: detect, parse, redact, fingerprint and store every file (``other_workers``:
+    with the other setting of ``IMPORTER_IS_A_READER`` than the default)."""
     from proctor.ingest import _reading, ingest
     from proctor.store import open_store
 
-    _reading.IMPORTER_IS_A_READER = importer_reads
+    if other_workers:
+        _reading.IMPORTER_IS_A_READER = not _reading.IMPORTER_IS_A_READER
 
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
@@ -196,10 +203,10 @@ are installed beside the other's."""
 
 
 def _in_subprocess(
-    which: str, corpus: Path, jobs: int | None = None, importer_reads: bool = False
+    which: str, corpus: Path, jobs: int | None = None, other_workers: bool = False
 ) -> dict[str, float]:
     extra = [] if jobs is None else ["--jobs", str(jobs)]
-    extra += ["--importer-reads"] if importer_reads else []
+    extra += ["--compare-workers"] if other_workers else []
     python = PEER_PYTHON if which.startswith("peer") else sys.executable
     out = subprocess.run(
         [python, __file__, "--run", which, "--corpus", str(corpus), *extra],
@@ -221,10 +228,13 @@ def main() -> None:
     parser.add_argument("--skip-peer", action="store_true", help="Measure Proctor only.")
     parser.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
-        "--importer-reads",
+        "--compare-workers",
+        "--importer-reads",  # its name while the other setting was the default
+        dest="compare_workers",
         action="store_true",
-        help="Also run Proctor with the importing process counted among the readers "
-        "(jobs - 1 workers), alternated with the default run in every round.",
+        help="Also run Proctor with the other worker setting (jobs workers beside the "
+        "importer, where the default counts the importer as one of the jobs readers), "
+        "alternated with the default run in every round.",
     )
     parser.add_argument(
         "--repeat",
@@ -238,7 +248,7 @@ def main() -> None:
         runners = {
             "peer": lambda: run_peer(args.corpus),
             "peer-dir": lambda: run_peer_directories(args.corpus),
-            "proctor": lambda: run_proctor(args.corpus, args.jobs, args.importer_reads),
+            "proctor": lambda: run_proctor(args.corpus, args.jobs, args.compare_workers),
         }
         result = runners[args.run]()
         print(json.dumps(result))
@@ -258,9 +268,9 @@ def main() -> None:
     runs.append(("proctor, 1 process (parse + store)", _in_subprocess("proctor", corpus, jobs=1)))
     proctor = _in_subprocess("proctor", corpus)
     runs.append(("proctor, default workers (parse + store)", proctor))
-    if args.importer_reads:
-        mixed = _in_subprocess("proctor", corpus, importer_reads=True)
-        runs.append(("proctor, importer one of the readers", mixed))
+    if args.compare_workers:
+        mixed = _in_subprocess("proctor", corpus, other_workers=True)
+        runs.append((f"proctor, {OTHER_WORKERS}", mixed))
     entries = runs[0][1]["entries"] if not args.skip_peer else proctor["messages_stored"]
     print(f"rates use one numerator: {entries:,.0f} entries claude-code-log parses from the corpus")
     print(f"{'run':<46}{'entries/s':>12}{'seconds':>10}{'CPU s':>8}{'peak MB':>10}")
@@ -272,15 +282,15 @@ def main() -> None:
         )
     if not args.skip_peer:
         ratios = [runs[0][1]["seconds"] / proctor["seconds"]]
-        mixed_ratios = [runs[0][1]["seconds"] / mixed["seconds"]] if args.importer_reads else []
+        mixed_ratios = [runs[0][1]["seconds"] / mixed["seconds"]] if args.compare_workers else []
         for _ in range(args.repeat - 1):
             peer_again = _in_subprocess("peer", corpus)["seconds"]
             proctor_again = _in_subprocess("proctor", corpus)["seconds"]
             ratios.append(peer_again / proctor_again)
-            if args.importer_reads:
-                mixed_again = _in_subprocess("proctor", corpus, importer_reads=True)["seconds"]
+            if args.compare_workers:
+                mixed_again = _in_subprocess("proctor", corpus, other_workers=True)["seconds"]
                 mixed_ratios.append(peer_again / mixed_again)
-        for label, values in (("workers", ratios), ("importer one of the readers", mixed_ratios)):
+        for label, values in (("default workers", ratios), (OTHER_WORKERS, mixed_ratios)):
             if not values:
                 continue
             shown = ", ".join(f"{r:.2f}" for r in values)

@@ -30,14 +30,20 @@ def main() -> None:
     parser.add_argument(
         "--importer-reads",
         action="store_true",
-        help="Count the importing process among the readers (jobs - 1 workers).",
+        help="Count the importing process among the readers (jobs - 1 workers; the default "
+        "now, kept for older trees).",
+    )
+    parser.add_argument(
+        "--all-workers",
+        action="store_true",
+        help="Start jobs workers beside the importer (the default until this was measured).",
     )
     args = parser.parse_args()
     from proctor.ingest import _reading, ingest
     from proctor.store import open_store
 
-    if args.importer_reads:
-        _reading.IMPORTER_IS_A_READER = True
+    if args.importer_reads or args.all_workers:
+        _reading.IMPORTER_IS_A_READER = not args.all_workers
 
     with tempfile.TemporaryDirectory() as tmp:
         warm = open_store(Path(tmp) / "warm.db")

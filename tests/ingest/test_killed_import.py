@@ -1,5 +1,5 @@
-"""A ``proctor ingest --jobs 2`` killed with SIGKILL leaves no process behind, and the next
-import marks its row ``interrupted`` and says so."""
+"""A ``proctor ingest --jobs 3`` (the importer and two workers) killed with SIGKILL leaves
+no process behind, and the next import marks its row ``interrupted`` and says so."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_a_killed_import_leaves_no_worker_and_is_marked_interrupted_by_the_next(
     env = {**os.environ, "PROCTOR_HOME": str(home), **database_env(home)}
     command = ingest_command(str(corpus), "--json")
     importer = subprocess.Popen(
-        [*command, "--jobs", "2"],
+        [*command, "--jobs", "3"],  # the importer is one of the three readers
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

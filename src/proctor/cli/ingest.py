@@ -99,7 +99,8 @@ def interrupted_line(earlier: ImportRecord) -> str:
 @click.option(
     "--jobs",
     type=click.IntRange(1, 16),
-    help="Worker processes reading files (default: 1 for small imports, up to 4 for large ones).",
+    help="Processes reading files, this one included (default: 1 for small imports, up "
+    "to 4 for large ones; N starts N - 1 workers).",
 )
 @click.option(
     "--yes",

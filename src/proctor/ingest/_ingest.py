@@ -163,8 +163,8 @@ def ingest(
         adapters: adapters to detect from (default: all built-ins).
         progress: called after each read unit with its size in bytes.
         force: read units even when their bytes did not change since the last import.
-        jobs: worker processes for reading and preparing (None: 1 for small inputs,
-            up to 4 for large ones).
+        jobs: processes reading and preparing, this one included (None: 1 for small
+            inputs, up to 4 for large ones; ``_reading.reading_workers``).
     """
     plan = plan_import(
         [Path(p) for p in paths], adapters or default_adapters(), format_name=format_name
@@ -196,7 +196,7 @@ def ingest_plan(
 ) -> IngestReport:
     """Import the read units of an already computed plan (see ``ingest``).
 
-    ``jobs``: worker processes for reading (None: decided by the input's size).
+    ``jobs``: processes reading, this one included (None: decided by the input's size).
     """
     paths = tuple(clean_text(path) for path in paths)  # a name with undecodable bytes
     report = IngestReport(import_id="", paths=paths, issues=list(plan.issues))

@@ -263,16 +263,16 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-IMPORTER_IS_A_READER = False
+IMPORTER_IS_A_READER = True
 """Whether ``jobs`` counts the importing process as one of the processes that read: then
 ``jobs - 1`` workers are started and the importer reads every unit none of them has
 started while it waits for the next result (``_next_result``), so ``jobs`` processes
-share the CPUs instead of ``jobs + 1``. False (today's default): ``jobs`` workers, the
-importer reading only what they have not started when it would wait. On the 10 MB bench
-corpus two workers execute 1.061x the instructions of one process, one worker with the
-importer a reader 1.034x (bench/results/ingest.md, issue 18, twelfth round); which gives
-the better wall time is for a quiet ``bench/ingest.py --importer-reads`` run, which
-measures both."""
+share the CPUs instead of ``jobs + 1`` (fewer units pickled and sent, one process less).
+Measured quietly on the 200 MB bench corpus, two rounds of five alternated pairs
+(``bench/ingest.py --compare-workers``, bench/results/ingest.md): 0.90x and 0.87x the
+peer's parse rate with it, 0.85x and 0.79x with ``jobs`` workers, nine pairs of ten.
+False: ``jobs`` workers, the importer reading only what they have not started when it
+would wait."""
 
 
 def reading_workers(jobs: int) -> int:
@@ -283,7 +283,8 @@ def reading_workers(jobs: int) -> int:
 
 
 def auto_jobs(total_bytes: int) -> int:
-    """Worker processes worth starting for ``total_bytes`` of input (1 = none)."""
+    """Processes worth reading ``total_bytes`` of input with (1 = this one alone;
+    ``reading_workers`` says how many workers that starts)."""
     if total_bytes < PARALLEL_MIN_BYTES:
         return 1
     return max(1, min(os.cpu_count() or 1, 4))
