@@ -97,7 +97,9 @@ def create_sqlite_engine(path: Path, *, read_only: bool = False) -> Engine:
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     checkpointer = (
-        None if read_only else BackgroundCheckpointer(path.resolve(), timeout_s=BUSY_TIMEOUT_MS / 1000)
+        None
+        if read_only
+        else BackgroundCheckpointer(path.resolve(), timeout_s=BUSY_TIMEOUT_MS / 1000)
     )
 
     @event.listens_for(engine, "checkin")
