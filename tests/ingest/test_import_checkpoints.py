@@ -9,16 +9,14 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import event
-from sqlalchemy.pool import Pool
 
 from proctor.ingest import ingest
 from proctor.store import open_store
 from proctor.store._checkpoint import BackgroundCheckpointer
 from tests.backends import ON_POSTGRES
+from tests.ingest.test_import_page_cache import pragma_at_checkin
 
 pytestmark = pytest.mark.skipif(ON_POSTGRES, reason="SQLite's write-ahead log")
 
@@ -30,17 +28,18 @@ SQLITE_DEFAULT_CHECKPOINT = 1000
 def checkpoint_setting_at_checkin() -> Iterator[list[int]]:
     """The ``wal_autocheckpoint`` of every pooled connection as it goes back to its pool,
     before the store's own listener runs: what its transaction committed with."""
-    seen: list[int] = []
-
-    def record(dbapi_connection: Any, _record: Any) -> None:
-        if dbapi_connection is not None:
-            seen.append(dbapi_connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-
-    event.listen(Pool, "checkin", record)
-    try:
+    with pragma_at_checkin("wal_autocheckpoint") as seen:
         yield seen
-    finally:
-        event.remove(Pool, "checkin", record)
+
+
+def _writer_without_checkpoints(path: Path) -> sqlite3.Connection:
+    """A WAL database at ``path`` with one table, written by a connection that never
+    checkpoints (as an import's batch writes)."""
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("CREATE TABLE t (x TEXT)")
+    return writer
 
 
 def _copied_bytes(path: Path) -> int:
@@ -90,10 +89,7 @@ def test_an_import_commits_without_a_checkpoint_and_one_follows_on_its_own(
 
 def test_the_checkpointer_copies_what_is_committed(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode = WAL")
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute("CREATE TABLE t (x TEXT)")
+    writer = _writer_without_checkpoints(path)
     writer.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 2_000)
     assert _copied_bytes(path) < 100_000  # 1 MB of rows, all in the log
     checkpointer = BackgroundCheckpointer(path, timeout_s=5)
@@ -115,10 +111,7 @@ def test_the_checkpointer_copies_what_is_committed(tmp_path: Path) -> None:
 
 def test_requests_while_one_runs_are_served_by_the_next(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode = WAL")
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute("CREATE TABLE t (x TEXT)")
+    writer = _writer_without_checkpoints(path)
     checkpointer = BackgroundCheckpointer(path, timeout_s=5)
     for round_ in range(20):
         writer.executemany("INSERT INTO t VALUES (?)", [(str(round_) * 500,)] * 100)

@@ -4,6 +4,7 @@ back when the batch ends; readers and other writes keep SQLite's default."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +23,29 @@ SQLITE_DEFAULT = -2000
 """SQLite's default ``cache_size``: 2,000 KiB."""
 
 
-@pytest.fixture
-def cache_at_checkin() -> Iterator[list[int]]:
-    """The ``cache_size`` of every pooled connection as it goes back to its pool, before
-    the store's own listener (an engine's) runs: what the transaction ran with."""
+@contextmanager
+def pragma_at_checkin(name: str) -> Iterator[list[int]]:
+    """The value of the PRAGMA ``name`` on every pooled connection as it goes back to its
+    pool, before the store's own listener (an engine's) runs: what the transaction ran
+    with."""
     seen: list[int] = []
 
     def record(dbapi_connection: Any, _record: Any) -> None:
         if dbapi_connection is not None:
-            seen.append(dbapi_connection.execute("PRAGMA cache_size").fetchone()[0])
+            seen.append(dbapi_connection.execute(f"PRAGMA {name}").fetchone()[0])
 
     event.listen(Pool, "checkin", record)
     try:
         yield seen
     finally:
         event.remove(Pool, "checkin", record)
+
+
+@pytest.fixture
+def cache_at_checkin() -> Iterator[list[int]]:
+    """``cache_size`` as each pooled connection goes back to its pool."""
+    with pragma_at_checkin("cache_size") as seen:
+        yield seen
 
 
 def test_an_import_writes_with_the_larger_cache_and_gives_it_back(
