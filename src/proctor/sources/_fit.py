@@ -156,6 +156,16 @@ def _kept(value: object, width: int) -> bool:
     return type(value) is str and value.isascii() and len(value) <= width and "\x00" not in value
 
 
+def _optional_kept(value: object, width: int) -> bool:
+    """``_kept`` for an optional value: None is kept too."""
+    return value is None or _kept(value, width)
+
+
+def _time_kept(value: datetime | None) -> bool:
+    """True when ``fit_time`` returns ``value`` itself (None, or a time in UTC)."""
+    return value is None or value.tzinfo is UTC
+
+
 def _count_kept(value: object) -> bool:
     """True when ``fit_optional_count`` returns ``value`` itself."""
     return value is None or (type(value) is int and -MAX_COUNT <= value <= MAX_COUNT)
@@ -164,18 +174,12 @@ def _count_kept(value: object) -> bool:
 def _message(message: Message) -> Message:
     # Most messages fit as they are: told with a few tests in one expression instead
     # of a fit call per field and ``_changed``'s comparison (the same result).
-    parent, author, model, time = (
-        message.parent_source_id,
-        message.author,
-        message.model,
-        message.created_at,
-    )
     if (
         _kept(message.source_id, MAX_ID_CHARS)
-        and (parent is None or _kept(parent, MAX_ID_CHARS))
-        and (author is None or _kept(author, NAME_CHARS))
-        and (model is None or _kept(model, NAME_CHARS))
-        and (time is None or time.tzinfo is UTC)
+        and _optional_kept(message.parent_source_id, MAX_ID_CHARS)
+        and _optional_kept(message.author, NAME_CHARS)
+        and _optional_kept(message.model, NAME_CHARS)
+        and _time_kept(message.created_at)
         and _usage(message.usage) is message.usage
     ):
         return message
@@ -192,21 +196,15 @@ def _message(message: Message) -> Message:
 
 def _tool_call(call: ToolCall) -> ToolCall:
     # As ``_message``: most calls fit as they are.
-    call_id, message_id, created, completed = (
-        call.call_id,
-        call.message_source_id,
-        call.created_at,
-        call.completed_at,
-    )
     if (
         _kept(call.source_id, MAX_ID_CHARS)
         and _kept(call.name, NAME_CHARS)
-        and (call_id is None or _kept(call_id, MAX_ID_CHARS))
-        and (message_id is None or _kept(message_id, MAX_ID_CHARS))
+        and _optional_kept(call.call_id, MAX_ID_CHARS)
+        and _optional_kept(call.message_source_id, MAX_ID_CHARS)
         and _count_kept(call.result_size)
         and _count_kept(call.exit_code)
-        and (created is None or created.tzinfo is UTC)
-        and (completed is None or completed.tzinfo is UTC)
+        and _time_kept(call.created_at)
+        and _time_kept(call.completed_at)
     ):
         return call
     return _changed(

@@ -376,16 +376,12 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
     conversation_id = bundle.conversation_id
     sources: list[PreparedSource] = []
 
-    # Secrets replaced so far, by kind (``Redactor.total`` is their sum): empty for most
-    # bundles, so a source's count is told without a sum per source.
-    counts = clean.redactor.counts
-
     def counted(before: int) -> int:
-        return sum(counts.values()) - before if counts else 0
+        return clean.redactor.total - before
 
     messages: list[Message] = []
     for message in bundle.messages:
-        before = sum(counts.values()) if counts else 0
+        before = clean.redactor.total
         text = clean.agent_text(message.text) if message.role == "assistant" else message.text
         text, original = clean.text(text, limits.max_message_chars)
         attributes = clean.attributes(message.attributes)
@@ -424,7 +420,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
 
     tool_calls: list[ToolCall] = []
     for call in bundle.tool_calls:
-        before = sum(counts.values()) if counts else 0
+        before = clean.redactor.total
         arguments = (
             clean.owned_value(call.arguments, limits.max_argument_chars)
             if owned
@@ -469,7 +465,7 @@ def _prepare(bundle: ConversationBundle, limits: Limits | None, *, owned: bool) 
 
     task_events: list[TaskEvent] = []
     for event in bundle.task_events:
-        before = sum(counts.values()) if counts else 0
+        before = clean.redactor.total
         text, _ = clean.text(event.text, limits.max_message_chars)
         event = replaced(event, text=text, attributes=clean.attributes(event.attributes))
         task_events.append(event)

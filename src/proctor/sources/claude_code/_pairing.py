@@ -45,19 +45,18 @@ class OpenCall:
     def tool_call(self) -> ToolCall:
         """The call as it stands: completed by its result, or still pending."""
         return ToolCall(
-            self.source_id,
-            self.name,
-            self.arguments,
-            self.call_id,
-            self.message_source_id,
-            self.status,
-            self.result_text,
-            None,
-            self.exit_code,
-            self.created_at,
-            self.completed_at,
-            self.on_active_branch,
-            {} if self.attributes is None else self.attributes,
+            source_id=self.source_id,
+            name=self.name,
+            arguments=self.arguments,
+            call_id=self.call_id,
+            message_source_id=self.message_source_id,
+            status=self.status,
+            result_text=self.result_text,
+            exit_code=self.exit_code,
+            created_at=self.created_at,
+            completed_at=self.completed_at,
+            on_active_branch=self.on_active_branch,
+            attributes={} if self.attributes is None else self.attributes,
         )
 
 
