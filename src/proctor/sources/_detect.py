@@ -11,6 +11,7 @@ from pathlib import Path
 
 from proctor.errors import ConfigError, SourceError
 from proctor.sources._files import iter_jsonl, load_json_document
+from proctor.sources._real_paths import RealPaths
 from proctor.sources._source import ReadItem, ReadUnit, Sample, SourceAdapter
 from proctor.transcript import SourceIssue
 
@@ -121,8 +122,9 @@ def plan_import(
     plan = Plan()
     by_adapter: dict[str, list[tuple[Path, Sample]]] = {}
     seen: set[Path] = set()
+    real = RealPaths()
     for path, explicit in walk(paths):
-        resolved = path.resolve()
+        resolved = real(path)
         if resolved in seen:
             continue
         seen.add(resolved)

@@ -60,6 +60,32 @@ def _is_object_line(line: bytes) -> bool:
         return False
 
 
+class _LazyFlags:
+    """Flags ``flag(0) … flag(size - 1)``, each computed when first asked."""
+
+    __slots__ = ("_flag", "_known", "_size")
+
+    def __init__(self, size: int, flag: Callable[[int], bool]) -> None:
+        self._size = size
+        self._flag = flag
+        self._known: dict[int, bool] = {}
+
+    def __getitem__(self, index: int) -> bool:
+        known = self._known.get(index)
+        if known is None:
+            known = self._known[index] = self._flag(index)
+        return known
+
+    def any(self, start: int, stop: int | None = None) -> bool:
+        """Whether a flag from ``start`` up to ``stop`` (the end) holds, asked in order."""
+        end = self._size if stop is None else min(stop, self._size)
+        return any(self[index] for index in range(start, end))
+
+    def count(self) -> int:
+        """How many flags hold (every one asked)."""
+        return sum(self[index] for index in range(self._size))
+
+
 @dataclass(slots=True)
 class _HeadScan:
     """How far a sample's head has been parsed: the records found and where the next
@@ -225,6 +251,14 @@ class Sample:
         if self._caching and len(self._object_lines) < _REMEMBERED_LINES:
             self._object_lines[line] = is_object
 
+    def _leading_is_object(self, leading: list[bytes], index: int) -> bool:
+        """Whether ``leading[index]``, the head's ``index``-th line that holds anything, is
+        one JSON object: parsed by the head's scan (once, and only as far as asked: most
+        files are told from their first line or two)."""
+        if self._caching:
+            self._head_prefix(0, lines=index + 1)
+        return self._is_object(leading[index])
+
     def _is_object(self, line: bytes) -> bool:
         """``_is_object_line``, answered from the head records' parse when it saw the line."""
         known = self._object_lines.get(line)
@@ -265,20 +299,22 @@ class Sample:
         leading = [line for line in leading if line][:8]
         if not leading:
             return False
-        if self._caching:
-            self._head_prefix(0, lines=len(leading))  # parsed by the head's scan, once
-        whole = [self._is_object(line) for line in leading]
+        whole = _LazyFlags(len(leading), lambda index: self._leading_is_object(leading, index))
         named_lines = self.path.suffix.lower() in (".jsonl", ".ndjson")
-        if not named_lines and not _starts_like_json(leading[0]) and sum(whole) * 2 < len(leading):
+        if (
+            not named_lines
+            and not _starts_like_json(leading[0])
+            and whole.count() * 2 < len(leading)
+        ):
             return False  # prose (a README), not JSON lines with a damaged first one
         # A pretty-printed document starts with a bare "{" or "[" and its inner one-line
         # objects must not count, unless the file is no document and several lines are
         # whole objects (JSON Lines whose first line was cut to its brace).
         if leading[0] == b"{":  # an object's next line is never a whole object
-            return any(whole[1:]) and self._whole_document() is None
+            return whole.any(1) and self._whole_document() is None
         if leading[0] == b"[":  # an array's last element may be one
-            return sum(whole) >= 2 and self._whole_document() is None
-        if any(whole[:2]) or sum(whole) >= 2:
+            return whole.count() >= 2 and self._whole_document() is None
+        if whole.any(0, 2) or whole.count() >= 2:
             first = self.first_records(2)
             return len(first) >= 2 or (len(first) == 1 and head.strip().count(b"\n") >= 1)
         # The first lines are damaged (torn, garbled, longer than the sample): JSON Lines

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from proctor.sources._files import load_json_document, open_binary
+from proctor.sources._real_paths import RealPaths
 from proctor.sources._source import ReadUnit, Sample
 from proctor.sources.claude_code._values import as_str
 from proctor.transcript import SourceIssue
@@ -154,12 +155,13 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any], SourceIssue | None]:
 def plan_units(files: Sequence[tuple[Path, Sample]]) -> list[ReadUnit]:
     """Group sessions with their sub-agent files (on disk and among ``files``)."""
     roles = {path: planned_role(path, sample) for path, sample in files}
-    resolved: dict[Path, Path] = {}  # each path resolved once (a walk of its folders)
+    resolved: dict[Path, Path] = {}  # each path resolved once
+    real_path = RealPaths()
 
     def real(path: Path) -> Path:
         found = resolved.get(path)
         if found is None:
-            found = resolved[path] = path.resolve()
+            found = resolved[path] = real_path(path)
         return found
 
     claimed: set[Path] = set()
