@@ -75,7 +75,6 @@ class Node:
     raw_time: Any
     sidechain: bool
     agent_id: str | None
-    session_id: str | None
     entry: Entry | None = None
     follows_previous: bool = False
     """The record has no ``parentUuid`` field at all (old or drifted logs): chain it to the

@@ -77,6 +77,9 @@ _META_KEY_ORDER = {key: index for index, key in enumerate(_RESULT_META_KEYS)}
 
 _MAX_META_STRING = 300
 
+_new_node = object.__new__
+"""Makes a ``Node`` whose fields the reader then sets (cheaper than its ``__init__``)."""
+
 
 def read_jsonl(path: Path) -> ParsedFile:
     """Read a session or sub-agent JSONL file."""
@@ -118,13 +121,43 @@ class _Collector:
         self.append_node = parsed.nodes.append
 
     def add(self, record: dict[str, Any], line: int) -> None:
-        kind = record.get("type")
+        get = record.get
+        kind = get("type")
         if kind == "progress":  # most lines; only a string equals it
-            self._chain(record, line)
-            data = record.get("data")
+            # ``_chain`` written out (keep the two alike; a test compares them): a link
+            # record, most lines of a session, costs no call of its own.
+            uuid = get("uuid")
+            parent = get("parentUuid")
+            agent_id = get("agentId")
+            node = _new_node(Node)
+            node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
+            node.line = line
+            node.raw_time = get("timestamp")
+            node.sidechain = get("isSidechain") is True
+            node.agent_id = (
+                agent_id
+                if (type(agent_id) is str and agent_id) or agent_id is None
+                else _text_or_none(agent_id)
+            )
+            node.entry = None
+            node.time = None
+            node.follows_previous = False
+            if (type(parent) is str and parent) or (
+                parent is not None and (parent := _text_or_none(parent)) is not None
+            ):
+                node.parent = parent
+            else:
+                node.parent = None
+                logical = get("logicalParentUuid")
+                if isinstance(logical, str) and logical:
+                    node.parent = logical
+                elif "parentUuid" not in record:
+                    node.follows_previous = True
+            self.append_node(node)
+            data = get("data")
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 agent_id = data.get("agentId")
-                tool_id = record.get("parentToolUseID")
+                tool_id = get("parentToolUseID")
                 if isinstance(agent_id, str) and isinstance(tool_id, str):
                     self.parsed.agent_links.setdefault(tool_id, agent_id)
             return
@@ -182,22 +215,28 @@ class _Collector:
         uuid = get("uuid")
         parent = get("parentUuid")
         agent_id = get("agentId")
-        session = get("sessionId") or get("session_id")  # stream-json: snake case
+        # Made without ``Node.__init__`` (a Python frame per record): every field is set
+        # here, as in ``add``'s progress branch.
+        node = _new_node(Node)
         # A string as it is, None as it is (most ``agentId``s), anything else by the rule.
-        node = Node(
-            uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid),
-            parent if (type(parent) is str and parent) or parent is None else _text_or_none(parent),
-            line,
-            get("timestamp"),
-            get("isSidechain") is True,
+        node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
+        node.line = line
+        node.raw_time = get("timestamp")
+        node.sidechain = get("isSidechain") is True
+        node.agent_id = (
             agent_id
             if (type(agent_id) is str and agent_id) or agent_id is None
-            else _text_or_none(agent_id),
-            session
-            if (type(session) is str and session) or session is None
-            else _text_or_none(session),
+            else _text_or_none(agent_id)
         )
-        if node.parent is None:
+        node.entry = None
+        node.time = None
+        node.follows_previous = False
+        if (type(parent) is str and parent) or (
+            parent is not None and (parent := _text_or_none(parent)) is not None
+        ):
+            node.parent = parent
+        else:
+            node.parent = None
             logical = get("logicalParentUuid")
             if isinstance(logical, str) and logical:
                 node.parent = logical
@@ -215,12 +254,14 @@ class _Collector:
             parsed.unreadable_times += 1
             if parsed.first_unreadable_time is None:
                 parsed.first_unreadable_time = (line, str(node.raw_time)[:60])
-        session = node.session_id
+        get = record.get
+        session = get("sessionId") or get("session_id")  # stream-json: snake case
+        if not ((type(session) is str and session) or session is None):
+            session = _text_or_none(session)
         if session is not None and session not in self.seen_sessions:
             self.seen_sessions.add(session)
             self.parsed.session_ids.append(session)
         parsed = self.parsed
-        get = record.get
         if parsed.cwd is None:
             cwd = get("cwd")
             if isinstance(cwd, str) and cwd:
