@@ -86,7 +86,10 @@ def build_conversation(
     built = BuiltConversation()
     keyed, issues = assign_keys(nodes, scope, shown)
     built.issues.extend(issues)
-    starts = _message_starts(keyed)
+    # Records with content: the only ones that start messages or carry a time (most of a
+    # session's records are progress lines, which do neither).
+    content = [node for node in keyed if node.entry is not None]
+    starts = _message_starts(content)
     threaded = thread(
         keyed,
         message_starts=starts,
@@ -99,7 +102,7 @@ def build_conversation(
     walker.walk(threaded.placed, threaded.folded)
     built.tool_calls, issues = pair_results(walker.calls, threaded.placed, shown)
     built.issues.extend(issues)
-    _set_times_and_model(built, keyed)
+    _set_times_and_model(built, content)
     return built
 
 
@@ -111,7 +114,8 @@ def group_key(node: Node, entry: Entry) -> str:
 
 
 def _message_starts(nodes: list[Node]) -> set[str]:
-    """Keys of the first line of every message (file order)."""
+    """Keys of the first line of every message (``nodes``: keyed, in file order; records
+    without content may be left out)."""
     starts: set[str] = set()
     seen_groups: set[str] = set()
     visible_groups = {
@@ -301,6 +305,7 @@ def usage_from(raw: dict[str, Any]) -> Usage:
 
 
 def _set_times_and_model(built: BuiltConversation, nodes: list[Node]) -> None:
+    """Times from ``nodes`` (the records with content: only those have a time)."""
     times = [node.time for node in nodes if node.time is not None]
     if times:
         built.started_at = min(times)

@@ -45,6 +45,7 @@ a session, and the thread's are zipped together in C (an object each cost more t
 ordering them)."""
 
 _NODE_KEY = operator.attrgetter("key")
+_FOLLOWS_PREVIOUS = operator.attrgetter("follows_previous")
 
 
 def assign_keys(
@@ -58,6 +59,15 @@ def assign_keys(
     record that reuses a ``uuid`` is kept as ``<uuid>#2``, ``#3`` … with one warning (or
     replaces the earlier one when that carried no readable content).
     """
+    distinct = set(map(_NODE_KEY, nodes))
+    if (
+        len(distinct) == len(nodes)
+        and None not in distinct
+        and not any(map(_FOLLOWS_PREVIOUS, nodes))
+    ):
+        # Most files: every record has its own uuid and a ``parentUuid`` field, so there
+        # is nothing to assign; told in C instead of record by record.
+        return list(nodes), []
     kept: list[Node] = []
     by_key: dict[str, Node] = {}
     copies: dict[str, int] = {}
@@ -155,18 +165,27 @@ def _tree(
     dict[str | None, list[Node]], list[Node], dict[str | None, str | None], list[SourceIssue]
 ]:
     """Children, roots and each node's parent after dangling parents are made roots."""
-    by_key = {node.key: node for node in nodes}
-    if None in by_key:
+    # Each key's parent as written, repaired below; it serves as the set of keys too.
+    # Keys are typed ``str | None`` here only so they need no re-check (see below).
+    parent_of: dict[str | None, str | None] = {node.key: node.parent for node in nodes}
+    if None in parent_of:
         raise ValueError("node without a key")  # assign_keys runs first
-    # Keys are typed ``str | None`` here only so they need no re-check (see above).
     children: dict[str | None, list[Node]] = {}
     roots: list[Node] = []
-    parent_of: dict[str | None, str | None] = {}
     issues: list[SourceIssue] = []
+    cut = False
+    children_get = children.get
     for position, node in enumerate(nodes):
-        key = node.key  # every node has one once assign_keys has run
         parent = node.parent
-        if parent is not None and parent not in by_key:
+        if parent is None:
+            roots.append(node)
+        elif parent in parent_of:
+            kids = children_get(parent)
+            if kids is None:  # no ``setdefault``: it would make a list for every node
+                children[parent] = [node]
+            else:
+                kids.append(node)
+        else:
             if not (first_parent_is_external and position == 0):
                 issues.append(
                     SourceIssue(
@@ -176,16 +195,15 @@ def _tree(
                         severity="warning",
                     )
                 )
-            parent = None
-        parent_of[key] = parent
-        if parent is None:
+            parent_of[node.key] = None
+            cut = True
             roots.append(node)
-        else:
-            kids = children.get(parent)
-            if kids is None:  # no ``setdefault``: it would make a list for every node
-                children[parent] = [node]
-            else:
-                kids.append(node)
+    if cut and len(parent_of) < len(nodes):
+        # A parent was cut and some key is held by more than one record: the last record
+        # holding a key decides its parent, after the cut (rare: a damaged file).
+        for node in nodes:
+            parent = node.parent
+            parent_of[node.key] = parent if parent is None or parent in parent_of else None
     return children, roots, parent_of, issues
 
 
