@@ -9,9 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from proctor.sources import _source, default_adapters, plan_import, read_unit
+from proctor.sources import default_adapters, plan_import, read_unit
 from proctor.sources._source import Sample
 from proctor.sources.claude_code._layout import (
     AGENT_PREFIX,
@@ -23,20 +21,6 @@ from proctor.sources.claude_code._layout import (
 )
 from proctor.sources.claude_code._values import as_str
 from proctor.transcript import ConversationBundle
-
-
-@pytest.fixture
-def head_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """Every line a sample parses (its head's lines, or lines read past it)."""
-    seen: list[bytes] = []
-    original = _source.parse_json
-
-    def counting(data: bytes, **kwargs: Any) -> Any:
-        seen.append(data)
-        return original(data, **kwargs)
-
-    monkeypatch.setattr(_source, "parse_json", counting)
-    return seen
 
 
 def _head_lines(path: Path) -> int:

@@ -18,20 +18,6 @@ from proctor.sources._real_paths import RealPaths
 from proctor.sources._source import Sample
 
 
-@pytest.fixture
-def head_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """Every line a sample parses."""
-    seen: list[bytes] = []
-    original = _source.parse_json
-
-    def counting(data: bytes, **kwargs: Any) -> Any:
-        seen.append(data)
-        return original(data, **kwargs)
-
-    monkeypatch.setattr(_source, "parse_json", counting)
-    return seen
-
-
 def _session(transcripts_dir: Path) -> Path:
     return next(
         path
