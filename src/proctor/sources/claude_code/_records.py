@@ -121,19 +121,18 @@ class _Collector:
         self.append_node = parsed.nodes.append
 
     def add(self, record: dict[str, Any], line: int) -> None:
-        get = record.get
-        kind = get("type")
+        kind = record.get("type")
         if kind == "progress":  # most lines; only a string equals it
             # ``_chain`` written out (keep the two alike; a test compares them): a link
             # record, most lines of a session, costs no call of its own.
-            uuid = get("uuid")
-            parent = get("parentUuid")
-            agent_id = get("agentId")
+            uuid = record.get("uuid")
+            parent = record.get("parentUuid")
+            agent_id = record.get("agentId")
             node = _new_node(Node)
             node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
             node.line = line
-            node.raw_time = get("timestamp")
-            node.sidechain = get("isSidechain") is True
+            node.raw_time = record.get("timestamp")
+            node.sidechain = record.get("isSidechain") is True
             node.agent_id = (
                 agent_id
                 if (type(agent_id) is str and agent_id) or agent_id is None
@@ -148,16 +147,16 @@ class _Collector:
                 node.parent = parent
             else:
                 node.parent = None
-                logical = get("logicalParentUuid")
+                logical = record.get("logicalParentUuid")
                 if isinstance(logical, str) and logical:
                     node.parent = logical
                 elif "parentUuid" not in record:
                     node.follows_previous = True
             self.append_node(node)
-            data = get("data")
+            data = record.get("data")
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 agent_id = data.get("agentId")
-                tool_id = get("parentToolUseID")
+                tool_id = record.get("parentToolUseID")
                 if isinstance(agent_id, str) and isinstance(tool_id, str):
                     self.parsed.agent_links.setdefault(tool_id, agent_id)
             return
@@ -211,18 +210,17 @@ class _Collector:
         self.parsed.issues.append(SourceIssue(shown, reason, line, severity="warning"))
 
     def _chain(self, record: dict[str, Any], line: int) -> Node:
-        get = record.get
-        uuid = get("uuid")
-        parent = get("parentUuid")
-        agent_id = get("agentId")
+        uuid = record.get("uuid")
+        parent = record.get("parentUuid")
+        agent_id = record.get("agentId")
         # Made without ``Node.__init__`` (a Python frame per record): every field is set
         # here, as in ``add``'s progress branch.
         node = _new_node(Node)
         # A string as it is, None as it is (most ``agentId``s), anything else by the rule.
         node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
         node.line = line
-        node.raw_time = get("timestamp")
-        node.sidechain = get("isSidechain") is True
+        node.raw_time = record.get("timestamp")
+        node.sidechain = record.get("isSidechain") is True
         node.agent_id = (
             agent_id
             if (type(agent_id) is str and agent_id) or agent_id is None
@@ -237,7 +235,7 @@ class _Collector:
             node.parent = parent
         else:
             node.parent = None
-            logical = get("logicalParentUuid")
+            logical = record.get("logicalParentUuid")
             if isinstance(logical, str) and logical:
                 node.parent = logical
             elif "parentUuid" not in record:
@@ -254,8 +252,7 @@ class _Collector:
             parsed.unreadable_times += 1
             if parsed.first_unreadable_time is None:
                 parsed.first_unreadable_time = (line, str(node.raw_time)[:60])
-        get = record.get
-        session = get("sessionId") or get("session_id")  # stream-json: snake case
+        session = record.get("sessionId") or record.get("session_id")  # stream-json: snake case
         if not ((type(session) is str and session) or session is None):
             session = _text_or_none(session)
         if session is not None and session not in self.seen_sessions:
@@ -263,19 +260,19 @@ class _Collector:
             self.parsed.session_ids.append(session)
         parsed = self.parsed
         if parsed.cwd is None:
-            cwd = get("cwd")
+            cwd = record.get("cwd")
             if isinstance(cwd, str) and cwd:
                 parsed.cwd = cwd
-        value = get("version")
+        value = record.get("version")
         if isinstance(value, str) and value:
             parsed.version = value
-        value = get("gitBranch")
+        value = record.get("gitBranch")
         if isinstance(value, str) and value:
             parsed.git_branch = value
-        value = get("entrypoint")
+        value = record.get("entrypoint")
         if isinstance(value, str) and value:
             parsed.entrypoint = value
-        value = get("permissionMode")
+        value = record.get("permissionMode")
         if isinstance(value, str) and value:
             parsed.permission_mode = value
 
