@@ -146,7 +146,8 @@ def thread(
     """
     if fold_links:
         children, roots, parent_of, issues = _tree(nodes, shown, first_parent_is_external)
-        order, folded = _depth_first_folding(roots, children, parent_of)
+        distinct = len(parent_of) == len(nodes)
+        order, folded = _depth_first_folding(roots, children, parent_of, distinct)
         if len(order) + len(folded) == len(nodes):
             placed = _mark_branches(order, children, parent_of, message_starts)
             return Threaded(placed, issues, folded)
@@ -324,8 +325,10 @@ def _depth_first_folding(
     roots: list[Node],
     children: dict[str | None, list[Node]],
     parent_of: dict[str | None, str | None],
+    distinct: bool,
 ) -> tuple[list[Node], dict[str, str]]:
-    """``_depth_first``, folding link records out on the way (module docstring).
+    """``_depth_first``, folding link records out on the way (module docstring);
+    ``distinct``: no two nodes share a key.
 
     A folded record's place in its kept ancestor's children list is taken by its child
     (or emptied, for a leaf), so ``children`` describes the kept records' tree. The walk
@@ -340,33 +343,55 @@ def _depth_first_folding(
     children_get = children.get
     folded_get = folded.get
     stack = sorted(roots, key=_sort_key, reverse=True)
+    pop = stack.pop
     while stack:
-        node = stack.pop()
-        key = node.key
-        if key in visited:
-            continue
-        add(key)
-        kids = children_get(key)
-        if node.entry is None and (kids is None or len(kids) == 1):
-            parent = parent_of[key]
-            if parent is not None:  # not a root: roots keep their place
-                above = folded_get(parent, parent)
-                siblings = children[above]
-                if len(siblings) <= _FOLD_SIBLINGS and key is not None and above is not None:
-                    at = siblings.index(node)
-                    if kids is None:
-                        del siblings[at]
-                    else:
-                        siblings[at] = kids[0]
-                        stack.append(kids[0])
-                    folded[key] = above
-                    continue
-        append(node)
-        if kids:
+        node = pop()
+        while True:  # ``node``, then the child that is walked right after it
+            key = node.key
+            if not distinct:  # with distinct keys no record is reached twice
+                if key in visited:
+                    break
+                add(key)
+            kids = children_get(key)
+            if node.entry is None and (kids is None or len(kids) == 1):
+                parent = parent_of[key]
+                if parent is not None:  # not a root: roots keep their place
+                    above = folded_get(parent, parent)
+                    siblings = children[above]
+                    if len(siblings) <= _FOLD_SIBLINGS and key is not None and above is not None:
+                        at = siblings.index(node)
+                        folded[key] = above
+                        if kids is None:
+                            del siblings[at]
+                            break
+                        node = siblings[at] = kids[0]
+                        if distinct:
+                            # Its child sits at ``at`` in the same list now, under the same
+                            # kept ancestor: a chain of link records folds without
+                            # looking that up again (the rest of the chain's test is the
+                            # same as above).
+                            while node.entry is None and node.key is not None:
+                                key = node.key
+                                kids = children_get(key)
+                                if kids is not None and len(kids) != 1:
+                                    break
+                                folded[key] = above
+                                if kids is None:
+                                    del siblings[at]
+                                    break
+                                node = siblings[at] = kids[0]
+                            else:
+                                continue
+                            if kids is None:
+                                break
+                        continue
+            append(node)
+            if not kids:
+                break
             if len(kids) > 1:
                 stack.extend(sorted(kids, key=_sort_key, reverse=True))
-            else:
-                stack.append(kids[0])
+                break
+            node = kids[0]
     return order, folded
 
 
