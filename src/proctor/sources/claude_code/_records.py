@@ -123,36 +123,7 @@ class _Collector:
     def add(self, record: dict[str, Any], line: int) -> None:
         kind = record.get("type")
         if kind == "progress":  # most lines; only a string equals it
-            # ``_chain`` written out (keep the two alike; a test compares them): a link
-            # record, most lines of a session, costs no call of its own.
-            uuid = record.get("uuid")
-            parent = record.get("parentUuid")
-            agent_id = record.get("agentId")
-            node = _new_node(Node)
-            node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
-            node.line = line
-            node.raw_time = record.get("timestamp")
-            node.sidechain = record.get("isSidechain") is True
-            node.agent_id = (
-                agent_id
-                if (type(agent_id) is str and agent_id) or agent_id is None
-                else _text_or_none(agent_id)
-            )
-            node.entry = None
-            node.time = None
-            node.follows_previous = False
-            if (type(parent) is str and parent) or (
-                parent is not None and (parent := _text_or_none(parent)) is not None
-            ):
-                node.parent = parent
-            else:
-                node.parent = None
-                logical = record.get("logicalParentUuid")
-                if isinstance(logical, str) and logical:
-                    node.parent = logical
-                elif "parentUuid" not in record:
-                    node.follows_previous = True
-            self.append_node(node)
+            self._chain(record, line)
             data = record.get("data")
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 agent_id = data.get("agentId")
@@ -214,7 +185,7 @@ class _Collector:
         parent = record.get("parentUuid")
         agent_id = record.get("agentId")
         # Made without ``Node.__init__`` (a Python frame per record): every field is set
-        # here, as in ``add``'s progress branch.
+        # here.
         node = _new_node(Node)
         # A string as it is, None as it is (most ``agentId``s), anything else by the rule.
         node.key = uuid if (type(uuid) is str and uuid) or uuid is None else _text_or_none(uuid)
