@@ -26,7 +26,7 @@ from tests.sources.fixtures.claude_code.records import (
     write_session,
 )
 from tests.sources.helpers import read
-from tests.sources.test_claude_code_link_folding import _both
+from tests.sources.test_claude_code_link_folding import _both, generated_record
 
 
 @st.composite
@@ -46,18 +46,7 @@ def _distinct_trees(draw: st.DrawFn) -> list[dict[str, Any]]:
             parent = f"k{draw(st.integers(0, index - 1))}"
         second = draw(st.integers(0, 5))
         kind = draw(st.sampled_from(["progress"] * 5 + ["prompt", "reply", "result"]))
-        if kind == "progress":
-            record = progress(key, parent or "", second)
-            if parent is None:
-                record["parentUuid"] = None
-        elif kind == "prompt":
-            record = prompt(key, parent, f"p{index}", second)
-        elif kind == "reply":
-            blocks = [text(f"r{index}"), tool_use(f"toolu_{index % 3}", "Bash", command="ls")]
-            record = reply(key, parent, f"msg_{index % 5}", blocks, second)
-        else:
-            record = tool_result(key, parent or "k0", f"toolu_{index % 3}", "out", second)
-        records.append(record)
+        records.append(generated_record(kind, key, parent, index, second, replies=5))
     return records
 
 

@@ -184,6 +184,24 @@ def test_a_parent_cycle_through_progress_lines_is_cut_as_without_folding(tmp_pat
 _KEYS = [f"k{i}" for i in range(12)]
 
 
+def generated_record(
+    kind: str, key: str, parent: str | None, index: int, second: int, *, replies: int
+) -> dict[str, Any]:
+    """A generated session's ``index``-th record: a progress line, a prompt, a reply with a
+    call (``replies`` distinct message ids in turn) or a call's result."""
+    if kind == "progress":
+        record = progress(key, parent or "", second)
+        if parent is None:
+            record["parentUuid"] = None
+        return record
+    if kind == "prompt":
+        return prompt(key, parent, f"p{index}", second)
+    if kind == "reply":
+        blocks = [text(f"r{index}"), tool_use(f"toolu_{index % 3}", "Bash", command="ls")]
+        return reply(key, parent, f"msg_{index % replies}", blocks, second)
+    return tool_result(key, parent or "k0", f"toolu_{index % 3}", "out", second)
+
+
 @st.composite
 def _sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Sessions of prompts, replies with calls, results and progress lines whose parents
@@ -198,17 +216,7 @@ def _sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
         kind = draw(
             st.sampled_from(["progress", "progress", "progress", "prompt", "reply", "result"])
         )
-        if kind == "progress":
-            record = progress(key, parent or "", second)
-            if parent is None:
-                record["parentUuid"] = None
-        elif kind == "prompt":
-            record = prompt(key, parent, f"p{index}", second)
-        elif kind == "reply":
-            blocks = [text(f"r{index}"), tool_use(f"toolu_{index % 3}", "Bash", command="ls")]
-            record = reply(key, parent, f"msg_{index % 4}", blocks, second)
-        else:
-            record = tool_result(key, parent or "k0", f"toolu_{index % 3}", "out", second)
+        record = generated_record(kind, key, parent, index, second, replies=4)
         if draw(st.booleans()) and draw(st.booleans()):
             del record["parentUuid"]  # follows the record before it
         records.append(record)
