@@ -9,7 +9,6 @@ fan-outs and dead ends below content records and below each other, as in real lo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,11 @@ from tests.sources.fixtures.claude_code.records import (
     write_session,
 )
 from tests.sources.helpers import read
-from tests.sources.test_claude_code_link_folding import _both, generated_record
+from tests.sources.test_claude_code_link_folding import (
+    _both,
+    assert_builds_as_reference,
+    generated_record,
+)
 
 
 @st.composite
@@ -57,10 +60,7 @@ def _distinct_trees(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_chains_of_links_with_distinct_uuids_build_as_the_reference_walk(
     records: list[dict[str, Any]], external: bool, tmp_path: Path
 ) -> None:
-    path = tmp_path / "generated.jsonl"
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    for folded, reference in _both(path, external=external):
-        assert folded == reference
+    assert_builds_as_reference(records, tmp_path, external=external)
 
 
 def test_a_long_progress_chain_between_a_call_and_its_result(tmp_path: Path) -> None:

@@ -181,6 +181,17 @@ def test_a_parent_cycle_through_progress_lines_is_cut_as_without_folding(tmp_pat
     assert any("form a parent cycle" in issue.reason for issue in issues)
 
 
+def assert_builds_as_reference(
+    records: list[dict[str, Any]], folder: Path, *, external: bool = False
+) -> None:
+    """The session of ``records``, written to a file in ``folder``, builds with its link
+    records folded as the reference walk that folds nothing builds it."""
+    path = folder / "generated.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    for folded, reference in _both(path, external=external):
+        assert folded == reference
+
+
 _KEYS = [f"k{i}" for i in range(12)]
 
 
@@ -230,7 +241,4 @@ def _sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_folding_builds_generated_sessions_as_the_reference_walk(
     records: list[dict[str, Any]], external: bool, tmp_path: Path
 ) -> None:
-    path = tmp_path / "generated.jsonl"
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    for folded, reference in _both(path, external=external):
-        assert folded == reference
+    assert_builds_as_reference(records, tmp_path, external=external)
