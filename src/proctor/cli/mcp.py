@@ -32,6 +32,11 @@ def mcp_command(conversation: str | None, transport: str, host: str, port: int) 
     While it runs, the server keeps the search index current in the background (new
     messages, then their embeddings); it writes nothing else.
     """
+    # Before the first connection, the indexer's thread and the search package (which
+    # registers sqlite-vec with SQLite as it is imported): ``_sqlite_library``.
+    from proctor.store import stop_counting_allocations
+
+    stop_counting_allocations()
     from proctor.mcp import check_loopback, serve_http, serve_stdio
     from proctor.search import BackgroundIndexer
     from proctor.store import open_store

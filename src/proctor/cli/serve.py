@@ -68,6 +68,11 @@ def serve_command(
     check_bind(host, token, token_env)
     names = list(allowed_hosts) or allowed_hosts_from_env(os.environ.get(ALLOWED_HOSTS_ENV))
 
+    # Before the store's first connection and the server's threads (``_sqlite_library``):
+    # concurrent searches then do not queue on SQLite's allocation count.
+    from proctor.store import stop_counting_allocations
+
+    stop_counting_allocations()
     with collection_paused():
         import uvicorn
 

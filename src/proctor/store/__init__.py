@@ -132,6 +132,7 @@ if TYPE_CHECKING:
     from proctor.store._review_store import slot_owner
     from proctor.store._rows import ConversationRows, conversation_rows
     from proctor.store._search_index import SearchIndexReads, SearchIndexRepository
+    from proctor.store._sqlite_library import counts_allocations, stop_counting_allocations
     from proctor.store._store import (
         ReadRepositories,
         ReadStore,
@@ -279,6 +280,8 @@ _WHERE = {
     "Repositories": "_store",
     "SqlStore": "_store",
     "open_store": "_store",
+    "counts_allocations": "_sqlite_library",
+    "stop_counting_allocations": "_sqlite_library",
     "ChangedObject": "_suggestion_records",
     "Decision": "_suggestion_records",
     "EvidenceRef": "_suggestion_records",
@@ -457,6 +460,7 @@ __all__ = [
     "WriteOutcome",
     "configured_database_url",
     "conversation_rows",
+    "counts_allocations",
     "database_exists",
     "database_location",
     "derived_id",
@@ -464,5 +468,6 @@ __all__ = [
     "insert_rows",
     "open_store",
     "slot_owner",
+    "stop_counting_allocations",
     "tables",
 ]
