@@ -139,6 +139,10 @@ _COMPILED = [
     for kind, pattern, group, needs_random in _PATTERNS
 ]
 _ALL_ANCHORS = tuple(sorted({a for v in _ANCHORS.values() for a in v}))
+ANCHORS = _ALL_ANCHORS
+"""Every anchor, lower-case ASCII: ``Redactor.redact`` changes no text whose lower case
+holds none of them (``may_find``). For callers that fold this test into a search of
+their own (``sources._prepare``)."""
 _ANCHOR_FINDER = BytesAhoCorasick([anchor.encode() for anchor in _ALL_ANCHORS])
 """Every anchor in one pass over the text (Rust's aho-corasick) instead of one scan each.
 Over the UTF-8 bytes: the anchors are ASCII, and an ASCII byte there is that character."""

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from ahocorasick_rs import BytesAhoCorasick
 
-from proctor.redaction import Redactor
+from proctor.redaction import ANCHORS, Redactor
 from proctor.sources._fit import NAME_CHARS, fit_bundle, fit_optional_label
 from proctor.transcript import (
     MAX_STORED_DEPTH,
@@ -75,11 +76,31 @@ _BASE64_RUN = b"a" * 2048
 its boundary tests (a superset). ``bytes.translate`` and a substring search are two C
 passes, several times faster than the regular expression's scan of a long text."""
 _TRAILING_BLANK = re.compile(rb'(?: |\\[tnrf]|\\u00(?:0b|1[c-f]))"')
-"""A JSON string (in orjson's escapes) that ends in a character ``str.rstrip`` removes."""
-_TRAILING_BLANK_ENDS = (b' "', b'\\t"', b'\\n"', b'\\r"', b'\\f"', b"\\u00")
-"""What every match of ``_TRAILING_BLANK`` holds: the pattern is tried only on a text
-holding one of them (a substring test is a fast C pass, the pattern a slow one)."""
+"""A JSON string (in orjson's escapes) that ends in a character ``str.rstrip`` removes
+(``_BLANK_ENDINGS`` spells out its matches)."""
 _NUL_ESCAPE = b"\\u0000"
+_BLANK_ENDINGS = (
+    b' "',
+    b'\\t"',
+    b'\\n"',
+    b'\\r"',
+    b'\\f"',
+    b'\\u000b"',
+    b'\\u001c"',
+    b'\\u001d"',
+    b'\\u001e"',
+    b'\\u001f"',
+)
+"""Every text ``_TRAILING_BLANK`` matches, spelled out."""
+_MAY_CHANGE = BytesAhoCorasick(
+    [anchor.encode() for anchor in ANCHORS] + [b"base64,", _NUL_ESCAPE, *_BLANK_ENDINGS]
+)
+"""What ``_kept_as_dumped`` looks for in the lower case of a serialised value, in one
+pass (Rust's aho-corasick) instead of one substring search or scan each: a redaction
+anchor (``Redactor.may_find``: redaction tries a pattern only where one occurs), a data
+URI, a NUL, a string that ends in a blank (``_BLANK_ENDINGS``). The anchors are matched
+case-blind; the other texts are in lower case, so lowering only adds matches (a string
+ending in a backslash and ``T``), which send a value to the walk, never keep one from it."""
 _INT_MIN = -(2**63)
 _INT_MAX = 2**63 - 1
 """The integers ``transcript.storable`` keeps as they are (64-bit signed)."""
@@ -99,16 +120,9 @@ def _base64_run_in(data: bytes) -> bool:
 
 
 def _trailing_blank_in(dumped: bytes) -> bool:
-    """``_TRAILING_BLANK.search(dumped)``, tried only where it may match (one substring
-    test per ending of ``_TRAILING_BLANK_ENDS``, written out: no generator per call)."""
-    return (
-        b' "' in dumped
-        or b'\\t"' in dumped
-        or b'\\n"' in dumped
-        or b'\\r"' in dumped
-        or b'\\f"' in dumped
-        or b"\\u00" in dumped
-    ) and _TRAILING_BLANK.search(dumped) is not None
+    """True when a string in ``dumped`` (orjson's text) ends in a blank: the test
+    ``_MAY_CHANGE`` makes with ``_BLANK_ENDINGS``, one text at a time (for tests)."""
+    return any(ending in dumped for ending in _BLANK_ENDINGS)
 
 
 _OWNED_DUMPS = (
@@ -116,47 +130,43 @@ _OWNED_DUMPS = (
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-"""How ``_unchanged`` serialises a value the import owns: a datetime, a dataclass or a
-subclass of ``str``, ``int``, ``dict`` or ``list`` is not serialised (no parser makes
-one), so such a value is walked, as without ``owned``."""
+"""How ``_Sanitizer.owned_value`` serialises a value the import owns: a datetime, a
+dataclass or a subclass of ``str``, ``int``, ``dict`` or ``list`` is not serialised (no
+parser makes one), so such a value is prepared as a shared one is (``_Sanitizer.value``)."""
 
 
-def _unchanged(value: Any, limit: int, *, owned: bool = False) -> Any:
+def _kept_as_dumped(dumped: bytes, limit: int) -> bool:
+    """True when the value serialised (strictly) as ``dumped`` is stored as it is by
+    ``_Sanitizer.value``, provided it parses back to an equal value (see ``_unchanged``).
+
+    A few C passes tell most tool arguments and attributes: serialised (strict: string
+    keys, integers within 64 bits, none of 19 digits or more), the text is ASCII (already
+    NFC; keys plain), holds no base64 run, no string over ``limit``, no nesting as deep
+    as ``MAX_STORED_DEPTH``, and (``_MAY_CHANGE``, one pass) no NUL, no data URI, no
+    string with trailing blanks and not one redaction anchor."""
+    size = len(dumped)
+    if size > limit or not dumped.isascii() or _base64_run_in(dumped):
+        return False
+    shape = dumped.translate(_DIGIT_SHAPE)
+    if size >= 2 * MAX_STORED_DEPTH and shape.count(b"{") >= MAX_STORED_DEPTH:
+        return False
+    if _LONG_DIGITS in shape:
+        return False
+    return not _MAY_CHANGE.find_matches_as_indexes(dumped.lower(), overlapping=True)
+
+
+def _unchanged(value: Any, limit: int) -> Any:
     """A copy of a parsed JSON object or list that ``_Sanitizer.value`` would store as it
     is, or None when it may change anything (then it is walked value by value).
 
-    One C pass tells most tool arguments and attributes: serialised (strict: string keys,
-    integers within 64 bits, none of 19 digits or more), the text is ASCII (already NFC;
-    keys plain), holds no NUL, no data URI, no base64 run, no string with trailing
-    blanks, no string over ``limit``, no nesting as deep as ``MAX_STORED_DEPTH``, and not
-    one redaction anchor (``Redactor.may_find``: a pattern is tried only where one
-    occurs); parsed back, it equals the value (``NaN`` and infinities, written as
-    ``null``, do not).
-
-    ``owned``: the value was parsed by the import that prepares it and nobody else holds
-    it (``prepare_imported_bundle``'s tool arguments). Then, when its text holds no
-    ``null`` (a ``NaN`` or an infinity is written so), it is returned itself: the copy
-    and the comparison are what a value shared with a caller needs, and a parsed value's
-    copy equals it (the stored text is the same either way: the store binds JSON by
-    orjson, which writes a tuple, which no parser makes, as the list it would become)."""
+    Serialised, its text passes ``_kept_as_dumped``; parsed back, it equals the value
+    (``NaN`` and infinities, written as ``null``, do not)."""
     try:
-        dumped = orjson.dumps(value, option=_OWNED_DUMPS) if owned else orjson.dumps(value)
+        dumped = orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         return None
-    size = len(dumped)
-    if size > limit or not dumped.isascii() or _NUL_ESCAPE in dumped or b"base64," in dumped:
+    if not _kept_as_dumped(dumped, limit):
         return None
-    if _base64_run_in(dumped):
-        return None
-    shape = dumped.translate(_DIGIT_SHAPE)
-    if size >= 2 * MAX_STORED_DEPTH and shape.count(b"{") >= MAX_STORED_DEPTH:
-        return None
-    if _LONG_DIGITS in shape or _trailing_blank_in(dumped):
-        return None
-    if Redactor.may_find_in_ascii(dumped):
-        return None
-    if owned and b"null" not in dumped:
-        return value
     copy = orjson.loads(dumped)
     return copy if copy == value else None
 
@@ -267,26 +277,49 @@ class _Sanitizer:
         return text
 
     def owned_value(self, value: Any, limit: int) -> Any:
-        """``value`` for a JSON value the import parsed and owns (see ``_unchanged``)."""
+        """``value`` for a JSON value the import parsed and nobody else holds
+        (``prepare_imported_bundle``'s tool arguments): the same stored form.
+
+        ``_unchanged``'s test, but a value stored as it is is returned itself when its
+        text holds no ``null`` (a ``NaN`` or an infinity is written so): the copy and the
+        comparison are what a value shared with a caller needs, and a parsed value's copy
+        equals it (the stored text is the same either way: the store binds JSON by
+        orjson, which writes a tuple, which no parser makes, as the list it would
+        become). A value the test cannot keep is walked at once: serialised (no type
+        passed through, ``_OWNED_DUMPS``), it is the text ``_unchanged`` would test again
+        and find the same in."""
         kind = type(value)
         if (kind is dict or kind is list) and value:
-            same = _unchanged(value, limit, owned=True)
-            if same is not None:
-                return same
+            try:
+                dumped = orjson.dumps(value, option=_OWNED_DUMPS)
+            except (orjson.JSONEncodeError, TypeError):
+                return self.value(value, limit)
+            if _kept_as_dumped(dumped, limit):
+                if b"null" not in dumped:
+                    return value
+                copy = orjson.loads(dumped)
+                if copy == value:
+                    return copy
+            return self._walk(value, limit, 0)
         return self.value(value, limit)
 
-    def value(self, value: Any, limit: int, depth: int = 0) -> Any:
+    def value(self, value: Any, limit: int) -> Any:
         """A JSON value redacted, bounded and in its stored form (``transcript.storable``)."""
         kind = type(value)
-        if depth == 0 and (kind is dict or kind is list) and value:
+        if (kind is dict or kind is list) and value:
             copy = _unchanged(value, limit)
             if copy is not None:
                 return copy
+        return self._walk(value, limit, 0)
+
+    def _walk(self, value: Any, limit: int, depth: int) -> Any:
+        """``value`` walked value by value, ``depth`` levels down."""
+        kind = type(value)
         if kind is dict:  # what parsed JSON holds: no ABC check on the hot path
             if depth >= MAX_STORED_DEPTH:
                 return TOO_DEEP
             return {
-                k if type(k) is str and _plain_key(k) else json_key(k): self.value(
+                k if type(k) is str and _plain_key(k) else json_key(k): self._walk(
                     v, limit, depth + 1
                 )
                 for k, v in value.items()
@@ -294,7 +327,7 @@ class _Sanitizer:
         if kind is list:
             if depth >= MAX_STORED_DEPTH:
                 return TOO_DEEP
-            return [self.value(v, limit, depth + 1) for v in value]
+            return [self._walk(v, limit, depth + 1) for v in value]
         if isinstance(value, str):
             if len(value) < 8 and value.isascii() and "\x00" not in value:
                 return value.rstrip()  # too short for a secret; already NFC
@@ -302,11 +335,11 @@ class _Sanitizer:
         if isinstance(value, Mapping):
             if depth >= MAX_STORED_DEPTH:
                 return TOO_DEEP
-            return {json_key(k): self.value(v, limit, depth + 1) for k, v in value.items()}
+            return {json_key(k): self._walk(v, limit, depth + 1) for k, v in value.items()}
         if isinstance(value, list | tuple):
             if depth >= MAX_STORED_DEPTH:
                 return TOO_DEEP
-            return [self.value(v, limit, depth + 1) for v in value]
+            return [self._walk(v, limit, depth + 1) for v in value]
         return storable(value)
 
     def attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
