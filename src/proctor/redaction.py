@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from ahocorasick_rs import BytesAhoCorasick
 
@@ -146,6 +147,17 @@ their own (``sources._prepare``)."""
 _ANCHOR_FINDER = BytesAhoCorasick([anchor.encode() for anchor in _ALL_ANCHORS])
 """Every anchor in one pass over the text (Rust's aho-corasick) instead of one scan each.
 Over the UTF-8 bytes: the anchors are ASCII, and an ASCII byte there is that character."""
+_TRIED_FOR: dict[str, tuple[int, ...]] = {
+    anchor: tuple(number for number, compiled in enumerate(_COMPILED) if anchor in compiled[4])
+    for anchor in _ALL_ANCHORS
+}
+"""The patterns (their places in ``_COMPILED``) an anchor's presence sends ``redact`` to."""
+_EXACT_BYTES = [
+    None if exact is None else tuple(tuple(part.encode() for part in parts) for parts in exact)
+    for _, _, _, _, _, exact in _COMPILED
+]
+"""Each pattern's ``_EXACT`` parts as ASCII bytes (the parts are ASCII), for a text
+tested in its UTF-8."""
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER_VALUE = re.compile(
     r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
@@ -173,6 +185,27 @@ def _anchors_in(text: str) -> set[str]:
     if not matches:  # most texts: no set built
         return set()
     return {_ALL_ANCHORS[number] for number, _, _ in matches}
+
+
+def _tried(found: set[str]) -> list[int]:
+    """The places in ``_COMPILED`` of the patterns whose anchors are among ``found``, in
+    order (the order ``redact`` applies them in)."""
+    if len(found) == 1:
+        return list(_TRIED_FOR[next(iter(found))])
+    return sorted({number for anchor in found for number in _TRIED_FOR[anchor]})
+
+
+def _holds_parts(exact: tuple[tuple[Any, ...], ...] | None, text: Any) -> bool:
+    """True when ``text`` holds one part of every group of ``exact`` (None: no groups)."""
+    if exact is None:
+        return True
+    for parts in exact:
+        for part in parts:
+            if part in text:
+                break
+        else:
+            return False
+    return True
 
 
 def _looks_random(token: str) -> bool:
@@ -207,10 +240,9 @@ class Redactor:
         found = _anchors_in(text)
         if not found:
             return text
-        for kind, pattern, group, needs_random, anchors, exact in _COMPILED:
-            if anchors.isdisjoint(found):
-                continue
-            if exact is None or all(any(part in text for part in parts) for parts in exact):
+        for number in _tried(found):
+            kind, pattern, group, needs_random, _, exact = _COMPILED[number]
+            if _holds_parts(exact, text):
                 text = pattern.sub(
                     partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
                 )
@@ -223,15 +255,35 @@ class Redactor:
         Several strings can be tested at once, joined by a character no pattern's
         anchor holds (``\\x00``).
         """
-        return len(text) >= 8 and bool(_anchors_in(text))
+        return len(text) >= 8 and Redactor.may_find_anchored(_anchors_in(text), text)
 
     @staticmethod
     def may_find_in_ascii(data: bytes) -> bool:
         """``may_find(data.decode())`` for ASCII ``data`` (a serialised JSON value), without
         decoding it and encoding it again: its UTF-8 is ``data`` itself."""
-        return len(data) >= 8 and bool(
-            _ANCHOR_FINDER.find_matches_as_indexes(data.lower(), overlapping=True)
+        if len(data) < 8:
+            return False
+        matches = _ANCHOR_FINDER.find_matches_as_indexes(data.lower(), overlapping=True)
+        return bool(matches) and Redactor.may_find_anchored(
+            {_ALL_ANCHORS[number] for number, _, _ in matches}, data
         )
+
+    @staticmethod
+    def may_find_anchored(found: set[str], text: str | bytes) -> bool:
+        """False when ``redact`` would certainly find nothing in ``text`` (or in any text
+        within it), given ``found``: every anchor (``ANCHORS``) its lower case holds, or
+        more. ``text`` may be UTF-8 (a serialised JSON value: anchors and ``_EXACT``
+        parts hold no character JSON escapes, so one in a string is in its text too).
+
+        ``redact`` tries a pattern only when the text holds one of its anchors and (for
+        a pattern with ``_EXACT`` parts) one part of each group: where no pattern
+        passes, it tries none."""
+        exacts = _EXACT_BYTES if isinstance(text, bytes) else None
+        for number in _tried(found):
+            exact = _COMPILED[number][5] if exacts is None else exacts[number]
+            if _holds_parts(exact, text):
+                return True
+        return False
 
     def _replace(self, match: re.Match[str], kind: str, group: int, needs_random: bool) -> str:
         whole = match.group(0)

@@ -100,7 +100,11 @@ pass (Rust's aho-corasick) instead of one substring search or scan each: a redac
 anchor (``Redactor.may_find``: redaction tries a pattern only where one occurs), a data
 URI, a NUL, a string that ends in a blank (``_BLANK_ENDINGS``). The anchors are matched
 case-blind; the other texts are in lower case, so lowering only adds matches (a string
-ending in a backslash and ``T``), which send a value to the walk, never keep one from it."""
+ending in a backslash and ``T``), which send a value to the walk, never keep one from it.
+A value that holds anchors and nothing else is kept still when redaction would try none of
+their patterns in it (``Redactor.may_find_anchored``)."""
+_ANCHOR_COUNT = len(ANCHORS)
+"""The first patterns of ``_MAY_CHANGE`` are the anchors, in the order of ``ANCHORS``."""
 _INT_MIN = -(2**63)
 _INT_MAX = 2**63 - 1
 """The integers ``transcript.storable`` keeps as they are (64-bit signed)."""
@@ -152,7 +156,15 @@ def _kept_as_dumped(dumped: bytes, limit: int) -> bool:
         return False
     if _LONG_DIGITS in shape:
         return False
-    return not _MAY_CHANGE.find_matches_as_indexes(dumped.lower(), overlapping=True)
+    matches = _MAY_CHANGE.find_matches_as_indexes(dumped.lower(), overlapping=True)
+    if not matches:
+        return True
+    if any(number >= _ANCHOR_COUNT for number, _, _ in matches):
+        return False
+    # Only anchors ("token" in "max_tokens", "://" in a URL): redaction may still try
+    # none of their patterns (one with ``_EXACT`` parts needs them too).
+    found = {ANCHORS[number] for number, _, _ in matches}
+    return not Redactor.may_find_anchored(found, dumped)
 
 
 def _unchanged(value: Any, limit: int) -> Any:
