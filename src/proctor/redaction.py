@@ -166,19 +166,22 @@ _PLACEHOLDER_VALUE = re.compile(
 
 _LOWERED_TO_ASCII = ("\u0130", "\u212a")
 """The only characters not ASCII whose ``str.lower`` holds an ASCII letter (İ → i̇,
-Kelvin sign → k)."""
+Kelvin sign → k); ``_anchors_in`` tests for them written out."""
 
 
-def _anchors_in(text: str) -> set[str]:
-    """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind.
+def _anchors_in(text: str, utf8: bytes | None = None) -> set[str]:
+    """The anchors (see ``_ANCHORS``) that occur in ``text``, case-blind; ``utf8``: the
+    text's UTF-8 (lone surrogates passed), when the caller has it.
 
     The anchors are ASCII, so only the text's ASCII bytes can spell one: ``bytes.lower``
     of the UTF-8 (ASCII letters only, one C pass) finds the same anchors as
     ``text.lower()`` encoded (a slow pass over a text with any character not ASCII),
     unless the text holds a character whose lower case is ASCII (``_LOWERED_TO_ASCII``).
     """
-    if text.isascii() or not any(odd in text for odd in _LOWERED_TO_ASCII):
-        lowered = text.encode("utf-8", "surrogatepass").lower()
+    if text.isascii() or ("\u0130" not in text and "\u212a" not in text):
+        if utf8 is None:
+            utf8 = text.encode("utf-8", "surrogatepass")
+        lowered = utf8.lower()
     else:
         lowered = text.lower().encode("utf-8", "surrogatepass")
     matches = _ANCHOR_FINDER.find_matches_as_indexes(lowered, overlapping=True)
@@ -233,11 +236,14 @@ class Redactor:
         """Secrets replaced so far (no sum while none was: most imports)."""
         return sum(self.counts.values()) if self.counts else 0
 
-    def redact(self, text: str) -> str:
-        """Return ``text`` with every detected secret replaced by ``[REDACTED:<kind>]``."""
+    def redact(self, text: str, utf8: bytes | None = None) -> str:
+        """Return ``text`` with every detected secret replaced by ``[REDACTED:<kind>]``.
+
+        ``utf8``: the text's UTF-8 (lone surrogates passed), when the caller has it (one
+        encoding fewer)."""
         if len(text) < 8:
             return text
-        found = _anchors_in(text)
+        found = _anchors_in(text, utf8)
         if not found:
             return text
         for number in _tried(found):

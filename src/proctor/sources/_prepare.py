@@ -265,19 +265,28 @@ class _Sanitizer:
         self.reasoning_removed = 0
 
     def text(self, text: str, limit: int) -> tuple[str, int | None]:
-        text = clean_text(text)
-        if "base64," in text:
-            text = _DATA_URI.sub(_placeholder_for_data_uri, text)
-        if (
-            len(text) >= 2048
-            and _base64_run_in(text.encode("utf-8", "surrogatepass"))
-            and _RAW_BASE64.search(text)
-        ):
-            text = _RAW_BASE64.sub(_placeholder_for_base64, text)
-        text = self.redactor.redact(text)
+        """``text`` in its stored form (clean, placeholders for inline data, redacted,
+        bounded to ``limit``, normalised) and its length before the bound (None when it
+        fits)."""
+        if len(text) < 2048 and text.isascii() and "\x00" not in text and "base64," not in text:
+            # Most texts: ``clean_text`` keeps them, and no placeholder fits them (a data
+            # URI holds ``base64,``, a base64 run is 2048 characters long).
+            text = self.redactor.redact(text)
+        else:
+            text = clean_text(text)
+            if "base64," in text:
+                text = _DATA_URI.sub(_placeholder_for_data_uri, text)
+            utf8 = None
+            if len(text) >= 2048:
+                utf8 = text.encode("utf-8", "surrogatepass")  # redaction's too
+                if _base64_run_in(utf8) and _RAW_BASE64.search(text):
+                    text = _RAW_BASE64.sub(_placeholder_for_base64, text)
+                    utf8 = None
+            text = self.redactor.redact(text, utf8)
+        if len(text) <= limit:
+            return normalise_text(text), None
         bounded, original = bound_text(text, limit)
-        if original is not None:
-            self.truncated += 1
+        self.truncated += 1
         return normalise_text(bounded), original
 
     def agent_text(self, text: str) -> str:
