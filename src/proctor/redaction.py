@@ -158,6 +158,17 @@ _EXACT_BYTES = [
 ]
 """Each pattern's ``_EXACT`` parts as ASCII bytes (the parts are ASCII), for a text
 tested in its UTF-8."""
+_PART_ANCHORS: dict[str | bytes, str] = {
+    form: max(held, key=len)
+    for exact in _EXACT.values()
+    for parts in exact
+    for part in parts
+    if (held := [anchor for anchor in _ALL_ANCHORS if anchor in part.lower()])
+    for form in (part, part.encode())
+}
+"""An anchor the lower case of an ``_EXACT`` part holds, for the parts that hold one
+(``KEY``: ``key``; ``sk_live_``: ``_live_``): a text without that anchor cannot hold the
+part, which is then not searched for."""
 _NEEDS_NON_LETTER = {"authorization_header", "bearer_token"}
 _PLACEHOLDER_VALUE = re.compile(
     r"[(){}<>$]|\.\.\.|xxxx|your[-_]|example|placeholder|changeme|replace[-_]?me|redacted", re.I
@@ -198,13 +209,20 @@ def _tried(found: set[str]) -> list[int]:
     return sorted({number for anchor in found for number in _TRIED_FOR[anchor]})
 
 
-def _holds_parts(exact: tuple[tuple[Any, ...], ...] | None, text: Any) -> bool:
-    """True when ``text`` holds one part of every group of ``exact`` (None: no groups)."""
+def _holds_parts(exact: tuple[tuple[Any, ...], ...] | None, text: Any, found: set[str]) -> bool:
+    """True when ``text`` holds one part of every group of ``exact`` (None: no groups).
+
+    ``found``: the anchors of the text (or more); a part whose anchor
+    (``_PART_ANCHORS``) is not among them is not searched for. In ``redact`` they are
+    the anchors of the text before any pattern replaced a secret in it: a placeholder
+    (``[REDACTED:<kind>]``, bracketed) holds no part that holds an anchor and joins no
+    letters into one, so a later text holds no such part the first did not."""
     if exact is None:
         return True
     for parts in exact:
         for part in parts:
-            if part in text:
+            anchor = _PART_ANCHORS.get(part)
+            if (anchor is None or anchor in found) and part in text:
                 break
         else:
             return False
@@ -248,7 +266,7 @@ class Redactor:
             return text
         for number in _tried(found):
             kind, pattern, group, needs_random, _, exact = _COMPILED[number]
-            if _holds_parts(exact, text):
+            if _holds_parts(exact, text, found):
                 text = pattern.sub(
                     partial(self._replace, kind=kind, group=group, needs_random=needs_random), text
                 )
@@ -287,7 +305,7 @@ class Redactor:
         exacts = _EXACT_BYTES if isinstance(text, bytes) else None
         for number in _tried(found):
             exact = _COMPILED[number][5] if exacts is None else exacts[number]
-            if _holds_parts(exact, text):
+            if _holds_parts(exact, text, found):
                 return True
         return False
 
