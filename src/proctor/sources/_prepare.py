@@ -124,8 +124,8 @@ def _base64_run_in(data: bytes) -> bool:
 
 
 def _trailing_blank_in(dumped: bytes) -> bool:
-    """True when a string in ``dumped`` (orjson's text) ends in a blank: the test
-    ``_MAY_CHANGE`` makes with ``_BLANK_ENDINGS``, one text at a time (for tests)."""
+    """``_TRAILING_BLANK.search(dumped)``'s answer, by the substrings ``_BLANK_ENDINGS``
+    (which ``_MAY_CHANGE`` looks for, among others): the tests hold the two together."""
     return any(ending in dumped for ending in _BLANK_ENDINGS)
 
 
@@ -147,7 +147,8 @@ def _kept_as_dumped(dumped: bytes, limit: int) -> bool:
     keys, integers within 64 bits, none of 19 digits or more), the text is ASCII (already
     NFC; keys plain), holds no base64 run, no string over ``limit``, no nesting as deep
     as ``MAX_STORED_DEPTH``, and (``_MAY_CHANGE``, one pass) no NUL, no data URI, no
-    string with trailing blanks and not one redaction anchor."""
+    string with trailing blanks and no redaction anchor, or only anchors none of whose
+    patterns redaction would try (``Redactor.may_find_anchored``)."""
     size = len(dumped)
     if size > limit or not dumped.isascii() or _base64_run_in(dumped):
         return False
