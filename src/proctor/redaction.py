@@ -134,6 +134,8 @@ _EXACT: dict[str, tuple[tuple[str, ...], ...]] = {
     # scheme://user:password@host
     "url_password": (("@",),),
     "stripe_key": (("sk_live_", "sk_test_", "rk_live_", "rk_test_"),),
+    # Upper case only (the pattern is case-sensitive), where "Asia" is a word.
+    "aws_access_key": (("AKIA", "ASIA", "ABIA", "ACCA"),),
 }
 _COMPILED = [
     (kind, re.compile(pattern), group, needs_random, frozenset(_ANCHORS[kind]), _EXACT.get(kind))

@@ -50,6 +50,10 @@ _SECRETS = [
     "GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}",
     "MY_SECRET_KEY=changeme",
     "sk-building-a-company-that-lasts",
+    # Case-blind patterns match these letters as s and k: no anchor may assume ASCII.
+    "aws_secret_acce\u017fs_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "Coo\u212aie: session=abcdef0123456789",
+    "Asia and AKIA and asia",
 ]
 _FILLER = st.sampled_from(
     [
