@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
-import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,17 +63,6 @@ def test_the_digit_run_test_agrees_with_the_expression(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     shape = data.translate(_prepare._DIGIT_SHAPE)
     assert (_prepare._LONG_DIGITS in shape) == (_LONG_DIGITS.search(data) is not None)
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(st.recursive(st.one_of(st.none(), st.integers(), _texts(4)), st.lists, max_leaves=8))
-def test_the_trailing_blank_test_agrees_with_the_expression(value: object) -> None:
-    try:
-        dumped = orjson.dumps(value)
-    except orjson.JSONEncodeError:  # a surrogate: preparation walks such a value
-        return
-    expected = _prepare._TRAILING_BLANK.search(dumped) is not None
-    assert _prepare._trailing_blank_in(dumped) == expected
 
 
 @settings(max_examples=examples(300), deadline=None)

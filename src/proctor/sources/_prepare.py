@@ -75,9 +75,6 @@ _BASE64_RUN = b"a" * 2048
 """In a text mapped by ``_BASE64_SHAPE``: a run as long as ``_RAW_BASE64`` needs, without
 its boundary tests (a superset). ``bytes.translate`` and a substring search are two C
 passes, several times faster than the regular expression's scan of a long text."""
-_TRAILING_BLANK = re.compile(rb'(?: |\\[tnrf]|\\u00(?:0b|1[c-f]))"')
-"""A JSON string (in orjson's escapes) that ends in a character ``str.rstrip`` removes
-(``_BLANK_ENDINGS`` spells out its matches)."""
 _NUL_ESCAPE = b"\\u0000"
 _BLANK_ENDINGS = (
     b' "',
@@ -91,7 +88,10 @@ _BLANK_ENDINGS = (
     b'\\u001e"',
     b'\\u001f"',
 )
-"""Every text ``_TRAILING_BLANK`` matches, spelled out."""
+"""What a JSON string (in orjson's escapes) ends with when it ends in a character
+``str.rstrip`` removes: a space, a tab, a line feed, a carriage return, a form feed or
+U+000B, U+001C–U+001F (``tests/sources/test_prepare_one_pass.py`` holds them equal to
+the matches of the expression ``(?: |\\[tnrf]|\\u00(?:0b|1[c-f]))"``)."""
 _MAY_CHANGE = BytesAhoCorasick(
     [anchor.encode() for anchor in ANCHORS] + [b"base64,", _NUL_ESCAPE, *_BLANK_ENDINGS]
 )
@@ -121,12 +121,6 @@ signed, which is stored as its text."""
 def _base64_run_in(data: bytes) -> bool:
     """True when ``data`` (UTF-8) holds a run of 2048 characters of ``[A-Za-z0-9+/]``."""
     return len(data) >= 2048 and _BASE64_RUN in data.translate(_BASE64_SHAPE)
-
-
-def _trailing_blank_in(dumped: bytes) -> bool:
-    """``_TRAILING_BLANK.search(dumped)``'s answer, by the substrings ``_BLANK_ENDINGS``
-    (which ``_MAY_CHANGE`` looks for, among others): the tests hold the two together."""
-    return any(ending in dumped for ending in _BLANK_ENDINGS)
 
 
 _OWNED_DUMPS = (
