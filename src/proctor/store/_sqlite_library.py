@@ -44,11 +44,9 @@ def stop_counting_allocations() -> bool:
             return False
         if library.sqlite3_memory_used() != 0:
             return False  # something is allocated: a connection or statement is open
-        probe = library.sqlite3_malloc(64)
-        if not probe:
+        counted = _counted_with_probe(library)
+        if counted is None:
             return False
-        counted = library.sqlite3_memory_used()
-        library.sqlite3_free(probe)
         if counted == 0:  # the library keeps no count: nothing to turn off
             _turned_off = True
             return True
@@ -70,12 +68,19 @@ def counts_allocations() -> bool:
     if library is None:
         return False
     before = library.sqlite3_memory_used()
+    during = _counted_with_probe(library)
+    return during is not None and during > before
+
+
+def _counted_with_probe(library: ctypes.CDLL) -> int | None:
+    """SQLite's count of allocated memory while a probe of 64 bytes is allocated (None
+    when the probe cannot be)."""
     probe = library.sqlite3_malloc(64)
     if not probe:
-        return False
-    after = library.sqlite3_memory_used()
+        return None
+    counted = int(library.sqlite3_memory_used())
     library.sqlite3_free(probe)
-    return bool(after > before)
+    return counted
 
 
 def _library() -> ctypes.CDLL | None:

@@ -80,10 +80,7 @@ making one with its parameters; the same digests)."""
 
 def _digest(payload: Any) -> str:
     digest = _NO_INPUT.copy()
-    try:
-        digest.update(orjson.dumps(payload, option=_OPTIONS))
-    except (orjson.JSONEncodeError, TypeError):  # as ``_dumps``
-        digest.update(orjson.dumps(storable(payload), option=_OPTIONS))
+    digest.update(_dumps(payload))
     return digest.hexdigest()
 
 
