@@ -87,7 +87,9 @@ def _import_with_workers(corpus: Path, work: str) -> None:
             def __init__(self, *args: object, **kwargs: object) -> None:
                 os._exit(0)
 
+        # Trees before the readers' own pipes started a ProcessPoolExecutor there.
         setattr(_reading, "ProcessPoolExecutor", _Stop)  # noqa: B010 - stop at the fork
+        setattr(_reading, "Readers", _Stop)  # noqa: B010 - stop at the fork
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "workers.db")
         ingest(store, [corpus], jobs=1 if work == "workers-1" else 2)

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from proctor.ingest import _reading, ingest
+from proctor.ingest._readers import Readers
 from proctor.store import open_store
 from tests.ingest.test_parallel import _content
 
@@ -31,12 +31,12 @@ def test_one_worker_and_the_importer_store_the_same_as_one_process(
 ) -> None:
     started: list[int] = []
 
-    class CountingPool(ProcessPoolExecutor):
-        def __init__(self, max_workers: int, **kwargs: Any) -> None:
-            started.append(max_workers)
-            super().__init__(max_workers=max_workers, **kwargs)
+    class CountingReaders(Readers[Any, Any]):
+        def __init__(self, count: int, *args: Any, **kwargs: Any) -> None:
+            started.append(count)
+            super().__init__(count, *args, **kwargs)
 
-    monkeypatch.setattr(_reading, "ProcessPoolExecutor", CountingPool)
+    monkeypatch.setattr(_reading, "Readers", CountingReaders)
     monkeypatch.setattr(_reading, "IMPORTER_IS_A_READER", True)
     folder = transcripts_dir / "claude-code"
     reports = []
@@ -44,7 +44,7 @@ def test_one_worker_and_the_importer_store_the_same_as_one_process(
         store = open_store(tmp_path / f"jobs-{jobs}.db")
         reports.append(ingest(store, [folder], jobs=jobs))
         store.close()
-    assert started == [1]  # jobs=1: no pool; jobs=2: one worker beside the importer
+    assert started == [1]  # jobs=1: no worker; jobs=2: one worker beside the importer
     sequential, parallel = reports
     assert parallel.conversations == sequential.conversations > 30
     assert [str(i) for i in parallel.issues] == [str(i) for i in sequential.issues]

@@ -1,101 +1,129 @@
-"""While the first unit in flight is not ready, the importing process reads a unit no
-worker has started instead of waiting: each unit is read exactly once, by one process,
-and results still come in submission order."""
+"""``Readers``: worker processes fed through pipes of their own, and the importing process
+reading what no worker has been handed while it waits. Each unit is read exactly once,
+by one process, and results come in the order units were added. Real worker processes:
+a read here returns the process that read it."""
 
 from __future__ import annotations
 
-import threading
-from collections import deque
-from concurrent.futures import Future
+import os
+import signal
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from proctor.ingest import _reading
-from proctor.sources import ReadUnit, default_adapters
-
-Result = tuple[_reading.UnitTask, list[Any]]
+from proctor.ingest import _readers
+from proctor.ingest._readers import ReaderDied, Readers
 
 
-def _tasks(count: int) -> list[_reading.UnitTask]:
-    adapter = default_adapters()[0]
-    return [_reading.UnitTask(adapter, ReadUnit(Path(f"/nowhere/{n}.jsonl"))) for n in range(count)]
+def _read(task: tuple[str, float]) -> tuple[str, int]:
+    """A unit: its name and how long its reading takes."""
+    name, seconds = task
+    if seconds:
+        time.sleep(seconds)  # a long unit, as a worker sees it
+    if name == "fails":
+        raise ValueError("this unit cannot be read")
+    return name, os.getpid()
 
 
-def _take_all(window: deque[_reading._InFlight]) -> list[list[Any]]:
-    """Every unit's items, taken as the importer takes them."""
-    taken: list[list[Any]] = []
-    while window:
-        taken.append(list(_reading._next_result(window, None)[1]))
+def _take_all(readers: Readers[tuple[str, float], tuple[str, int]]) -> list[tuple[str, int]]:
+    taken: list[tuple[str, int]] = []
+    while readers:
+        taken.append(readers.next())
     return taken
 
 
-def _finish_by_workers(tasks: list[_reading.UnitTask], futures: list[Future[Result]]) -> None:
-    for task, future in zip(tasks, futures, strict=True):
-        if future.set_running_or_notify_cancel():
-            future.set_result((task, [f"worker:{task.unit.path.name}"]))
+def test_every_unit_is_read_once_and_taken_in_order() -> None:
+    names = [f"unit-{n}" for n in range(40)]
+    with Readers(2, _read, ahead=3) as readers:
+        taken: list[tuple[str, int]] = []
+        for name in names:
+            readers.add((name, 0.0))
+            if len(readers) >= 8:
+                taken.append(readers.next())
+        taken += _take_all(readers)
+    assert [name for name, _ in taken] == names
+    readers_seen = {pid for _, pid in taken}
+    assert len(readers_seen - {os.getpid()}) >= 1  # the workers read some
 
 
-@pytest.fixture
-def read_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The units this process reads (``_read_all`` stubbed: no files are opened)."""
-    read: list[str] = []
-
-    def fake(task: _reading.UnitTask, limits: object) -> Result:
-        read.append(task.unit.path.name)
-        return task, [f"here:{task.unit.path.name}"]
-
-    monkeypatch.setattr(_reading, "_read_all", fake)
-    return read
-
-
-def test_units_no_worker_started_are_read_here_in_order(read_here: list[str]) -> None:
-    tasks = _tasks(4)
-    futures: list[Future[Result]] = [Future() for _ in tasks]
-    window = deque(_reading._InFlight(t, f) for t, f in zip(tasks, futures, strict=True))
-    # An importer that waited for the workers would get their results, after a while.
-    late = threading.Timer(2.0, _finish_by_workers, (tasks, futures))
-    late.start()
-    try:
-        results = _take_all(window)
-    finally:
-        late.cancel()
-        late.join()
-    assert results == [[f"here:{n}.jsonl"] for n in range(4)]
-    assert read_here == [f"{n}.jsonl" for n in range(4)]
-    assert all(f.cancelled() for f in futures)  # no worker will read them too
+def test_the_importer_reads_what_no_worker_has_while_it_waits() -> None:
+    # One worker, handed one unit ahead: it sleeps on the first, so the importer reads
+    # every later unit itself rather than wait (and takes them in order afterwards).
+    with Readers(1, _read, ahead=1) as readers:
+        readers.add(("slow", 0.5))
+        for n in range(4):
+            readers.add((f"quick-{n}", 0.0))
+        taken = _take_all(readers)
+    assert [name for name, _ in taken] == ["slow", "quick-0", "quick-1", "quick-2", "quick-3"]
+    assert taken[0][1] != os.getpid()  # the worker's
+    assert {pid for _, pid in taken[1:]} == {os.getpid()}
 
 
-def test_a_started_unit_is_waited_for_and_later_ones_are_read_meanwhile(
-    read_here: list[str],
-) -> None:
-    tasks = _tasks(3)
-    futures: list[Future[Result]] = [Future() for _ in tasks]
-    assert futures[0].set_running_or_notify_cancel()  # a worker has the first unit
-    window = deque(_reading._InFlight(t, f) for t, f in zip(tasks, futures, strict=True))
-    # The worker finishes once both later units have been read here.
-    done = threading.Timer(0.05, lambda: futures[0].set_result((tasks[0], ["worker:0.jsonl"])))
-    done.start()
-    try:
-        results = _take_all(window)
-    finally:
-        done.join()
-    assert results == [
-        ["worker:0.jsonl"],
-        ["here:1.jsonl"],
-        ["here:2.jsonl"],
-    ]
-    assert read_here == ["1.jsonl", "2.jsonl"]  # never the worker's unit
+def test_a_worker_is_handed_units_up_to_its_weight_ahead() -> None:
+    # Ahead 3: the worker takes the units of weights 1 and 2, not the third; the importer
+    # reads that one.
+    with Readers(1, _read, ahead=3) as readers:
+        readers.add(("first", 0.3), 1)
+        readers.add(("second", 0.0), 2)
+        readers.add(("third", 0.0), 1)
+        taken = _take_all(readers)
+    worker = taken[0][1]
+    assert worker != os.getpid()
+    assert [pid for _, pid in taken] == [worker, worker, os.getpid()]
 
 
-def test_when_every_unit_is_started_the_first_is_waited_for(read_here: list[str]) -> None:
-    tasks = _tasks(2)
-    futures: list[Future[Result]] = [Future() for _ in tasks]
-    for future in futures:
-        assert future.set_running_or_notify_cancel()
-    window = deque(_reading._InFlight(t, f) for t, f in zip(tasks, futures, strict=True))
-    for task, future in zip(tasks, futures, strict=True):
-        future.set_result((task, [f"worker:{task.unit.path.name}"]))
-    assert _take_all(window) == [["worker:0.jsonl"], ["worker:1.jsonl"]]
-    assert read_here == []
+def test_a_unit_a_worker_cannot_read_stops_the_import_with_its_reason() -> None:
+    with Readers(1, _read, ahead=1) as readers:
+        readers.add(("fails", 0.0))
+        with pytest.raises(RuntimeError, match="ValueError: this unit cannot be read"):
+            readers.next()
+
+
+def test_a_worker_that_dies_is_named() -> None:
+    with Readers(1, _read, ahead=1) as readers:
+        readers.add(("long", 30.0))
+        worker = readers._readers[0].process
+        os.kill(worker.pid, signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(ReaderDied, match=r"exit code -9.*run it again"):
+            readers.next()
+    assert time.monotonic() - started < 10  # not the 30 s read
+
+
+def _fail_while_reading(processes: list[Any]) -> None:
+    with Readers(2, _read, ahead=1) as readers:
+        readers.add(("long", 30.0))
+        readers.add(("long", 30.0))
+        processes += [reader.process for reader in readers._readers]
+        raise KeyError("the writer failed")
+
+
+def test_leaving_by_an_exception_ends_the_workers_at_once() -> None:
+    started = time.monotonic()
+    processes: list[Any] = []
+    with pytest.raises(KeyError):
+        _fail_while_reading(processes)
+    assert len(processes) == 2
+    assert time.monotonic() - started < 10
+    assert not any(process.is_alive() for process in processes)
+
+
+def test_a_finished_import_lets_its_workers_exit() -> None:
+    with Readers(2, _read, ahead=1) as readers:
+        readers.add(("unit", 0.0))
+        processes = [reader.process for reader in readers._readers]
+        assert _take_all(readers) == [("unit", processes[0].pid)]
+    assert [process.exitcode for process in processes] == [0, 0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_GETPIPE_SZ is Linux's")
+def test_a_workers_result_pipe_holds_several_results() -> None:
+    import fcntl
+
+    limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    with Readers(1, _read, ahead=1) as readers:
+        room = fcntl.fcntl(readers._readers[0].results.fileno(), fcntl.F_GETPIPE_SZ)
+    assert room == min(_readers.RESULT_PIPE_BYTES, limit) > 64 * 1024

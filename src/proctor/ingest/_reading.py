@@ -2,13 +2,15 @@
 
 Parsing, redaction and fingerprinting are pure CPU work; writing is one SQLite writer.
 For large imports the work is split: worker processes read and prepare units while this
-process writes, with a bounded number of units in flight so memory stays flat. Results
+process writes and reads the units no worker has been handed (``_readers.Readers``), with
+a bounded number of units and bytes in flight so memory stays flat. Results
 come back in submission order, so an import writes the same things in the same order
 whether or not workers were used.
 
 Workers end with the process that started them, however it ends: killed with SIGKILL,
-the importing process cannot shut its pool down, and a worker blocked on its task pipe
-would wait forever (forked workers hold both ends of it). On Linux the kernel sends each
+the importing process cannot end its workers, and a worker blocked on its task pipe
+would wait forever (a later forked worker holds a copy of its writing end until it
+closes it). On Linux the kernel sends each
 worker SIGKILL when its parent dies (``PR_SET_PDEATHSIG``); everywhere a thread in each
 worker watches its parent and ends the worker within ``PARENT_WATCH_SECONDS`` of it.
 """
@@ -28,13 +30,13 @@ import signal
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
+from proctor.ingest._readers import Readers
 from proctor.sources import (
     Limits,
     ReadUnit,
@@ -62,8 +64,12 @@ PreparedItem = PreparedBundle | SourceIssue
 RowsItem = ConversationRows | SourceIssue
 """What a unit's reader hands the writer: each conversation as its rows, or an issue."""
 
-_WINDOW_PER_JOB = 8
-"""Units in flight per worker: enough that one large session does not idle the others."""
+_WINDOW_PER_JOB = 64
+"""Units in flight per reading process, at most: enough that the importer has units left
+to read itself while each worker has ``READ_AHEAD_BYTES`` in hand."""
+_WINDOW_BYTES_PER_JOB = 16 * 1024 * 1024
+"""Input in flight per reading process, at most: what the importer holds read and not yet
+written stays bounded however large the units."""
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 """Below this much input, starting worker processes costs more than it saves."""
@@ -257,7 +263,7 @@ def _arm_parent_death_signal() -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    """Exit at once (no cleanup: the pool's pipes may be dead) once ``parent`` is gone."""
+    """Exit at once (no cleanup: the pipes may be dead) once ``parent`` is gone."""
     while os.getppid() == parent:
         time.sleep(PARENT_WATCH_SECONDS)
     os._exit(1)
@@ -266,12 +272,12 @@ def _watch_parent(parent: int) -> None:
 IMPORTER_IS_A_READER = True
 """Whether ``jobs`` counts the importing process as one of the processes that read: then
 ``jobs - 1`` workers are started and the importer reads every unit none of them has
-started while it waits for the next result (``_next_result``), so ``jobs`` processes
+been handed while it waits for the next result (``Readers.next``), so ``jobs`` processes
 share the CPUs instead of ``jobs + 1`` (fewer units pickled and sent, one process less).
 Measured quietly on the 200 MB bench corpus, two rounds of five alternated pairs
 (``bench/ingest.py --compare-workers``, bench/results/ingest.md): 0.90x and 0.87x the
 peer's parse rate with it, 0.85x and 0.79x with ``jobs`` workers, nine pairs of ten.
-False: ``jobs`` workers, the importer reading only what they have not started when it
+False: ``jobs`` workers, the importer reading only what they have not been handed when it
 would wait."""
 
 
@@ -290,6 +296,23 @@ def auto_jobs(total_bytes: int) -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
+READ_AHEAD_BYTES = 4 * 1024 * 1024
+"""Input a worker is handed ahead of the results the importer has taken (``Readers``):
+about a tenth of a second of reading, longer than the importer spends between two
+hand-outs (reading a unit itself, up to a few megabytes, or committing a batch), so the
+worker does not wait for work. The bench corpus's largest unit is 2.8 MB."""
+
+
+def _unit_bytes(task: UnitTask) -> float:
+    """The bytes of ``task``'s files as they are now (0 for a file gone: its reader
+    reports it)."""
+    size = 0
+    for path in task.unit.paths:
+        with suppress(OSError):
+            size += path.stat().st_size
+    return size
+
+
 def prepared_units(
     tasks: Iterable[UnitTask], limits: Limits | None, jobs: int
 ) -> Iterator[tuple[UnitTask, Iterable[RowsItem]]]:
@@ -302,54 +325,19 @@ def prepared_units(
             yield task, read_rows(task.adapter, task.unit, limits)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    window: deque[_InFlight] = deque()
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context(method),
+    read = partial(_read_all, limits=limits)
+    window_bytes = _WINDOW_BYTES_PER_JOB * jobs
+    with Readers(
+        workers,
+        read,
+        ahead=READ_AHEAD_BYTES,
         initializer=start_worker,
         initargs=(os.getpid(),),
-    ) as pool:
+        method=method,
+    ) as readers:
         for task in tasks:
-            window.append(_InFlight(task, pool.submit(_read_all, task, limits)))
-            if len(window) >= _WINDOW_PER_JOB * jobs:
-                yield _next_result(window, limits)
-        while window:
-            yield _next_result(window, limits)
-
-
-class _InFlight:
-    """A unit handed to the workers, and its result once this process has read it instead
-    (``_next_result``)."""
-
-    __slots__ = ("future", "result", "task")
-
-    def __init__(self, task: UnitTask, future: Future[tuple[UnitTask, list[RowsItem]]]) -> None:
-        self.task = task
-        self.future = future
-        self.result: tuple[UnitTask, list[RowsItem]] | None = None
-
-    def take(self, limits: Limits | None) -> bool:
-        """Read the unit here if no worker has started it (its future is cancelled, so
-        none will); False when one has."""
-        if self.result is not None or not self.future.cancel():
-            return False
-        self.result = _read_all(self.task, limits)
-        return True
-
-
-def _next_result(
-    window: deque[_InFlight], limits: Limits | None
-) -> tuple[UnitTask, list[RowsItem]]:
-    """The first unit's result. While it is not ready, this process reads a unit that no
-    worker has started yet instead of waiting (the first itself when it is one, else the
-    next one): the importing process would otherwise sit idle, and a unit read here is
-    neither pickled nor sent. Every unit is read by exactly one process, with the same
-    function, and results are taken in order."""
-    first = window[0]
-    while first.result is None and not first.future.done():
-        if first.take(limits):
-            break
-        if not any(later.take(limits) for later in window):
-            break  # every unit in flight is being read: wait for the first
-    window.popleft()
-    return first.result if first.result is not None else first.future.result()
+            readers.add(task, _unit_bytes(task))
+            if len(readers) >= _WINDOW_PER_JOB * jobs or readers.weight >= window_bytes:
+                yield readers.next()
+        while readers:
+            yield readers.next()
