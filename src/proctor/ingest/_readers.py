@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar
 
 try:
     import fcntl
-except ImportError:  # not on Windows: results then wait in the default pipe
+except ImportError:  # Windows has none: results wait in a pipe of the default size
     fcntl = None  # type: ignore[assignment]
 
 TaskT = TypeVar("TaskT")
@@ -128,9 +128,10 @@ class Readers(Generic[TaskT, ResultT]):
         initializer: Callable[..., None] | None,
         initargs: Sequence[Any],
     ) -> _Reader:
-        task_out, task_in = context.Pipe(duplex=False)
-        result_out, result_in = context.Pipe(duplex=False)
-        _widen(result_in)
+        # Each pipe is (receiving end, sending end).
+        worker_tasks, tasks = context.Pipe(duplex=False)
+        results, worker_results = context.Pipe(duplex=False)
+        _widen(worker_results)
         # A forked worker holds copies of this process's ends of the earlier workers'
         # pipes: it closes them, so an earlier worker's pipes end when this process ends.
         inherited = (
@@ -140,16 +141,27 @@ class Readers(Generic[TaskT, ResultT]):
         )
         process = context.Process(
             target=_serve,
-            args=(task_out, result_in, self._read, initializer, tuple(initargs), inherited),
+            args=(
+                worker_tasks,
+                worker_results,
+                self._read,
+                initializer,
+                tuple(initargs),
+                inherited,
+            ),
             name="proctor-reader",
             daemon=True,
         )
         try:
             process.start()
-        finally:
-            task_out.close()
-            result_in.close()
-        return _Reader(process, task_in, result_out)
+        except BaseException:
+            tasks.close()
+            results.close()
+            raise
+        finally:  # the worker's ends are the worker's
+            worker_tasks.close()
+            worker_results.close()
+        return _Reader(process, tasks, results)
 
     def __enter__(self) -> Readers[TaskT, ResultT]:
         return self
