@@ -2,7 +2,8 @@
 
 Imports a small file first (imports and compiled statements warm), then the corpus into
 a fresh SQLite file, and prints the CPU time of this process (its threads included) and
-of its worker processes, and the peak RSS of each (the importer's includes the warm-up). Run it alternately with ``PYTHONPATH`` pointing at each tree:
+of its worker processes, the cores they kept busy on average (CPU seconds over wall
+seconds: how well the work was spread), and the peak RSS of each (the importer's includes the warm-up). Run it alternately with ``PYTHONPATH`` pointing at each tree:
 
     PYTHONPATH=/tmp/base/src python bench/ingest_cpu.py bench/.corpus/50mb --jobs 2
     PYTHONPATH=src python bench/ingest_cpu.py bench/.corpus/50mb --jobs 2
@@ -56,9 +57,10 @@ def main() -> None:
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         workers = resource.getrusage(resource.RUSAGE_CHILDREN)
         store.close()
+    worker_cpu = workers.ru_utime + workers.ru_stime
     print(
         f"load {load}: importer {cpu:.2f} CPU s, workers "
-        f"{workers.ru_utime + workers.ru_stime:.2f} CPU s, {wall:.1f} s wall, "
+        f"{worker_cpu:.2f} CPU s, {wall:.2f} s wall, {(cpu + worker_cpu) / wall:.2f} cores busy, "
         f"{report.conversations} conversations, {len(report.errors)} errors; peak RSS "
         f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB importer, "
         f"{workers.ru_maxrss / 1024:.0f} MB largest worker"
