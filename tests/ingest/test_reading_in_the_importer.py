@@ -53,7 +53,7 @@ def test_the_importer_reads_what_no_worker_has_while_it_waits() -> None:
     # One worker, handed one unit ahead: it sleeps on the first, so the importer reads
     # every later unit itself rather than wait (and takes them in order afterwards).
     with Readers(1, _read, ahead=1) as readers:
-        readers.add(("slow", 0.5))
+        readers.add(("slow", 1.0))
         for n in range(4):
             readers.add((f"quick-{n}", 0.0))
         taken = _take_all(readers)
@@ -66,7 +66,7 @@ def test_a_worker_is_handed_units_up_to_its_weight_ahead() -> None:
     # Ahead 3: the worker takes the units of weights 1 and 2, not the third; the importer
     # reads that one.
     with Readers(1, _read, ahead=3) as readers:
-        readers.add(("first", 0.3), 1)
+        readers.add(("first", 1.0), 1)
         readers.add(("second", 0.0), 2)
         readers.add(("third", 0.0), 1)
         taken = _take_all(readers)
