@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,35 @@ def test_a_workers_result_pipe_holds_several_results() -> None:
     with Readers(1, _read, ahead=1) as readers:
         room = fcntl.fcntl(readers._readers[0].results.fileno(), fcntl.F_GETPIPE_SZ)
     assert room == min(_readers.RESULT_PIPE_BYTES, limit) > 64 * 1024
+
+
+def _large(task: tuple[str, str]) -> tuple[str, bytes]:
+    """A unit whose result is larger than a widened result pipe."""
+    return task[0], b"x" * 3_000_000
+
+
+def test_large_units_with_larger_results_never_stall_the_pipes() -> None:
+    # Units of 20 KB pickled (a session with hundreds of sub-agent files) and of no
+    # weight (handed ahead without limit but the pipe's room): a worker waiting to send
+    # a 3 MB result, and an importer waiting to write into its full unit pipe, would
+    # each wait for the other.
+    taken: list[str] = []
+    processes: list[Any] = []
+
+    def run() -> None:
+        with Readers(1, _large, ahead=1) as readers:
+            processes.extend(reader.process for reader in readers._readers)
+            for n in range(40):
+                readers.add((f"unit-{n}", "p" * 20_000), 0)
+            while readers:
+                taken.append(readers.next()[0])
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    stalled = thread.is_alive()
+    if stalled:  # end the worker, so the stalled thread does not outlive the test
+        for process in processes:
+            process.kill()
+    assert not stalled
+    assert taken == [f"unit-{n}" for n in range(40)]

@@ -17,6 +17,13 @@ from a full pipe, about a sixth of its time. Here a worker's result pipe is wide
 ``RESULT_PIPE_BYTES`` (Linux), so a worker does not wait for the importer to read a
 result either: the importer takes it when it needs it.
 
+The importer never waits to write a unit into a worker's pipe: the units a worker holds
+(handed, result not yet taken) fit in its pipe's room, in their pickled bytes, except for
+a single unit handed to a worker that holds nothing (which reads it at once). Otherwise a
+worker waiting to send a result larger than its pipe's room, and an importer waiting to
+write into the worker's full unit pipe, would each wait for the other: a session with
+hundreds of sub-agent files is a large unit to pickle, and its result megabytes.
+
 Tasks are never None: None in a worker's pipe tells it to end.
 """
 
@@ -28,6 +35,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
 try:
@@ -41,6 +49,12 @@ ResultT = TypeVar("ResultT")
 RESULT_PIPE_BYTES = 1 << 20
 """Size asked for each worker's result pipe (Linux's default limit for an unprivileged
 process): about ten results of the bench corpus (44 MB for 448 units)."""
+UNIT_PIPE_ROOM = 16 * 1024
+"""The room assumed in a worker's unit pipe where the system does not say (Linux's is
+64 KB, asked with ``F_GETPIPE_SZ``; macOS starts a pipe at 16 KB)."""
+_HEADER_BYTES = 8
+"""What ``Connection.send_bytes`` writes before a message, at most below 2 GB (4 bytes)
+with room to spare."""
 END_WAIT_SECONDS = 10.0
 """How long an import that ended normally waits for its workers to exit before it ends
 them."""
@@ -62,11 +76,16 @@ class _Failed:
 class _Slot(Generic[TaskT, ResultT]):
     """A unit in flight: not handed to anyone yet, handed to a worker, or done."""
 
-    __slots__ = ("done", "reader", "result", "task", "weight")
+    __slots__ = ("done", "pickled", "reader", "result", "size", "task", "weight")
 
     def __init__(self, task: TaskT, weight: float) -> None:
         self.task = task
         self.weight = weight
+        self.pickled: bytes | None = None
+        """The task as it is written into a worker's pipe, from when it is about to be
+        until it is."""
+        self.size = 0
+        """The bytes it took in the pipe."""
         self.reader: _Reader | None = None
         self.done = False
         self.result: ResultT | None = None
@@ -75,7 +94,7 @@ class _Slot(Generic[TaskT, ResultT]):
 class _Reader:
     """One worker process, its two pipes and the units it has been handed, in order."""
 
-    __slots__ = ("assigned", "in_hand", "process", "results", "tasks")
+    __slots__ = ("assigned", "in_hand", "pipe_bytes", "pipe_room", "process", "results", "tasks")
 
     def __init__(self, process: Any, tasks: Connection, results: Connection) -> None:
         self.process = process
@@ -84,6 +103,10 @@ class _Reader:
         self.assigned: deque[_Slot[Any, Any]] = deque()
         self.in_hand = 0.0
         """The weight of ``assigned``."""
+        self.pipe_bytes = 0
+        """The bytes ``assigned`` took in the unit pipe (at most what is still in it)."""
+        self.pipe_room = _room(tasks)
+        """The bytes the unit pipe holds."""
 
 
 class Readers(Generic[TaskT, ResultT]):
@@ -214,16 +237,25 @@ class Readers(Generic[TaskT, ResultT]):
         readers = self._readers
         while waiting and readers:
             reader = min(readers, key=_in_hand)
-            if reader.assigned and reader.in_hand >= self._ahead:
+            slot = waiting[0]
+            if slot.pickled is None:
+                slot.pickled = bytes(ForkingPickler.dumps(slot.task))
+            size = len(slot.pickled) + _HEADER_BYTES
+            if reader.assigned and (
+                reader.in_hand >= self._ahead or reader.pipe_bytes + size > reader.pipe_room
+            ):
                 return
-            slot = waiting.popleft()
+            waiting.popleft()
             try:
-                reader.tasks.send(slot.task)
+                reader.tasks.send_bytes(slot.pickled)
             except OSError as exc:
                 raise self._died(reader) from exc
+            slot.pickled = None
+            slot.size = size
             slot.reader = reader
             reader.assigned.append(slot)
             reader.in_hand += slot.weight
+            reader.pipe_bytes += size
 
     def _collect(self) -> None:
         """Take every result a worker has finished sending, without waiting."""
@@ -241,6 +273,7 @@ class Readers(Generic[TaskT, ResultT]):
             raise RuntimeError(f"a worker process could not read a unit: {value.reason}")
         slot = reader.assigned.popleft()
         reader.in_hand -= slot.weight
+        reader.pipe_bytes -= slot.size
         slot.result = value
         slot.done = True
 
@@ -278,6 +311,16 @@ def _done(slot: _Slot[Any, Any]) -> bool:
 
 def _in_hand(reader: _Reader) -> float:
     return reader.in_hand
+
+
+def _room(connection: Connection) -> int:
+    """The bytes ``connection``'s pipe holds, where the system says (Linux), else
+    ``UNIT_PIPE_ROOM``."""
+    asking = getattr(fcntl, "F_GETPIPE_SZ", None) if fcntl is not None else None
+    if asking is not None:
+        with contextlib.suppress(OSError):
+            return int(fcntl.fcntl(connection.fileno(), asking))
+    return UNIT_PIPE_ROOM
 
 
 def _widen(connection: Connection) -> None:
