@@ -26,6 +26,7 @@ from proctor.ingest._reading import (
     fewer_collections,
     legacy_unit_digest,
     prepared_units,
+    unit_bytes,
     unit_digest,
 )
 from proctor.sources import (
@@ -204,7 +205,7 @@ def ingest_plan(
     report.interrupted = store.mark_interrupted_imports()
     report.import_id = store.begin_import(paths, format_name=format_name, project=project)
     if jobs is None:
-        jobs = auto_jobs(sum(p.stat().st_size for _, unit in plan.units for p in unit.paths))
+        jobs = auto_jobs(sum(unit_bytes(unit) for _, unit in plan.units))
     status = "failed"
     try:
         with fewer_collections(), _Batches(store) as batches:

@@ -303,11 +303,11 @@ hand-outs (reading a unit itself, up to a few megabytes, or committing a batch),
 worker does not wait for work. The bench corpus's largest unit is 2.8 MB."""
 
 
-def _unit_bytes(task: UnitTask) -> float:
-    """The bytes of ``task``'s files as they are now (0 for a file gone: its reader
+def unit_bytes(unit: ReadUnit) -> int:
+    """The bytes of ``unit``'s files as they are now (0 for a file gone: its reader
     reports it)."""
     size = 0
-    for path in task.unit.paths:
+    for path in unit.paths:
         with suppress(OSError):
             size += path.stat().st_size
     return size
@@ -336,7 +336,7 @@ def prepared_units(
         method=method,
     ) as readers:
         for task in tasks:
-            readers.add(task, _unit_bytes(task))
+            readers.add(task, unit_bytes(task.unit))
             if len(readers) >= _WINDOW_PER_JOB * jobs or readers.weight >= window_bytes:
                 yield readers.next()
         while readers:
