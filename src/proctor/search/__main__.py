@@ -2,9 +2,10 @@
 
 Opens the store it was handed (``PROCTOR_INDEX_SQLITE``, else the configured one), takes
 the store's indexer lock (another indexer holds it: nothing to do), brings the full text
-up to date, embeds every document without a vector, and exits. ``--progress`` prints a
-line per written chunk (``embedded N of M``) for whoever watches; otherwise nothing is
-printed (nobody is reading). Killed at any point, it leaves whole chunks behind.
+up to date, builds the common words' postings when due (``_postings.py``), embeds every
+document without a vector, and exits. ``--progress`` prints a line per written chunk
+(``embedded N of M``) for whoever watches; otherwise nothing is printed (nobody is
+reading). Killed at any point, it leaves whole chunks behind.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from proctor.search._embed import embed_pending
 from proctor.search._encoder import load_encoder
 from proctor.search._handoff import SQLITE_VARIABLE, IndexerLock
 from proctor.search._index import index_full_text
+from proctor.search._postings import refresh_postings
 from proctor.store import open_store
 
 
@@ -36,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         if not lock.acquire():
             return 0
         index_full_text(store)
+        refresh_postings(store)
         encoder = load_encoder()
         if encoder is None:
             return 0

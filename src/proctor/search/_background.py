@@ -30,6 +30,7 @@ from proctor.search._embed import embed_pending
 from proctor.search._encoder import TextEncoder
 from proctor.search._handoff import IndexerLock
 from proctor.search._index import IndexReport, index_full_text
+from proctor.search._postings import refresh_postings
 from proctor.search._status import IndexStatus
 from proctor.search._write import Encoder, resolve_encoder
 from proctor.store import SqlStore
@@ -207,6 +208,8 @@ class BackgroundIndexer:
                 with self._full_text:
                     report = index_full_text(self._open())
                 self._passed(report)
+                if not self._stop.is_set():
+                    self._refresh_postings(self._open())
                 if encoder == "unloaded":
                     encoder = resolve_encoder(self._encoder_choice)
                 if encoder is not None and not self._stop.is_set():
@@ -243,6 +246,14 @@ class BackgroundIndexer:
         with self._changed:
             self._error = f"{type(exc).__name__}: {exc}"
             self._changed.notify_all()
+
+    def _refresh_postings(self, store: SqlStore) -> None:
+        """Build the common words' postings when due (``_postings.py``), holding the
+        store's indexer lock (another process's indexer at work: its turn)."""
+        if self._lock is None:
+            self._lock = IndexerLock(store)
+        if self._lock.acquire():
+            refresh_postings(store, should_stop=self._stop.is_set)
 
     def _embed_slice(self, store: SqlStore, encoder: TextEncoder) -> bool:
         """Embed for a while; True when documents are left and progress was made. Another

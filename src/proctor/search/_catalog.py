@@ -126,6 +126,11 @@ _loading = threading.Lock()
 
 
 def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
+    """The index's signature (``index_signature``) and the encoder's name."""
+    return (*index_signature(connection), model)
+
+
+def index_signature(connection: Connection) -> tuple[Any, ...]:
     """Changes whenever a document is added or removed, or vectors are added.
 
     A replaced document is deleted and inserted again, so it gets a new, higher row id;
@@ -148,7 +153,7 @@ def _signature(connection: Connection, model: str) -> tuple[Any, ...]:
         ).scalar_one_or_none()
         return (held, last, generation)
 
-    return (*unless_changed(connection, "catalog signature", counted), model)
+    return unless_changed(connection, "catalog signature", counted)
 
 
 def load_catalog(store: ReadStore, encoder: TextEncoder) -> Catalog:

@@ -9,7 +9,7 @@ best ``limit`` while scoring far fewer, exactly:
 - BM25 is a sum over the query's words, each term ``idf · f·(k1 + 1) / (f + K)`` with
   ``K > 0``: a word adds less than ``U = idf · (k1 + 1)`` to any document, so a document
   holding exactly the words ``T`` scores below ``U(T)``, the sum of their bounds
-  (``idf`` as FTS5 computes it: ``_idf``; the document frequencies are counted, once per
+  (``idf`` as FTS5 computes it: ``fts5_idf``; the document frequencies are counted, once per
   version of the data: ``_unchanged.py``).
 - The documents holding a rarer word ``p`` with a commoner one (and no rarer word) are
   ``p AND (the commoner ones) NOT (the rarer ones)``, and those holding one word alone
@@ -103,7 +103,7 @@ def best_matches(
     frequencies = [_frequency(connection, term) for term in terms]
     if sum(frequencies) < below:
         return everything(or_expression(terms))
-    bounds = [_idf(rows, n) * (K1 + 1) for n in frequencies]
+    bounds = [fts5_idf(rows, n) * (K1 + 1) for n in frequencies]
     best: dict[int, Sequence[Any]] = {}
     groups = _groups(terms, frequencies, bounds)
     for done, (expression, bound) in enumerate(groups):
@@ -162,7 +162,7 @@ def _groups(
     return groups
 
 
-def _idf(rows: int, frequency: int) -> float:
+def fts5_idf(rows: int, frequency: int) -> float:
     """FTS5's BM25 inverse document frequency (``fts5_aux.c``: never below 1e-6)."""
     idf = math.log((rows - frequency + 0.5) / (frequency + 0.5))
     return idf if idf > 0 else 1e-6
@@ -231,3 +231,15 @@ def _varint(data: bytes) -> int | None:
         if not byte & 0x80:
             return value
     return None
+
+
+def varints(data: bytes) -> list[int]:
+    """The SQLite variable-length integers of ``data`` (FTS5's records: ``docsize``, each
+    column's tokens; the averages record, the rows and then each column's tokens)."""
+    values, value = [], 0
+    for byte in data:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            values.append(value)
+            value = 0
+    return values

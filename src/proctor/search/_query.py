@@ -87,9 +87,16 @@ from proctor.search._catalog import Catalog, holds_vectors, load_catalog
 from proctor.search._documents import SourceRef
 from proctor.search._embed import count_embedded
 from proctor.search._encoder import TextEncoder, missing_embeddings
-from proctor.search._fts5_top import TermRows, best_matches, term_rows
+from proctor.search._fts5_top import (
+    EXHAUSTIVE_BELOW,
+    TermRows,
+    best_matches,
+    term_rows,
+    varints,
+)
 from proctor.search._index import freshness
 from proctor.search._one_thread import blas_on_one_thread
+from proctor.search._postings import ranked as postings_ranked
 from proctor.search._spare import spare_core
 from proctor.search._status import IndexStatus
 from proctor.search._temporal import RERANK_DEPTH, TimeWindow, asks_when, named_window, time_bonus
@@ -518,6 +525,10 @@ def _fts5(
 
         return rank
 
+    if whole and catalog is not None:
+        kept = _by_postings(connection, terms, catalog)
+        if kept is not None:
+            return _placed_matches(connection, kept, catalog)
     split = _split_at(connection, terms, catalog) if whole else None
     rank = ranking(ranked) if split is None else _halves(connection, ranked.text, split)
     best = best_matches(
@@ -530,6 +541,19 @@ def _fts5(
     if not best or len(best[0]) > 2:  # already with their documents' places
         return _matches_of(best)
     return _placed_matches(connection, [(int(row[0]), float(row[1])) for row in best], catalog)
+
+
+def _by_postings(
+    connection: Connection, terms: Sequence[str], catalog: Catalog
+) -> list[tuple[int, float]] | None:
+    """The best ``CANDIDATES`` matches ranked from the common words' postings
+    (``_postings.py``: the same documents and scores, in numpy; "git commit" on the 1 GB
+    store 6 ms of CPU against 29 ms in FTS5), where the query's words are held by at least
+    ``EXHAUSTIVE_BELOW`` documents in all (below, FTS5 ranks in a few milliseconds) and
+    the postings can rank them; else None."""
+    if sum(term_rows(connection, term).frequency for term in terms) < EXHAUSTIVE_BELOW:
+        return None
+    return postings_ranked(connection, terms, catalog, CANDIDATES, CONTEXT_WEIGHT)
 
 
 SPLIT_FROM = 20_000
@@ -609,7 +633,7 @@ def _middle(connection: Connection, catalog: Catalog) -> int:
         ).all()
     except SQLAlchemyError:  # no lengths kept: the middle document
         sampled = []
-    weights = [(int(row_id), math.sqrt(sum(_varints(bytes(sizes))))) for row_id, sizes in sampled]
+    weights = [(int(row_id), math.sqrt(sum(varints(bytes(sizes))))) for row_id, sizes in sampled]
     total = sum(weight for _, weight in weights)
     below = 0.0
     for row_id, weight in weights:
@@ -620,18 +644,6 @@ def _middle(connection: Connection, catalog: Catalog) -> int:
     with _middle_lock:
         _middle_of = (weakref.ref(rows), middle)
     return middle
-
-
-def _varints(data: bytes) -> list[int]:
-    """The SQLite variable-length integers of ``data`` (a ``docsize`` record: each column's
-    tokens)."""
-    values, value = [], 0
-    for byte in data:
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            values.append(value)
-            value = 0
-    return values
 
 
 _FTS_STATE = text("SELECT id, block FROM search_fts_data WHERE id IN (1, 10) ORDER BY id")
