@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -93,9 +94,9 @@ def _queries() -> Iterator[list[str]]:
 
 
 def _assert_same(
-    connection: Connection, catalog: Catalog, terms: list[str], limit: int
+    connection: Connection, catalog: Catalog | None, terms: list[str], limit: int
 ) -> list[tuple[int, float]]:
-    got = _postings.ranked(connection, terms, catalog, limit, WEIGHT)
+    got = _postings.ranked(connection, terms, limit, WEIGHT, catalog)
     assert got is not None, terms
     every = _exhaustive(connection, terms)
     exhaustive = dict(every)
@@ -191,22 +192,41 @@ def test_documents_added_and_removed_since_the_build_rank_as_fts5_does(
             assert not set(removed) & {row_id for row_id, _ in got}
 
 
-def test_a_catalog_of_another_state_of_the_index_is_not_used(corpus: SqlStore) -> None:
+@pytest.mark.parametrize("catalog_held", ["none", "stale", "current"])
+def test_without_a_current_catalog_the_index_tells_which_documents_are_left(
+    corpus: SqlStore, catalog_held: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No catalog (full text only, a one-off search) or one of an earlier state of the
+    index: removed documents are left out by asking the index, also when most of the
+    best ones were removed."""
+    monkeypatch.setattr(_postings, "REFRESH_SHARE", 1.0)
     _postings.refresh_postings(corpus)
-    catalog = load_catalog(corpus, WordEncoder())
-    write(corpus, dialogue("later", _turns(random.Random(6), 10)))
-    index_full_text(corpus)
+    stale = load_catalog(corpus, WordEncoder())
     with corpus.repos.search.read() as connection:
-        assert _postings.ranked(connection, ["w00x", "w01x"], catalog, 10, WEIGHT) is None
-    with corpus.repos.search.read() as connection:
-        fresh = load_catalog(corpus, WordEncoder())
-        assert _postings.ranked(connection, ["w00x", "w01x"], fresh, 10, WEIGHT) is not None
+        best = _postings.ranked(connection, ["w00x", "w01x"], 60, WEIGHT)
+        assert best is not None
+    removed = [row_id for row_id, _ in best[:50]]
+    with corpus.repos.search.write() as connection:
+        delete_rows(connection, removed)
+    catalog: Catalog | None = None
+    if catalog_held == "stale":
+        catalog = stale
+    elif catalog_held == "current":
+        catalog = load_catalog(corpus, WordEncoder())
+    asked: list[int] = []
+    present = _postings._present
 
+    def counted(*args: Any) -> Any:
+        asked.append(1)
+        return present(*args)
 
-def test_without_postings_nothing_is_ranked_from_them(corpus: SqlStore) -> None:
-    catalog = load_catalog(corpus, WordEncoder())
+    monkeypatch.setattr(_postings, "_present", counted)
     with corpus.repos.search.read() as connection:
-        assert _postings.ranked(connection, ["w00x", "w01x"], catalog, 10, WEIGHT) is None
+        for terms in (["w00x", "w01x"], ["w00x"], ["w02x", "w18x", "w07x"]):
+            for limit in (5, 20, 200):
+                got = _assert_same(connection, catalog, terms, limit)
+                assert not set(removed) & {row_id for row_id, _ in got}
+    assert bool(asked) == (catalog_held != "current")  # a current catalog tells
 
 
 def test_the_postings_are_built_when_due_and_dropped_when_the_index_is_small(

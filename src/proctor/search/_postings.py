@@ -16,9 +16,10 @@ statistics of the whole index. This module keeps those for the words held by at 
 A row id's text never changes (``_write.py``: a replaced document gets a new, higher row
 id, and SQLite's AUTOINCREMENT never reuses one), so what is kept stays right for every
 document up to ``through`` still in the index. ``ranked`` then scores, for a search over
-the whole index whose catalog is the index's state (``Catalog.signature``), the documents
-up to ``through`` still held in numpy, and those above it with FTS5 itself, and merges
-the two: the same best documents with the same scores as FTS5's own ranking, bit for bit
+the whole index, the documents up to ``through`` in numpy and those above it with FTS5
+itself, and merges the two (which documents up to ``through`` are still indexed: from a
+server's catalog when it holds the index the search sees, else asked of the index for the
+best ones): the same best documents with the same scores as FTS5's own ranking, bit for bit
 (FTS5's operations in its order: the weighted frequency summed body first, one instance
 at a time, ``_weighted``; IDFs from the index's current counts; ties by row id).
 ``tests/search/test_postings.py`` holds the two equal. A word no row keeps (a rare one,
@@ -55,6 +56,7 @@ from proctor.search._fts5_top import (
     term_rows,
     varints,
 )
+from proctor.search._write import IN_CLAUSE, chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -239,15 +241,16 @@ def _read_counts(
 def ranked(
     connection: Connection,
     terms: Sequence[str],
-    catalog: Catalog,
     limit: int,
     context_weight: float,
+    catalog: Catalog | None = None,
 ) -> list[tuple[int, float]] | None:
     """The best ``limit`` documents of the whole index holding any of ``terms``, by
     ``-bm25(search_fts, 1.0, context_weight)`` of ``or_expression(terms)`` (higher is
-    better; ties by row id), as (row id, score); None when the postings cannot rank them:
-    none kept, a word that is not one token, or ``catalog`` not the index this
-    transaction sees (its documents tell which kept row ids are still there)."""
+    better; ties by row id), as (row id, score); None when the postings cannot rank them
+    (none kept, or a word that is not one token). Which kept row ids are still indexed:
+    from ``catalog`` when it holds the index this transaction sees, else asked of the
+    index for the best ones (``_present``)."""
     import numpy as np
 
     stems = [_stem(term) for term in terms]
@@ -263,17 +266,16 @@ def ranked(
         )
     }
     lengths_row = kept.get(LENGTHS)
-    if lengths_row is None or not _current(connection, catalog):
+    statistics = _statistics(connection)
+    if lengths_row is None or statistics is None:
         return None
     through = int(lengths_row[1])
     lengths = np.frombuffer(lengths_row[3], dtype="<u4")
     if len(lengths) != through + 1:
         return None
-    statistics = _statistics(connection)
-    if statistics is None:
-        return None
     rows, average = statistics
-    alive = _alive(catalog, through)
+    held = catalog is not None and _current(connection, catalog)
+    alive = _alive(catalog, through) if catalog is not None and held else None
     scores = np.zeros(through + 1, dtype=np.float64)
     for term, stem in zip(terms, stems, strict=True):
         assert stem is not None
@@ -281,15 +283,16 @@ def ranked(
         if found is None:
             continue
         row_ids, body, context = found
-        present = alive[row_ids]
-        row_ids = row_ids[present]
-        frequency = _weighted(body[present], context[present], context_weight)
+        if alive is not None:
+            present = alive[row_ids]
+            row_ids, body, context = row_ids[present], body[present], context[present]
+        frequency = _weighted(body, context, context_weight)
         size = lengths[row_ids].astype(np.float64)
         idf = fts5_idf(rows, term_rows(connection, term).frequency)
         scores[row_ids] += idf * (
             (frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * size / average))
         )
-    best = _best(scores, limit)
+    best = _best(scores, limit) if alive is not None else _present(connection, scores, limit)
     above = connection.execute(
         text(
             f"SELECT rowid, -bm25(search_fts, 1.0, {context_weight}) AS score FROM search_fts "
@@ -303,6 +306,28 @@ def ranked(
     merged = best + [(int(row[0]), float(row[1])) for row in above]
     merged.sort(key=lambda row: (-row[1], row[0]))
     return merged[:limit]
+
+
+_EXISTING = text("SELECT id FROM search_fts_docsize WHERE id IN ({ids})")
+
+
+def _present(
+    connection: Connection, scores: NDArray[np.float64], limit: int
+) -> list[tuple[int, float]]:
+    """``_best`` among the documents still indexed: the best are asked for, twice as many
+    as wanted, and more while too many of them were removed since the postings' build
+    (a tenth of the index at most, ``REFRESH_SHARE``)."""
+    asked = 2 * limit
+    while True:
+        best = _best(scores, asked)
+        existing: set[int] = set()
+        for chunk in chunks([row_id for row_id, _ in best], IN_CLAUSE):
+            statement = text(_EXISTING.text.format(ids=", ".join(str(int(i)) for i in chunk)))
+            existing.update(int(row[0]) for row in connection.execute(statement))
+        kept = [item for item in best if item[0] in existing]
+        if len(kept) >= limit or len(best) < asked:
+            return kept[:limit]
+        asked *= 4
 
 
 def _postings(

@@ -525,7 +525,7 @@ def _fts5(
 
         return rank
 
-    if whole and catalog is not None:
+    if whole:
         kept = _by_postings(connection, terms, catalog)
         if kept is not None:
             return _placed_matches(connection, kept, catalog)
@@ -544,7 +544,7 @@ def _fts5(
 
 
 def _by_postings(
-    connection: Connection, terms: Sequence[str], catalog: Catalog
+    connection: Connection, terms: Sequence[str], catalog: Catalog | None
 ) -> list[tuple[int, float]] | None:
     """The best ``CANDIDATES`` matches ranked from the common words' postings
     (``_postings.py``: the same documents and scores, in numpy; "git commit" on the 1 GB
@@ -553,7 +553,7 @@ def _by_postings(
     the postings can rank them; else None."""
     if sum(term_rows(connection, term).frequency for term in terms) < EXHAUSTIVE_BELOW:
         return None
-    return postings_ranked(connection, terms, catalog, CANDIDATES, CONTEXT_WEIGHT)
+    return postings_ranked(connection, terms, CANDIDATES, CONTEXT_WEIGHT, catalog)
 
 
 SPLIT_FROM = 20_000
