@@ -229,6 +229,17 @@ def test_without_a_current_catalog_the_index_tells_which_documents_are_left(
     assert bool(asked) == (catalog_held != "current")  # a current catalog tells
 
 
+def test_a_store_without_the_postings_table_ranks_with_fts5(corpus: SqlStore) -> None:
+    """A store opened read-only by a Proctor newer than its schema (no upgrade): no
+    postings table, and the search ranks as before."""
+    with corpus.repos.search.write() as connection:
+        connection.execute(text("DROP TABLE search_fts_postings"))
+    with corpus.repos.search.read() as connection:
+        assert _postings.ranked(connection, ["w00x", "w01x"], 10, WEIGHT) is None
+    hits = run_search(corpus, "w00x w01x", encoder=None, limit=5).hits
+    assert len(hits) == 5
+
+
 def test_the_postings_are_built_when_due_and_dropped_when_the_index_is_small(
     corpus: SqlStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 
 from proctor.search._catalog import Catalog, index_signature
 from proctor.search._fts5_top import (
@@ -258,13 +259,16 @@ def ranked(
         return None
     wanted = sorted({LENGTHS, *(stem for stem in stems if stem is not None)})
     placeholders = ", ".join(f":t{i}" for i in range(len(wanted)))
-    kept = {
-        str(row[0]): row
-        for row in connection.execute(
-            text(_KEPT.text.format(terms=placeholders)),
-            {f"t{i}": word for i, word in enumerate(wanted)},
-        )
-    }
+    try:
+        kept = {
+            str(row[0]): row
+            for row in connection.execute(
+                text(_KEPT.text.format(terms=placeholders)),
+                {f"t{i}": word for i, word in enumerate(wanted)},
+            )
+        }
+    except OperationalError:  # a store opened read-only before migration 0018: no table
+        return None
     lengths_row = kept.get(LENGTHS)
     statistics = _statistics(connection)
     if lengths_row is None or statistics is None:

@@ -479,8 +479,9 @@ def _full_text(
 def _fts5(
     connection: Connection, terms: Sequence[str], scope: Scope, catalog: Catalog | None = None
 ) -> list[_Match]:
-    """FTS5's best ``CANDIDATES`` matches by BM25, found without scoring every match of a
-    common word where that gives the same ones (``_fts5_top.py``). Over the whole index
+    """FTS5's best ``CANDIDATES`` matches by BM25. Over the whole index, ranked from the
+    common words' postings where they can (``_by_postings``), else found without scoring
+    every match of a common word where that gives the same ones (``_fts5_top.py``): there
     each set of words is ranked in the full-text index alone, without reading a document
     row, and only the best are looked up: in ``catalog`` (a held copy of the index), else
     in one statement (reading a match's document row costs about as much as scoring it:
