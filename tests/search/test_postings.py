@@ -9,17 +9,20 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from proctor.search import __main__ as detached
 from proctor.search import _documents, _fts5_top, _postings, index_full_text
 from proctor.search import _query as query_module
 from proctor.search import search as run_search
 from proctor.search._background import BackgroundIndexer
 from proctor.search._catalog import Catalog, hold_vectors, load_catalog
+from proctor.search._handoff import SQLITE_VARIABLE
 from proctor.search._write import delete_rows
 from proctor.store import SqlStore
 from tests.search.helpers import dialogue, write
@@ -334,3 +337,18 @@ def test_the_background_indexer_builds_the_postings(corpus: SqlStore) -> None:
     with corpus.repos.search.read() as connection:
         kept = connection.execute(text("SELECT count(*) FROM search_fts_postings")).scalar()
     assert kept and kept >= 4
+
+
+def test_the_detached_indexer_builds_the_postings(
+    corpus: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m proctor.search`` (``proctor ingest``'s hand-off), in process: full text,
+    then the postings, then embeddings (none here: no encoder)."""
+    monkeypatch.setenv(SQLITE_VARIABLE, str(tmp_path / "proctor.db"))
+    monkeypatch.setattr(detached, "load_encoder", lambda: None)
+    assert detached.main([]) == 0
+    with corpus.repos.search.read() as connection:
+        words = connection.execute(
+            text("SELECT count(*) FROM search_fts_postings WHERE term != ''")
+        ).scalar()
+    assert words and words >= 3

@@ -34,6 +34,7 @@ from proctor.search import (
     index_full_text,
     indexer_running,
     load_encoder,
+    refresh_postings,
     search,
 )
 from proctor.store import ReadStore, SqlStore
@@ -180,6 +181,7 @@ def _embed(store: SqlStore, *, seconds: float | None) -> EmbedReport | None:
 
 def _index_everything(store: SqlStore, encoder: Encoder, as_json: bool) -> None:
     report = _full_text(store)
+    postings = refresh_postings(store)
     embedded = _embed(store, seconds=None) if encoder is not None else None
     if as_json:
         print_json(
@@ -190,10 +192,17 @@ def _index_everything(store: SqlStore, encoder: Encoder, as_json: bool) -> None:
                 "removed": report.removed,
                 "embedded": None if embedded is None else embedded.embedded,
                 "remaining": None if embedded is None else embedded.remaining,
+                "postings_built": postings.built,
             }
         )
         return
     console.print(_index_line(report), markup=False)
+    if postings.built:
+        console.print(
+            f"Kept the postings of {postings.words} common word(s) "
+            f"({postings.postings:,} documents in all) in {postings.seconds:.1f} s.",
+            markup=False,
+        )
     if embedded is None:
         console.print("Full text only: no embeddings were made.", markup=False)
     else:

@@ -34,6 +34,7 @@ from proctor.search._encoder import (
 from proctor.search._graph import index_graph_objects, remove_graph_objects
 from proctor.search._handoff import hand_off_indexing, indexer_running
 from proctor.search._index import IndexReport, index_full_text, index_sources
+from proctor.search._postings import PostingsReport, refresh_postings
 from proctor.search._query import (
     AUTHOR_WEIGHT,
     FULL_TEXT_WEIGHT,
@@ -58,6 +59,7 @@ __all__ = [
     "IndexReport",
     "IndexStatus",
     "IndexerState",
+    "PostingsReport",
     "SearchDocument",
     "SearchHit",
     "SearchResult",
@@ -77,6 +79,7 @@ __all__ = [
     "load_encoder",
     "missing_embeddings",
     "query_terms",
+    "refresh_postings",
     "remove_graph_objects",
     "search",
     "story_line_document",

@@ -40,6 +40,7 @@ from proctor.search._documents import (
 from proctor.search._embed import embed_pending
 from proctor.search._encoder import missing_embeddings
 from proctor.search._graph import missing_graph_documents, repair_graph_documents
+from proctor.search._postings import refresh_postings
 from proctor.search._unchanged import unless_changed
 from proctor.search._write import (
     CHUNK,
@@ -405,7 +406,8 @@ def index_sources(
     encoder: Encoder = "auto",
     progress: IndexProgress | None = None,
 ) -> IndexReport:
-    """Bring the whole index up to date: full text, then every missing vector.
+    """Bring the whole index up to date: full text, the common words' postings when due
+    (``_postings.py``), then every missing vector.
 
     Embedding a large store takes minutes; long-running processes use
     :class:`~proctor.search.BackgroundIndexer` instead, and ``proctor ingest`` and
@@ -421,6 +423,7 @@ def index_sources(
     started = time.perf_counter()
     chosen = resolve_encoder(encoder)
     report = index_full_text(store, progress=progress)
+    refresh_postings(store)
     embedded = 0
     if chosen is not None:
         embedded = embed_pending(store, chosen, progress=progress).embedded

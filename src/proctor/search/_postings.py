@@ -57,6 +57,7 @@ from proctor.search._fts5_top import (
     term_rows,
     varints,
 )
+from proctor.search._unchanged import unless_changed
 from proctor.search._write import IN_CLAUSE, chunks
 
 if TYPE_CHECKING:
@@ -161,14 +162,19 @@ def refresh_postings(
 
 
 def _changed_since(connection: Connection, state: Any) -> int:
-    """Documents added above the postings' ``through`` and removed below it."""
+    """Documents added above the postings' ``through`` and removed below it (counted once
+    per version of the data: the server's indexer asks every few seconds)."""
     through, documents = int(state[0]), int(state[1])
-    below = connection.execute(
-        text("SELECT count(*) FROM search_fts_docsize WHERE id <= :through"),
-        {"through": through},
-    ).scalar_one()
-    total = indexed_rows(connection) or 0
-    return (total - int(below)) + (documents - int(below))
+
+    def counted() -> int:
+        below = connection.execute(
+            text("SELECT count(*) FROM search_fts_docsize WHERE id <= :through"),
+            {"through": through},
+        ).scalar_one()
+        total = indexed_rows(connection) or 0
+        return (total - int(below)) + (documents - int(below))
+
+    return unless_changed(connection, ("postings changed since", through, documents), counted)
 
 
 def _build(
