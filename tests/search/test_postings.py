@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,18 @@ def test_a_store_without_the_postings_table_ranks_with_fts5(corpus: SqlStore) ->
         assert _postings.ranked(connection, ["w00x", "w01x"], 10, WEIGHT) is None
     hits = run_search(corpus, "w00x w01x", encoder=None, limit=5).hits
     assert len(hits) == 5
+
+
+def test_without_numpy_nothing_is_built_and_fts5_ranks(
+    corpus: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full-text-only install (no ``embeddings`` extra) has no numpy."""
+    _postings.refresh_postings(corpus)
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy fails
+    assert not _postings.numpy_installed()
+    assert not _postings.refresh_postings(corpus, force=True).built
+    with corpus.repos.search.read() as connection:
+        assert _postings.ranked(connection, ["w00x", "w01x"], 10, WEIGHT) is None
 
 
 def test_the_postings_are_built_when_due_and_dropped_when_the_index_is_small(

@@ -125,7 +125,7 @@ def refresh_postings(
     transaction. ``should_stop`` is asked between words: True leaves the rows as they
     were."""
     started = time.perf_counter()
-    if store.dialect != "sqlite":
+    if store.dialect != "sqlite" or not numpy_installed():
         return PostingsReport(False, 0, 0, None, 0.0)
     with store.repos.search.read() as connection:
         rows = indexed_rows(connection) or 0
@@ -159,6 +159,16 @@ def refresh_postings(
     words = len(built) - 1
     postings = sum(int(row["documents"]) for row in built if row["term"] != LENGTHS)
     return PostingsReport(True, words, postings, int(through), time.perf_counter() - started)
+
+
+def numpy_installed() -> bool:
+    """Whether numpy can be imported (the ``embeddings`` extra brings it; a full-text-only
+    install has none, and then FTS5 ranks as before)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _changed_since(connection: Connection, state: Any) -> int:
@@ -255,9 +265,11 @@ def ranked(
     """The best ``limit`` documents of the whole index holding any of ``terms``, by
     ``-bm25(search_fts, 1.0, context_weight)`` of ``or_expression(terms)`` (higher is
     better; ties by row id), as (row id, score); None when the postings cannot rank them
-    (none kept, or a word that is not one token). Which kept row ids are still indexed:
+    (none kept, no numpy, or a word that is not one token). Which kept row ids are still indexed:
     from ``catalog`` when it holds the index this transaction sees, else asked of the
     index for the best ones (``_present``)."""
+    if not numpy_installed():
+        return None
     import numpy as np
 
     stems = [_stem(term) for term in terms]
