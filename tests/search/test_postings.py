@@ -23,7 +23,7 @@ from proctor.search import _query as query_module
 from proctor.search import search as run_search
 from proctor.search._background import BackgroundIndexer
 from proctor.search._catalog import Catalog, hold_vectors, load_catalog
-from proctor.search._handoff import SQLITE_VARIABLE
+from proctor.search._handoff import SQLITE_VARIABLE, IndexerLock
 from proctor.search._write import delete_rows
 from proctor.store import SqlStore
 from tests.search.helpers import dialogue, write
@@ -342,9 +342,14 @@ def test_a_held_search_ranks_from_the_postings_with_the_same_hits(
 
 
 def test_the_background_indexer_builds_the_postings(corpus: SqlStore) -> None:
+    """Full text only: the indexer lock is taken for the build and let go after (a
+    detached indexer may embed meanwhile)."""
     indexer = BackgroundIndexer(lambda: corpus, encoder=None, interval=0.05).start()
     try:
         assert indexer.wait_complete(30)
+        other = IndexerLock(corpus)
+        assert other.acquire()
+        other.release()
     finally:
         indexer.stop()
     with corpus.repos.search.read() as connection:

@@ -249,11 +249,19 @@ class BackgroundIndexer:
 
     def _refresh_postings(self, store: SqlStore) -> None:
         """Build the common words' postings when due (``_postings.py``), holding the
-        store's indexer lock (another process's indexer at work: its turn)."""
+        store's indexer lock (another process's indexer at work: its turn). A lock taken
+        for this alone is let go after: embedding keeps it while the thread runs, full text
+        alone does not (a detached indexer may embed meanwhile)."""
         if self._lock is None:
             self._lock = IndexerLock(store)
-        if self._lock.acquire():
+        held = self._lock.held
+        if not self._lock.acquire():
+            return
+        try:
             refresh_postings(store, should_stop=self._stop.is_set)
+        finally:
+            if not held:
+                self._lock.release()
 
     def _embed_slice(self, store: SqlStore, encoder: TextEncoder) -> bool:
         """Embed for a while; True when documents are left and progress was made. Another
