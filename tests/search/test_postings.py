@@ -233,6 +233,36 @@ def test_without_a_current_catalog_the_index_tells_which_documents_are_left(
     assert bool(asked) == (catalog_held != "current")  # a current catalog tells
 
 
+def test_arrays_are_as_long_as_the_documents_however_high_the_row_ids(
+    sqlite_store: SqlStore,
+) -> None:
+    """Every document replaced three times (a new title for its conversation: each takes a
+    new row id): the lengths are kept per document, not per row id, and the ranking is
+    still FTS5's."""
+    corpus = sqlite_store
+    pick = random.Random(21)
+    conversations = {f"c{n}": _turns(pick, 150) for n in range(3)}
+    for version in range(4):
+        for conversation_id, turns in conversations.items():
+            write(corpus, dialogue(conversation_id, turns, title=f"Version {version}"))
+        index_full_text(corpus)
+    report = _postings.refresh_postings(corpus)
+    catalog = load_catalog(corpus, WordEncoder())
+    with corpus.repos.search.read() as connection:
+        documents = connection.execute(text("SELECT count(*) FROM search_documents")).scalar()
+        assert report.through is not None and report.through > 3 * documents
+        lengths = connection.execute(
+            text(
+                "SELECT documents, length(members), length(counts) FROM search_fts_postings "
+                "WHERE term = ''"
+            )
+        ).one()
+        assert tuple(lengths) == (documents, 4 * documents, 4 * documents)
+        for terms in list(_queries())[::3]:
+            _assert_same(connection, catalog, terms, 40)
+            _assert_same(connection, None, terms, 40)
+
+
 def test_a_store_without_the_postings_table_ranks_with_fts5(corpus: SqlStore) -> None:
     """A store opened read-only by a Proctor newer than its schema (no upgrade): no
     postings table, and the search ranks as before."""
@@ -307,7 +337,7 @@ def test_counts_past_two_bytes_are_kept_wide(
     catalog = load_catalog(sqlite_store, WordEncoder())
     with sqlite_store.repos.search.read() as connection:
         row = connection.execute(
-            text("SELECT row_ids, counts FROM search_fts_postings WHERE term = 'zq'")
+            text("SELECT members, counts FROM search_fts_postings WHERE term = 'zq'")
         ).one()
         assert len(row[1]) == 2 * 4 * (len(row[0]) // 4)
         _assert_same(connection, catalog, ["zq", "w01x"], 20)

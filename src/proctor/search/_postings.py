@@ -8,10 +8,14 @@ how often the word occurs in the document's body and context, the document's len
 statistics of the whole index. This module keeps those for the words held by at least
 ``POSTINGS_FROM`` documents (``search_fts_postings``, SQLite only, migration 0018):
 
-- a row per word (FTS5's token: stemmed), ``through`` the highest row id it covers: its
-  documents' row ids (``uint32``) and its count in each one's body, then in each one's
-  context (``uint16``, or ``uint32`` where a count needs it: told by the blob's length);
-- the row ``""``: every document's length in tokens (body and context), by row id.
+- the row ``""``, ``through`` the highest row id covered: the row ids of the documents up
+  to it (``members``, ascending, ``uint32``) and each one's length in tokens, body and
+  context (``counts``, ``uint32``);
+- a row per word (FTS5's token: stemmed): where its documents stand in that list
+  (``members``, ``uint32``) and its count in each one's body, then in each one's context
+  (``counts``, ``uint16``, or ``uint32`` where a count needs it: told by the blob's
+  length). Positions, not row ids: the arrays a search fills are as long as the
+  documents, however high the row ids went (every replaced document takes a new one).
 
 A row id's text never changes (``_write.py``: a replaced document gets a new, higher row
 id, and SQLite's AUTOINCREMENT never reuses one), so what is kept stays right for every
@@ -92,7 +96,7 @@ _COUNTS = text(
 string (``doc,body,context,…``, ascending): parsed by numpy, not a row at a time."""
 _SIZES = text("SELECT id, sz FROM search_fts_docsize WHERE id <= :through")
 _KEPT = text(
-    "SELECT term, through, row_ids, counts FROM search_fts_postings WHERE term IN ({terms})"
+    "SELECT term, through, members, counts FROM search_fts_postings WHERE term IN ({terms})"
 )
 _STATE = text(
     "SELECT through, documents FROM search_fts_postings WHERE term = :lengths",
@@ -151,8 +155,8 @@ def refresh_postings(
         connection.execute(text("DELETE FROM search_fts_postings"))
         connection.execute(
             text(
-                "INSERT INTO search_fts_postings (term, through, documents, row_ids, counts) "
-                "VALUES (:term, :through, :documents, :row_ids, :counts)"
+                "INSERT INTO search_fts_postings (term, through, documents, members, counts) "
+                "VALUES (:term, :through, :documents, :members, :counts)"
             ),
             built,
         )
@@ -190,47 +194,47 @@ def _changed_since(connection: Connection, state: Any) -> int:
 def _build(
     store: SqlStore, through: int, should_stop: Callable[[], bool] | None
 ) -> list[dict[str, Any]] | None:
-    """The rows of the postings up to ``through``: each common word's, then the lengths'.
-    Each word is read in a transaction of its own (what it covers does not change). None
+    """The rows of the postings up to ``through``: the documents' and their lengths, then
+    each common word's. Each is read in a transaction of its own (what a row id holds does
+    not change; a document removed meanwhile is left out where it is found gone). None
     when ``should_stop`` said so."""
     import numpy as np
 
-    built: list[dict[str, Any]] = []
     with store.repos.search.read() as connection:
+        found = [
+            (int(row_id), sum(varints(bytes(sizes))))
+            for row_id, sizes in connection.execute(_SIZES, {"through": through})
+        ]
         words = [str(row[0]) for row in connection.execute(_WORDS, {"least": POSTINGS_FROM})]
+    members = np.array([row_id for row_id, _ in found], dtype=np.int64)
+    lengths = np.array([length for _, length in found], dtype="<u4")
+    built = [
+        {
+            "term": LENGTHS,
+            "through": through,
+            "documents": len(members),
+            "members": members.astype("<u4").tobytes(),
+            "counts": lengths.tobytes(),
+        }
+    ]
     for word in words:
         if should_stop is not None and should_stop():
             return None
         with store.repos.search.read() as connection:
-            found = _read_counts(connection, word, through)
-        if found is None:
+            counted = _read_counts(connection, word, through, members)
+        if counted is None:
             continue
-        row_ids, body, context = found
+        positions, body, context = counted
         counts = np.concatenate([body, context]).astype(_count_type(body, context))
         built.append(
             {
                 "term": word,
                 "through": through,
-                "documents": len(row_ids),
-                "row_ids": row_ids.astype("<u4").tobytes(),
+                "documents": len(positions),
+                "members": positions.astype("<u4").tobytes(),
                 "counts": counts.tobytes(),
             }
         )
-    with store.repos.search.read() as connection:
-        lengths = np.zeros(through + 1, dtype="<u4")
-        documents = 0
-        for row_id, sizes in connection.execute(_SIZES, {"through": through}):
-            lengths[int(row_id)] = sum(varints(bytes(sizes)))
-            documents += 1
-    built.append(
-        {
-            "term": LENGTHS,
-            "through": through,
-            "documents": documents,
-            "row_ids": b"",
-            "counts": lengths.tobytes(),
-        }
-    )
     return built
 
 
@@ -239,17 +243,22 @@ def _count_type(*counts: NDArray[np.int64]) -> str:
 
 
 def _read_counts(
-    connection: Connection, word: str, through: int
+    connection: Connection, word: str, through: int, members: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None:
-    """``word``'s documents up to ``through`` (ascending) and its counts in their body and
-    context, read from FTS5 now; None when no document up to ``through`` holds it."""
+    """``word``'s documents up to ``through`` as positions in ``members`` (ascending; one
+    not there is left out) and its counts in their body and context, read from FTS5 now;
+    None when no document of ``members`` holds it."""
     import numpy as np
 
     listed = connection.execute(_COUNTS, {"term": word, "through": through}).scalar()
-    if not listed:
+    if not listed or not len(members):
         return None
     values = np.array(str(listed).split(","), dtype=np.int64).reshape(-1, 3)
-    return values[:, 0], values[:, 1], values[:, 2]
+    positions = np.minimum(np.searchsorted(members, values[:, 0]), len(members) - 1)
+    there = members[positions] == values[:, 0]
+    if not there.any():
+        return None
+    return positions[there], values[there, 1], values[there, 2]
 
 
 # -- ranking ------------------------------------------------------------------------------
@@ -292,29 +301,34 @@ def ranked(
     if lengths_row is None or statistics is None:
         return None
     through = int(lengths_row[1])
+    members = np.frombuffer(lengths_row[2], dtype="<u4")
     lengths = np.frombuffer(lengths_row[3], dtype="<u4")
-    if len(lengths) != through + 1:
+    if len(members) != len(lengths):
         return None
     rows, average = statistics
     held = catalog is not None and _current(connection, catalog)
-    alive = _alive(catalog, through) if catalog is not None and held else None
-    scores = np.zeros(through + 1, dtype=np.float64)
+    alive = _alive(catalog, members) if catalog is not None and held else None
+    scores = np.zeros(len(members), dtype=np.float64)
     for term, stem in zip(terms, stems, strict=True):
         assert stem is not None
-        found = _postings(connection, kept.get(stem), stem, through)
+        found = _postings(connection, kept.get(stem), stem, through, members)
         if found is None:
             continue
-        row_ids, body, context = found
+        positions, body, context = found
         if alive is not None:
-            present = alive[row_ids]
-            row_ids, body, context = row_ids[present], body[present], context[present]
+            present = alive[positions]
+            positions, body, context = positions[present], body[present], context[present]
         frequency = _weighted(body, context, context_weight)
-        size = lengths[row_ids].astype(np.float64)
+        size = lengths[positions].astype(np.float64)
         idf = fts5_idf(rows, term_rows(connection, term).frequency)
-        scores[row_ids] += idf * (
+        scores[positions] += idf * (
             (frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * size / average))
         )
-    best = _best(scores, limit) if alive is not None else _present(connection, scores, limit)
+    best = (
+        _best(scores, members, limit)
+        if alive is not None
+        else _present(connection, scores, members, limit)
+    )
     above = connection.execute(
         text(
             f"SELECT rowid, -bm25(search_fts, 1.0, {context_weight}) AS score FROM search_fts "
@@ -334,14 +348,14 @@ _EXISTING = text("SELECT id FROM search_fts_docsize WHERE id IN ({ids})")
 
 
 def _present(
-    connection: Connection, scores: NDArray[np.float64], limit: int
+    connection: Connection, scores: NDArray[np.float64], members: NDArray[np.int64], limit: int
 ) -> list[tuple[int, float]]:
     """``_best`` among the documents still indexed: the best are asked for, twice as many
     as wanted, and more while too many of them were removed since the postings' build
     (a tenth of the index at most, ``REFRESH_SHARE``)."""
     asked = 2 * limit
     while True:
-        best = _best(scores, asked)
+        best = _best(scores, members, asked)
         existing: set[int] = set()
         for chunk in chunks([row_id for row_id, _ in best], IN_CLAUSE):
             statement = text(_EXISTING.text.format(ids=", ".join(str(int(i)) for i in chunk)))
@@ -353,18 +367,18 @@ def _present(
 
 
 def _postings(
-    connection: Connection, row: Any, stem: str, through: int
+    connection: Connection, row: Any, stem: str, through: int, members: NDArray[np.int64]
 ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]] | None:
-    """A word's documents up to ``through`` with its counts: kept, else read now."""
+    """A word's documents (positions in ``members``) with its counts: kept, else read now."""
     import numpy as np
 
     if row is not None and int(row[1]) == through:
-        row_ids = np.frombuffer(row[2], dtype="<u4")
+        positions = np.frombuffer(row[2], dtype="<u4")
         counts_blob = row[3]
-        width = len(counts_blob) // (2 * len(row_ids)) if len(row_ids) else 2
+        width = len(counts_blob) // (2 * len(positions)) if len(positions) else 2
         counts = np.frombuffer(counts_blob, dtype="<u2" if width == 2 else "<u4")
-        return row_ids.astype(np.int64), counts[: len(row_ids)], counts[len(row_ids) :]
-    return _read_counts(connection, stem, through)
+        return positions.astype(np.int64), counts[: len(positions)], counts[len(positions) :]
+    return _read_counts(connection, stem, through, members)
 
 
 def _current(connection: Connection, catalog: Catalog) -> bool:
@@ -385,24 +399,31 @@ def _statistics(connection: Connection) -> tuple[int, float] | None:
     return values[0], float(sum(values[1:])) / float(values[0])
 
 
-_alive_of: tuple[Any, int, Any] | None = None
+_alive_of: tuple[Any, Any, Any] | None = None
 _alive_lock = threading.Lock()
 
 
-def _alive(catalog: Catalog, through: int) -> NDArray[np.bool_]:
-    """Whether each row id up to ``through`` is a document of ``catalog``; kept for the
-    same catalog."""
+def _alive(catalog: Catalog, members: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Whether each of ``members`` is a document of ``catalog``; kept for the same catalog
+    and members."""
     import numpy as np
 
     global _alive_of
     row_ids = catalog.row_ids
     with _alive_lock:
-        if _alive_of is not None and _alive_of[0]() is row_ids and _alive_of[1] == through:
+        if (
+            _alive_of is not None
+            and _alive_of[0]() is row_ids
+            and np.array_equal(_alive_of[1], members)
+        ):
             return _alive_of[2]  # type: ignore[no-any-return]
-    alive = np.zeros(through + 1, dtype=bool)
-    alive[row_ids[row_ids <= through]] = True
+    if not len(row_ids):
+        alive = np.zeros(len(members), dtype=bool)
+    else:
+        at = np.minimum(np.searchsorted(row_ids, members), len(row_ids) - 1)
+        alive = row_ids[at] == members
     with _alive_lock:
-        _alive_of = (weakref.ref(row_ids), through, alive)
+        _alive_of = (weakref.ref(row_ids), members, alive)
     return alive
 
 
@@ -440,8 +461,11 @@ def _weighted(body: NDArray[Any], context: NDArray[Any], weight: float) -> NDArr
     return frequency
 
 
-def _best(scores: NDArray[np.float64], limit: int) -> list[tuple[int, float]]:
-    """The ``limit`` highest positive scores as (row id, score), ties by row id."""
+def _best(
+    scores: NDArray[np.float64], members: NDArray[np.int64], limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` highest positive scores as (row id of ``members``, score), ties by row
+    id (``members`` ascend)."""
     import numpy as np
 
     held = np.flatnonzero(scores)
@@ -450,7 +474,7 @@ def _best(scores: NDArray[np.float64], limit: int) -> list[tuple[int, float]]:
         held = held[scores[held] >= cut]
     order = np.lexsort((held, -scores[held]))[:limit]
     chosen = held[order]
-    return list(zip(chosen.tolist(), scores[chosen].tolist(), strict=True))
+    return list(zip(members[chosen].tolist(), scores[chosen].tolist(), strict=True))
 
 
 # -- a query's words as FTS5 stems them ----------------------------------------------------
