@@ -22,7 +22,9 @@ Then, against a real ``proctor serve`` process (uvicorn on loopback, no token):
    first (once, kept), and before search is timed the bench waits until
    ``GET /api/search/index`` reports the index complete (nothing stale, every document
    embedded, the background indexer idle): search is timed as a user's server answers
-   once its indexer has caught up, not beside an embedder competing for the CPU. This
+   once its indexer has caught up, not beside an embedder competing for the CPU (the
+   indexer's work includes the common words' postings, ``search/_postings.py``, built in
+   the background at the first start on a store that has none). This
    server runs with ``--no-index``; asking for the index's state starts the indexer; the
    figures say how long the bench waited and how many documents were embedded. "first
    ms" is a route's first request (its warm-up): a repeated request may be answered from
