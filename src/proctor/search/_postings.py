@@ -99,8 +99,11 @@ _KEPT = text(
     "SELECT term, through, members, counts FROM search_fts_postings WHERE term IN ({terms})"
 )
 _STATE = text(
-    "SELECT through, documents FROM search_fts_postings WHERE term = :lengths",
+    "SELECT (SELECT block FROM search_fts_data WHERE id = 1), through, documents "
+    "FROM (SELECT 1) LEFT JOIN search_fts_postings ON term = :lengths"
 )
+"""In one statement (an unchanged store is checked in few): FTS5's averages record (its
+first number: the documents indexed) and the postings' coverage, if any."""
 _AVERAGES = text("SELECT block FROM search_fts_data WHERE id = 1")
 
 
@@ -132,8 +135,9 @@ def refresh_postings(
     if store.dialect != "sqlite" or not numpy_installed():
         return PostingsReport(False, 0, 0, None, 0.0)
     with store.repos.search.read() as connection:
-        rows = indexed_rows(connection) or 0
-        state = connection.execute(_STATE, {"lengths": LENGTHS}).one_or_none()
+        block, *kept = connection.execute(_STATE, {"lengths": LENGTHS}).one()
+        rows = (varints(bytes(block))[:1] or [0])[0] if isinstance(block, bytes) else 0
+        state = None if kept[0] is None else kept
         if rows < POSTINGS_FROM_ROWS:
             due, through = False, None
         else:
@@ -163,6 +167,13 @@ def refresh_postings(
     words = len(built) - 1
     postings = sum(int(row["documents"]) for row in built if row["term"] != LENGTHS)
     return PostingsReport(True, words, postings, int(through), time.perf_counter() - started)
+
+
+def may_rank(connection: Connection) -> bool:
+    """Whether the index is large enough to have postings (``POSTINGS_FROM_ROWS``) and
+    numpy is there: read before anything is counted for them (FTS5's own row count)."""
+    rows = indexed_rows(connection)
+    return rows is not None and rows >= POSTINGS_FROM_ROWS and numpy_installed()
 
 
 def numpy_installed() -> bool:

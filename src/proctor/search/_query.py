@@ -96,6 +96,7 @@ from proctor.search._fts5_top import (
 )
 from proctor.search._index import freshness
 from proctor.search._one_thread import blas_on_one_thread
+from proctor.search._postings import may_rank as may_rank_by_postings
 from proctor.search._postings import ranked as postings_ranked
 from proctor.search._spare import spare_core
 from proctor.search._status import IndexStatus
@@ -552,6 +553,8 @@ def _by_postings(
     store 4.3 ms of CPU against 33.3 ms in FTS5), where the query's words are held by at least
     ``EXHAUSTIVE_BELOW`` documents in all (below, FTS5 ranks in a few milliseconds) and
     the postings can rank them; else None."""
+    if not may_rank_by_postings(connection):
+        return None
     if sum(term_rows(connection, term).frequency for term in terms) < EXHAUSTIVE_BELOW:
         return None
     return postings_ranked(connection, terms, CANDIDATES, CONTEXT_WEIGHT, catalog)
