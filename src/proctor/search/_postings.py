@@ -2,8 +2,8 @@
 words is ranked in numpy instead of by FTS5 scoring every match.
 
 FTS5's ``bm25()`` costs about a microsecond per match (it decodes the match's positions
-and reads its length): "git commit" on the 1 GB bench store has 24,455 matches, 29 ms of
-CPU for the best 1,000, most of a search's time. BM25 needs, per word and document, only
+and reads its length): "git commit" on the 1 GB bench store has 24,455 matches, about
+30 ms of CPU for the best 1,000, most of a search's time. BM25 needs, per word and document, only
 how often the word occurs in the document's body and context, the document's length, and
 statistics of the whole index. This module keeps those for the words held by at least
 ``POSTINGS_FROM`` documents (``search_fts_postings``, SQLite only, migration 0018):
@@ -30,12 +30,12 @@ at a time, ``_weighted``; IDFs from the index's current counts; ties by row id).
 or one grown common since the build) is read from ``search_fts_instances`` for the
 search (a rare word's occurrences are few).
 
-``refresh_postings`` (the background indexer, after a full-text pass, and ``python -m
-proctor.search``) builds them once the index holds ``POSTINGS_FROM_ROWS`` documents, and
-again when the documents added or removed since reach ``REFRESH_SHARE`` of the index: it
-reads each word's counts from ``search_fts_instances`` (one word at a time, on the 1 GB
-bench store about 20 s of CPU for 579 words and 10.8 million postings, 87 MB), then
-replaces the rows in one short transaction.
+``refresh_postings`` (the background indexer after a full-text pass, ``python -m
+proctor.search``, ``index_sources`` and ``proctor search --index-only``) builds them once
+the index holds ``POSTINGS_FROM_ROWS`` documents, and again when the documents added or
+removed since reach ``REFRESH_SHARE`` of the index: it reads each word's counts from
+``search_fts_instances`` (one word at a time; on the 1 GB bench store 17 s of CPU for 579
+words and 10.8 million postings, 88 MB), then replaces the rows in one short transaction.
 """
 
 from __future__ import annotations
@@ -285,9 +285,9 @@ def ranked(
     """The best ``limit`` documents of the whole index holding any of ``terms``, by
     ``-bm25(search_fts, 1.0, context_weight)`` of ``or_expression(terms)`` (higher is
     better; ties by row id), as (row id, score); None when the postings cannot rank them
-    (none kept, no numpy, or a word that is not one token). Which kept row ids are still indexed:
-    from ``catalog`` when it holds the index this transaction sees, else asked of the
-    index for the best ones (``_present``)."""
+    (none kept, no numpy, or a word that is not one token). Which kept documents are
+    still indexed: from ``catalog`` when it holds the index this transaction sees, else
+    asked of the index for the best ones (``_present``)."""
     if not numpy_installed():
         return None
     import numpy as np
