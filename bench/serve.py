@@ -62,6 +62,7 @@ Targets (issue 18): start < 1 s on a quiet machine; p95 ≤ 50 ms per read route
     python bench/serve.py --size-mb 100      # a quicker look
     python bench/serve.py --size-mb 20 --uncached-only --baseline-src /tmp/base/src   # (3) only
     python bench/serve.py --search-cpu --baseline-src /tmp/base/src   # (4) only
+    python bench/serve.py --search-cpu --baseline-src /tmp/base/src --query "npm install error"
     python bench/serve.py --search-overlap --requests 16               # (5) only
 """
 
@@ -730,7 +731,15 @@ def main() -> None:
         "thread and without, CPU and critical path (the wall time of an idle machine).",
     )
     parser.add_argument("--rounds", type=int, default=3, help="Rounds of (4) per variant.")
+    parser.add_argument(
+        "--query",
+        action="append",
+        help="A search to time instead of the four built in (repeat for more): questions "
+        "the bench's own were not chosen on.",
+    )
     args = parser.parse_args()
+    if args.query:
+        SEARCHES[:] = args.query
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
         f"CPython {platform.python_version()}; load average {os.getloadavg()[0]:.2f}"
