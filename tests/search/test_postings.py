@@ -26,6 +26,7 @@ from proctor.search._catalog import Catalog, hold_vectors, load_catalog
 from proctor.search._handoff import SQLITE_VARIABLE, IndexerLock
 from proctor.search._write import delete_rows
 from proctor.store import SqlStore
+from tests.backends import open_real_store
 from tests.search.helpers import dialogue, write
 from tests.search.test_vectors import WordEncoder
 
@@ -394,6 +395,8 @@ def test_the_detached_indexer_builds_the_postings(
     then the postings, then embeddings (none here: no encoder)."""
     monkeypatch.setenv(SQLITE_VARIABLE, str(tmp_path / "proctor.db"))
     monkeypatch.setattr(detached, "load_encoder", lambda: None)
+    # The SQLite file itself, also on the PostgreSQL pass (which maps a path to a database).
+    monkeypatch.setattr(detached, "open_store", open_real_store)
     assert detached.main([]) == 0
     with corpus.repos.search.read() as connection:
         words = connection.execute(
