@@ -152,3 +152,24 @@ def test_every_order_of_three_words_gives_the_exhaustive_scores_bit_for_bit(
                 assert all(exhaustive[row_id] == score for row_id, score in got), terms
                 # One statement ranks the documents holding the rarest word with another.
                 assert " OR " in asked[0], asked
+
+
+def _sqlite_varint(value: int) -> bytes:
+    """SQLite's variable-length encoding (``sqlite3PutVarint``): 7 bits a byte, high bit
+    set on all but the last; from 2**56, nine bytes, the last holding eight bits."""
+    if value >= 1 << 56:
+        head = [((value >> (8 + 7 * i)) & 0x7F) | 0x80 for i in range(8)][::-1]
+        return bytes([*head, value & 0xFF])
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(out[::-1])
+
+
+def test_varints_read_what_sqlite_writes() -> None:
+    values = [0, 1, 127, 128, 16_383, 16_384, 311_165, 2**32 + 5, 2**56 - 1, 2**56, 2**64 - 1]
+    assert top.varints(b"".join(_sqlite_varint(v) for v in values)) == values
+    assert top.averages_of(b"") is None and top.averages_of(None) is None
+    assert top.averages_of(_sqlite_varint(311_165) + _sqlite_varint(9)) == [311_165, 9]

@@ -209,37 +209,44 @@ def _frequency(connection: Connection, term: str) -> int:
 
 
 def indexed_rows(connection: Connection) -> int | None:
-    """The rows FTS5's BM25 counts (its averages record, the first varint of row 1 of
-    ``search_fts_data``): every document of the index (its triggers keep the two in step,
-    in the same transaction), read without counting them; None when that record cannot be
-    read."""
-    block = connection.execute(
-        text("SELECT block FROM search_fts_data WHERE id = 1")
-    ).scalar_one_or_none()
+    """The rows FTS5's BM25 counts (the first number of its averages record): every
+    document of the index (its triggers keep the two in step, in the same transaction),
+    read without counting them; None when that record cannot be read."""
+    values = fts5_averages(connection)
+    return None if values is None else values[0]
+
+
+_AVERAGES = text("SELECT block FROM search_fts_data WHERE id = 1")
+
+
+def fts5_averages(connection: Connection) -> list[int] | None:
+    """FTS5's averages record (row 1 of ``search_fts_data``: BM25's statistics), read now
+    (``averages_of``)."""
+    return averages_of(connection.execute(_AVERAGES).scalar_one_or_none())
+
+
+def averages_of(block: object) -> list[int] | None:
+    """An averages record decoded: the rows, then each column's tokens; None when
+    ``block`` is not one."""
     if not isinstance(block, bytes) or not block:
         return None
-    return _varint(block)
-
-
-def _varint(data: bytes) -> int | None:
-    """SQLite's variable-length integer at the start of ``data`` (FTS5 writes these)."""
-    value = 0
-    for index, byte in enumerate(data[:9]):
-        if index == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return None
+    return varints(block) or None
 
 
 def varints(data: bytes) -> list[int]:
     """The SQLite variable-length integers of ``data`` (FTS5's records: ``docsize``, each
-    column's tokens; the averages record, the rows and then each column's tokens)."""
-    values, value = [], 0
+    column's tokens; the averages record, the rows and then each column's tokens). A ninth
+    byte holds eight bits of its integer."""
+    values: list[int] = []
+    value = length = 0
     for byte in data:
+        if length == 8:
+            values.append((value << 8) | byte)
+            value = length = 0
+            continue
         value = (value << 7) | (byte & 0x7F)
+        length += 1
         if not byte & 0x80:
             values.append(value)
-            value = 0
+            value = length = 0
     return values

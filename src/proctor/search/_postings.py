@@ -55,6 +55,8 @@ from sqlalchemy.exc import OperationalError
 from proctor.search._catalog import Catalog, index_signature
 from proctor.search._fts5_top import (
     K1,
+    averages_of,
+    fts5_averages,
     fts5_idf,
     indexed_rows,
     or_expression,
@@ -104,7 +106,6 @@ _STATE = text(
 )
 """In one statement (an unchanged store is checked in few): FTS5's averages record (its
 first number: the documents indexed) and the postings' coverage, if any."""
-_AVERAGES = text("SELECT block FROM search_fts_data WHERE id = 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,8 @@ def refresh_postings(
         return PostingsReport(False, 0, 0, None, 0.0)
     with store.repos.search.read() as connection:
         block, *kept = connection.execute(_STATE, {"lengths": LENGTHS}).one()
-        rows = (varints(bytes(block))[:1] or [0])[0] if isinstance(block, bytes) else 0
+        averages = averages_of(block)
+        rows = averages[0] if averages is not None else 0
         state = None if kept[0] is None else kept
         if rows < POSTINGS_FROM_ROWS:
             due, through = False, None
@@ -401,11 +403,8 @@ def _current(connection: Connection, catalog: Catalog) -> bool:
 def _statistics(connection: Connection) -> tuple[int, float] | None:
     """FTS5's BM25 statistics: the rows and the average length in tokens (its averages
     record: the rows, then each column's tokens), as ``fts5Bm25GetData`` computes them."""
-    block = connection.execute(_AVERAGES).scalar_one_or_none()
-    if not isinstance(block, bytes) or not block:
-        return None
-    values = varints(block)
-    if len(values) < 2 or values[0] <= 0:
+    values = fts5_averages(connection)
+    if values is None or len(values) < 2 or values[0] <= 0:
         return None
     return values[0], float(sum(values[1:])) / float(values[0])
 

@@ -550,9 +550,9 @@ def _by_postings(
 ) -> list[tuple[int, float]] | None:
     """The best ``CANDIDATES`` matches ranked from the common words' postings
     (``_postings.py``: the same documents and scores, in numpy; "git commit" on the 1 GB
-    store 4.3 ms of CPU against 33.3 ms in FTS5), where the query's words are held by at least
-    ``EXHAUSTIVE_BELOW`` documents in all (below, FTS5 ranks in a few milliseconds) and
-    the postings can rank them; else None."""
+    store 4.3 ms of CPU against 33.3 ms in FTS5), where the query's words are held by at
+    least ``EXHAUSTIVE_BELOW`` documents in all (below, FTS5 ranks in a few milliseconds)
+    and the postings can rank them; else None."""
     if not may_rank_by_postings(connection):
         return None
     if sum(term_rows(connection, term).frequency for term in terms) < EXHAUSTIVE_BELOW:
